@@ -1,0 +1,34 @@
+"""swath: exact Smith-Waterman and Needleman-Wunsch alignment with affine gaps.
+
+A gap of length k costs ``gap_open + k * gap_extend``. Coordinates are 0-based and
+end-exclusive.
+"""
+
+from swath.alignment import Alignment
+from swath.api import align, scores
+from swath.errors import (
+    BackendUnavailable,
+    InputNotFound,
+    InvalidInput,
+    InvalidParameter,
+    InvalidSequence,
+    SwathError,
+)
+from swath.scoring import Alphabet, Scoring
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Alignment",
+    "Alphabet",
+    "BackendUnavailable",
+    "InputNotFound",
+    "InvalidInput",
+    "InvalidParameter",
+    "InvalidSequence",
+    "Scoring",
+    "SwathError",
+    "__version__",
+    "align",
+    "scores",
+]

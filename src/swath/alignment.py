@@ -1,0 +1,103 @@
+"""The result of aligning one pair: score, coordinates and an extended CIGAR."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+Mode = Literal["local", "global", "semiglobal"]
+MODES: tuple[str, ...] = ("local", "global", "semiglobal")
+
+_CIGAR_RUN = re.compile(r"(\d+)([=XID])")
+
+
+def cigar_runs(cigar: str) -> list[tuple[int, str]]:
+    """Split an extended CIGAR into ``(length, op)`` runs (ops ``=``, ``X``, ``I``, ``D``)."""
+    return [(int(n), op) for n, op in _CIGAR_RUN.findall(cigar)]
+
+
+@dataclass(frozen=True)
+class Alignment:
+    """One optimal alignment of a query against a target.
+
+    Coordinates are 0-based and end-exclusive (parasail and pyopal report
+    inclusive ends): ``query[query_start:query_end]`` is the aligned part of the query.
+
+    Attributes
+    ----------
+    score : int
+        The optimal score under the scoring scheme.
+    query_start, query_end : int
+        The aligned query residues, 0-based, end exclusive.
+    target_start, target_end : int
+        The aligned target residues, 0-based, end exclusive.
+    cigar : str
+        Extended CIGAR: ``=`` match, ``X`` mismatch, ``I`` a query residue against
+        a gap, ``D`` a target residue against a gap.
+    mode : str
+        ``"local"``, ``"global"`` or ``"semiglobal"``.
+
+    Examples
+    --------
+    >>> aln = Alignment(7, 0, 4, 0, 5, "2=1D2=", "local")
+    >>> aln.identity, aln.length
+    (0.8, 5)
+    """
+
+    score: int
+    query_start: int
+    query_end: int
+    target_start: int
+    target_end: int
+    cigar: str
+    mode: str = "local"
+
+    @property
+    def length(self) -> int:
+        """Number of alignment columns (matches, mismatches and gap positions)."""
+        return sum(n for n, _ in cigar_runs(self.cigar))
+
+    @property
+    def matches(self) -> int:
+        """Number of identical residue pairs."""
+        return sum(n for n, op in cigar_runs(self.cigar) if op == "=")
+
+    @property
+    def mismatches(self) -> int:
+        """Number of aligned residue pairs that differ."""
+        return sum(n for n, op in cigar_runs(self.cigar) if op == "X")
+
+    @property
+    def gap_opens(self) -> int:
+        """Number of gaps (runs of ``I`` or ``D``)."""
+        return sum(1 for _, op in cigar_runs(self.cigar) if op in "ID")
+
+    @property
+    def identity(self) -> float:
+        """Matches over alignment columns (BLAST's pident / 100); 0.0 for an empty alignment."""
+        length = self.length
+        return self.matches / length if length else 0.0
+
+
+def cigar_from_path(ops: np.ndarray, query: np.ndarray, target: np.ndarray, query_start: int,
+                    target_start: int) -> str:
+    """Extended CIGAR of a path of kernel ops (0 diagonal, 1 ``I``, 2 ``D``).
+
+    Diagonal steps become ``=`` or ``X`` by comparing the residues they pair.
+    """
+    if len(ops) == 0:
+        return ""
+    ops = np.asarray(ops, dtype=np.uint8)
+    diagonal = ops == 0
+    q_pos = query_start + np.cumsum(ops != 2) - 1
+    t_pos = target_start + np.cumsum(ops != 1) - 1
+    letters = np.array([ord("X"), ord("I"), ord("D")], dtype=np.uint8)[ops]
+    same = diagonal & (query[np.where(diagonal, q_pos, 0)] == target[np.where(diagonal, t_pos, 0)])
+    letters[same] = ord("=")
+    starts = np.flatnonzero(np.r_[True, letters[1:] != letters[:-1]])
+    lengths = np.diff(np.r_[starts, len(letters)])
+    runs = zip(lengths.tolist(), letters[starts].tolist(), strict=True)
+    return "".join(f"{n}{chr(c)}" for n, c in runs)

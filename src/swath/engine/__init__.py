@@ -1,0 +1,1 @@
+"""The engine: turns a job into a Dask graph and runs it on a client (see DESIGN.md)."""

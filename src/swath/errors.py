@@ -1,0 +1,31 @@
+"""The exceptions swath raises.
+
+Every error is a :class:`SwathError`; each specific one also subclasses the builtin
+a caller would naturally catch, so ``except ValueError`` keeps working.
+"""
+
+from __future__ import annotations
+
+
+class SwathError(Exception):
+    """Base class of every error swath raises on purpose."""
+
+
+class InvalidParameter(SwathError, ValueError):
+    """An argument or option has a value swath cannot use (the message names it)."""
+
+
+class InvalidSequence(SwathError, ValueError):
+    """A sequence is empty or holds a residue outside the alphabet."""
+
+
+class InvalidInput(SwathError, ValueError):
+    """An input file is not FASTA/FASTQ, is empty, or is malformed (file and line named)."""
+
+
+class InputNotFound(SwathError, FileNotFoundError):
+    """An input file does not exist or cannot be read."""
+
+
+class BackendUnavailable(SwathError, ImportError):
+    """The requested compute backend cannot run here (says what to install)."""

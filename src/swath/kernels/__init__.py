@@ -1,0 +1,66 @@
+"""Pure compute on arrays, one API on two backends.
+
+Each backend module (``swath.kernels.cpu``, ``swath.kernels.gpu``) exposes the same
+functions with the same arguments:
+
+``score_many(q_res, q_off, t_res, t_off, matrix, gap_open, gap_extend, mode)``
+    optimal scores of every query against every target, an ``(nq, nt)`` int32 array;
+``align_pair(query, target, matrix, gap_open, gap_extend, mode)``
+    one optimal alignment: ``(score, q_start, q_end, t_start, t_end, ops)``.
+
+Kernels import neither Dask nor Zarr, do no I/O and log nothing.
+"""
+
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+
+from swath.errors import BackendUnavailable, InvalidParameter
+
+DEVICES = ("auto", "cpu", "gpu")
+_FUNCTIONS = ("score_many", "align_pair")
+
+
+def _gpu() -> ModuleType:
+    try:
+        import cupy
+    except ImportError:
+        raise BackendUnavailable(
+            "device='gpu' needs CuPy: pip install 'swath[gpu]' (CUDA 12) "
+            "or 'swath[gpu-cuda13]' (CUDA 13)") from None
+    try:
+        count = cupy.cuda.runtime.getDeviceCount()
+    except cupy.cuda.runtime.CUDARuntimeError:
+        count = 0
+    if count == 0:
+        raise BackendUnavailable("device='gpu' but CuPy finds no CUDA GPU on this machine")
+    module = importlib.import_module("swath.kernels.gpu")
+    missing = [name for name in _FUNCTIONS if not hasattr(module, name)]
+    if missing:
+        raise BackendUnavailable(
+            f"this swath has no GPU kernels for {', '.join(missing)} yet; use device='cpu'")
+    return module
+
+
+def get_backend(device: str = "auto") -> ModuleType:
+    """The kernel module for ``device``: ``"cpu"``, ``"gpu"`` or ``"auto"``.
+
+    ``"auto"`` is the GPU when CuPy finds one (and the GPU kernels are present),
+    else the CPU.
+
+    Examples
+    --------
+    >>> get_backend("cpu").__name__
+    'swath.kernels.cpu'
+    """
+    if device not in DEVICES:
+        raise InvalidParameter(f"device must be one of {', '.join(DEVICES)}, got {device!r}")
+    if device == "gpu":
+        return _gpu()
+    if device == "auto":
+        try:
+            return _gpu()
+        except BackendUnavailable:
+            pass
+    return importlib.import_module("swath.kernels.cpu")

@@ -1,0 +1,217 @@
+"""Scoring schemes: a substitution matrix over an alphabet, and affine gap costs.
+
+The gap convention is BLAST's: a gap of length ``k`` costs ``gap_open + k * gap_extend``
+(so "11/1" charges 12 for a one-residue gap). parasail and Biopython charge
+``open + (k - 1) * extend``; swath's ``(11, 1)`` equals their ``(12, 1)``.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from swath.errors import InvalidParameter
+
+PROTEIN_MATRICES = (
+    "BLOSUM45", "BLOSUM50", "BLOSUM62", "BLOSUM80", "BLOSUM90", "PAM30", "PAM70", "PAM250",
+)
+DNA_ALPHABET = "ACGTN"
+
+
+@dataclass(frozen=True)
+class Alphabet:
+    """The residues a scoring scheme knows, and how text maps to ``uint8`` codes.
+
+    Parameters
+    ----------
+    letters : str
+        The residues in code order: residue ``letters[c]`` is encoded as ``c``.
+    wildcard : str or None
+        The residue that unknown residues map to when the caller asks for it
+        (``X`` for protein, ``N`` for DNA), or None when the alphabet has none.
+    """
+
+    letters: str
+    wildcard: str | None
+    table: np.ndarray = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if len(set(self.letters)) != len(self.letters) or not 0 < len(self.letters) < 255:
+            raise InvalidParameter(f"alphabet {self.letters!r} must hold 1 to 254 distinct letters")
+        table = np.full(256, 255, dtype=np.uint8)
+        for code, letter in enumerate(self.letters):
+            table[ord(letter.upper())] = code
+            table[ord(letter.lower())] = code
+        object.__setattr__(self, "table", table)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Alphabet, (self.letters, self.wildcard))
+
+    @property
+    def wildcard_code(self) -> int | None:
+        """The code of the wildcard residue, or None."""
+        return None if self.wildcard is None else self.letters.index(self.wildcard)
+
+    def encode(self, text: str | bytes) -> np.ndarray:
+        """Encode residues (either case) into codes; unknown residues become 255."""
+        raw = text.encode("ascii", "replace") if isinstance(text, str) else bytes(text)
+        return self.table[np.frombuffer(raw, dtype=np.uint8)]
+
+    def decode(self, codes: np.ndarray) -> str:
+        """Turn codes back into upper-case residues."""
+        letters = np.frombuffer(self.letters.encode("ascii"), dtype=np.uint8)
+        return letters[np.asarray(codes, dtype=np.intp)].tobytes().decode("ascii")
+
+
+def _check_gaps(gap_open: int, gap_extend: int) -> tuple[int, int]:
+    for name, value in (("gap_open", gap_open), ("gap_extend", gap_extend)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            raise InvalidParameter(f"{name} must be an integer, got {value!r}")
+        if value < 0:
+            raise InvalidParameter(
+                f"{name} must be >= 0 (a gap of length k costs gap_open + k * gap_extend), "
+                f"got {value}"
+            )
+    if gap_open + gap_extend == 0:
+        raise InvalidParameter(
+            "gap_open and gap_extend are both 0: gaps would be free; give gap_extend >= 1"
+        )
+    return int(gap_open), int(gap_extend)
+
+
+@dataclass(frozen=True)
+class Scoring:
+    """A substitution matrix over an alphabet plus affine gap costs.
+
+    A gap of length ``k`` costs ``gap_open + k * gap_extend``. Build one with
+    :meth:`protein`, :meth:`dna` or :meth:`from_file`.
+
+    Examples
+    --------
+    >>> sc = Scoring.protein("BLOSUM62", gap_open=11, gap_extend=1)
+    >>> sc.score("W", "W"), sc.gap_cost(3)
+    (11, 14)
+    """
+
+    name: str
+    alphabet: Alphabet
+    matrix: np.ndarray = field(repr=False, compare=False)
+    gap_open: int
+    gap_extend: int
+    _key: tuple[int, ...] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        matrix = np.ascontiguousarray(self.matrix, dtype=np.int32)
+        size = len(self.alphabet.letters)
+        if matrix.shape != (size, size):
+            raise InvalidParameter(
+                f"matrix {self.name} has shape {matrix.shape}, expected {(size, size)}"
+            )
+        if np.abs(matrix).max() > 1000:
+            raise InvalidParameter(f"matrix {self.name} has entries beyond +-1000")
+        gap_open, gap_extend = _check_gaps(self.gap_open, self.gap_extend)
+        matrix.setflags(write=False)
+        object.__setattr__(self, "matrix", matrix)
+        object.__setattr__(self, "gap_open", gap_open)
+        object.__setattr__(self, "gap_extend", gap_extend)
+        object.__setattr__(self, "_key", tuple(matrix.ravel().tolist()))
+
+    @classmethod
+    def protein(cls, matrix: str = "BLOSUM62", gap_open: int = 11, gap_extend: int = 1) -> Scoring:
+        """A protein scheme from a named matrix (BLOSUM45/50/62/80/90, PAM30/70/250, ...).
+
+        The matrices come from Biopython's ``Bio.Align.substitution_matrices``.
+
+        Examples
+        --------
+        >>> Scoring.protein("PAM30", gap_open=9, gap_extend=1).score("A", "A")
+        6
+        """
+        from Bio.Align import substitution_matrices
+
+        upper = str(matrix).upper()
+        if upper not in substitution_matrices.load():
+            known = ", ".join(PROTEIN_MATRICES)
+            raise InvalidParameter(f"unknown matrix {matrix!r}; known matrices include {known}")
+        return cls._from_biopython(upper, substitution_matrices.load(upper), gap_open, gap_extend)
+
+    @classmethod
+    def dna(cls, match: int = 2, mismatch: int = -3, gap_open: int = 5, gap_extend: int = 2
+            ) -> Scoring:
+        """A DNA scheme over ``ACGTN``: ``match`` on equal bases, ``mismatch`` otherwise.
+
+        ``N`` is the wildcard: it scores ``mismatch`` against every base, itself included.
+
+        Examples
+        --------
+        >>> Scoring.dna(match=1, mismatch=-2, gap_open=2, gap_extend=1).score("A", "A")
+        1
+        """
+        for name, value in (("match", match), ("mismatch", mismatch)):
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+                raise InvalidParameter(f"{name} must be an integer, got {value!r}")
+        if match <= 0:
+            raise InvalidParameter(f"match must be > 0, got {match}")
+        if mismatch >= match:
+            raise InvalidParameter(f"mismatch must be < match ({match}), got {mismatch}")
+        size = len(DNA_ALPHABET)
+        matrix = np.full((size, size), mismatch, dtype=np.int32)
+        np.fill_diagonal(matrix[:4, :4], match)
+        return cls(f"DNA{match}/{mismatch}", Alphabet(DNA_ALPHABET, "N"), matrix,
+                   gap_open, gap_extend)
+
+    @classmethod
+    def from_file(cls, path: str | os.PathLike[str], gap_open: int = 11, gap_extend: int = 1
+                  ) -> Scoring:
+        """A scheme from a matrix file in NCBI format (as BLAST and EMBOSS ship them)."""
+        from Bio.Align import substitution_matrices
+
+        try:
+            array = substitution_matrices.read(os.fspath(path))
+        except FileNotFoundError:
+            from swath.errors import InputNotFound
+
+            raise InputNotFound(f"{path}: no such matrix file") from None
+        except Exception as exc:
+            raise InvalidParameter(f"{path}: not an NCBI-format matrix ({exc})") from None
+        return cls._from_biopython(os.path.basename(os.fspath(path)), array, gap_open, gap_extend)
+
+    @classmethod
+    def _from_biopython(cls, name: str, array: Any, gap_open: int, gap_extend: int) -> Scoring:
+        values = np.asarray(array, dtype=np.float64)
+        if values.ndim != 2 or not np.array_equal(values, np.round(values)):
+            raise InvalidParameter(f"matrix {name} must be a square matrix of integers")
+        letters = "".join(array.alphabet).upper()
+        wildcard = next((w for w in ("X", "N") if w in letters), None)
+        return cls(name, Alphabet(letters, wildcard), values.astype(np.int32),
+                   gap_open, gap_extend)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Scoring, (self.name, self.alphabet, np.array(self.matrix), self.gap_open,
+                          self.gap_extend))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Scoring):
+            return NotImplemented
+        return (self.alphabet, self.gap_open, self.gap_extend, self._key) == (
+            other.alphabet, other.gap_open, other.gap_extend, other._key)
+
+    def __hash__(self) -> int:
+        return hash((self.alphabet.letters, self.gap_open, self.gap_extend, self._key))
+
+    def score(self, a: str, b: str) -> int:
+        """The substitution score of residue ``a`` against residue ``b``."""
+        return int(self.matrix[self.alphabet.encode(a)[0], self.alphabet.encode(b)[0]])
+
+    def gap_cost(self, length: int) -> int:
+        """What a gap of ``length`` residues costs (a positive number)."""
+        return self.gap_open + length * self.gap_extend if length > 0 else 0
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready description (stores record it in their attributes)."""
+        return {"name": self.name, "alphabet": self.alphabet.letters,
+                "wildcard": self.alphabet.wildcard, "matrix": self.matrix.tolist(),
+                "gap_open": self.gap_open, "gap_extend": self.gap_extend}

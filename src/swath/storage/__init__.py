@@ -1,0 +1,1 @@
+"""Zarr store layouts: databases, results, boundary buffers, traceback bytes."""

@@ -1,0 +1,50 @@
+"""The 16-bit lane pass of the CPU score kernel: saturation is flagged, never returned."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from swath.kernels.cpu.lanes import LANES, lane_kernel, pack_lanes
+from swath.kernels.cpu.scores import NARROW, _padded, score_bounds
+from tests.conftest import PROTEIN
+
+
+def run_narrow(mode: str, query: np.ndarray, targets: list[np.ndarray]):
+    res = np.concatenate(targets)
+    off = np.concatenate([[0], np.cumsum([len(t) for t in targets])]).astype(np.int64)
+    order = np.argsort(np.diff(off), kind="stable")
+    cols, col_off, lens = pack_lanes(res, off, order, LANES[NARROW], pad=PROTEIN.matrix.shape[0])
+    groups = len(col_off) - 1
+    out = np.zeros((1, groups, LANES[NARROW]), dtype=NARROW)
+    flags = np.zeros((1, groups, LANES[NARROW]), dtype=np.uint8)
+    lane_kernel(mode, NARROW)(query, np.array([0, len(query)]), cols, col_off, lens,
+                              np.zeros((1, groups), dtype=bool), _padded(PROTEIN.matrix, NARROW),
+                              11, 1, out, flags)
+    return out.reshape(-1)[np.argsort(order)], flags.reshape(-1)[np.argsort(order)]
+
+
+def test_local_saturation_is_flagged():
+    w = PROTEIN.alphabet.encode("W" * 3100)
+    small = PROTEIN.alphabet.encode("WWWWWHHH")
+    out, flags = run_narrow("local", w, [small, w, w[:2900], small])
+    assert flags.tolist() == [0, 1, 0, 0]
+    assert out[0] == out[3] == 55
+    assert out[2] == 2900 * 11
+
+
+@pytest.mark.parametrize("mode", ["global", "semiglobal"])
+def test_bounds_route_long_pairs_to_32_bits(mode):
+    low, high = score_bounds(np.array([300, 300, 30000]), np.array([300, 40000, 30000]),
+                             PROTEIN.matrix, 11, 1, mode)
+    fits = (low > np.iinfo(np.int16).min + 3) & (high < np.iinfo(np.int16).max)
+    assert fits.tolist() == [True, False, False]
+
+
+def test_pack_lanes_pads_past_each_end():
+    targets = [np.array([1, 2, 3], np.uint8), np.array([4], np.uint8)]
+    cols, col_off, lens = pack_lanes(np.concatenate(targets), np.array([0, 3, 4]),
+                                     np.array([1, 0]), 4, pad=9)
+    assert col_off.tolist() == [0, 3]
+    assert lens.tolist() == [[1, 3, 0, 0]]
+    assert cols.tolist() == [[4, 1, 9, 9], [9, 2, 9, 9], [9, 3, 9, 9]]
