@@ -117,8 +117,8 @@ def scores(queries: SequencesLike, targets: SequencesLike, scoring: Scoring | No
     --------
     >>> import swath
     >>> swath.scores(["HEAGAWGHEE", "PAW"], ["PAWHEAE", "HEAGAWGHEE"], mode="local")
-    array([[ 16, 71],
-           [ 20, 20]], dtype=int32)
+    array([[17, 62],
+           [22, 15]], dtype=int32)
     """
     scoring = _scoring(scoring)
     mode = _mode(mode)

@@ -1,0 +1,113 @@
+"""The public API of DESIGN.md: swath.align, swath.scores, Alignment."""
+
+from __future__ import annotations
+
+import dataclasses
+import doctest
+import pickle
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import swath
+from swath.testing import reference_align, rescore
+from tests.conftest import DNA, PROTEIN, parasail_score
+
+Q = "MKTAYIAKQRQISFVKSHFSRQLEERLGLIEVQAPILSRVGDGTQDNLSGAEKAVQVKVKALPDAQFEVV"
+T = "MKTAYIAKQRQISFVKSHFSRQDERLGLIEVQAPILSRVGGTQDNLSGAEKAVQVKVKALPDAQFEVVHV"
+
+
+@pytest.mark.parametrize("mode", ["local", "global", "semiglobal"])
+def test_align_matches_parasail_and_rescores(mode):
+    aln = swath.align(Q, T, scoring=PROTEIN, mode=mode, device="cpu")
+    q, t = PROTEIN.alphabet.encode(Q), PROTEIN.alphabet.encode(T)
+    assert aln.score == parasail_score(q, t, PROTEIN, mode)
+    assert rescore(aln, q, t, PROTEIN) == aln.score
+    assert aln == reference_align(q, t, PROTEIN, mode)
+
+
+def test_align_accepts_str_bytes_and_codes_alike():
+    codes = DNA.alphabet.encode("acgtacgtta")
+    results = {swath.align(x, "ACGTTCGTTA", scoring=DNA) for x in
+               ("acgtacgtta", b"ACGTACGTTA", codes)}
+    assert len(results) == 1
+
+
+def test_default_scoring_is_blosum62_11_1_local():
+    assert swath.align(Q, T) == swath.align(Q, T, scoring=PROTEIN, mode="local")
+
+
+def test_alignment_is_frozen_picklable_and_prints():
+    aln = swath.align("HEAGAWGHEE", "PAWHEAE")
+    assert pickle.loads(pickle.dumps(aln)) == aln
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        aln.score = 0  # type: ignore[misc]
+    assert repr(aln).startswith("Alignment(score=")
+    gapped = swath.Alignment(10, 0, 5, 0, 6, "2=1X1D2=", "global")
+    assert (gapped.length, gapped.matches, gapped.mismatches, gapped.gap_opens) == (6, 4, 1, 1)
+    assert gapped.identity == pytest.approx(4 / 6)
+
+
+def test_scores_from_lists_and_files(tmp_path):
+    fasta = tmp_path / "t.fasta"
+    fasta.write_text(">a\nACGTACGT\n>b\nTTTTACGA\n>c\nG\n")
+    queries = ["ACGTAC", "GGGG"]
+    from_list = swath.scores(queries, ["ACGTACGT", "TTTTACGA", "G"], scoring=DNA, mode="local")
+    from_file = swath.scores(queries, fasta, scoring=DNA, mode="local")
+    np.testing.assert_array_equal(from_list, from_file)
+    assert from_list.shape == (2, 3)
+    assert from_list[0, 0] == 12
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "message"),
+    [
+        (lambda: swath.align("ACGT", "ACGT", mode="glocal"), swath.InvalidParameter,
+         "mode must be one of local, global, semiglobal, got 'glocal'"),
+        (lambda: swath.align("ACGT", "ACGT", device="tpu"), swath.InvalidParameter,
+         "device must be one of auto, cpu, gpu"),
+        (lambda: swath.align("", "ACGT"), swath.InvalidSequence, "query is empty"),
+        (lambda: swath.align("ACGT", "ACJT"), swath.InvalidSequence,
+         r"target position 3: residue 'J'"),
+        (lambda: swath.align("ACGT", "ACGT", scoring="BLOSUM62"), swath.InvalidParameter,
+         "scoring must be a swath.Scoring"),
+        (lambda: swath.scores([], ["ACGT"]), swath.InvalidParameter, "queries is empty"),
+        (lambda: swath.scores(["AC"], "missing.fasta"), swath.InputNotFound, "missing.fasta"),
+    ],
+)
+def test_bad_input_raises_specific_errors(call, error, message):
+    with pytest.raises(error, match=message):
+        call()
+
+
+def test_wildcard_maps_unknown_residues():
+    aln = swath.align("ACJT", "ACXT", wildcard=True, mode="global")
+    assert aln.cigar == "4="
+
+
+def test_gpu_request_without_gpu_says_what_to_do():
+    pytest.importorskip("numba")
+    try:
+        import cupy  # noqa: F401
+    except ImportError:
+        with pytest.raises(swath.BackendUnavailable, match=r"pip install 'swath\[gpu\]'"):
+            swath.align("ACGT", "ACGT", device="gpu")
+
+
+def test_import_is_light():
+    code = ("import sys, swath; "
+            "print(sorted(m for m in ('numba', 'cupy', 'Bio') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("module", ["swath.api", "swath.scoring", "swath.alignment",
+                                    "swath.testing", "swath.kernels", "swath.sequences"])
+def test_docstring_examples_run(module):
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)
+    assert result.failed == 0
+    assert result.attempted > 0
