@@ -1,4 +1,4 @@
-"""The 16-bit lane pass of the CPU score kernel: saturation is flagged, never returned."""
+"""The narrow lane passes of the CPU score kernel: saturation is flagged, never returned."""
 
 from __future__ import annotations
 
@@ -6,20 +6,21 @@ import numpy as np
 import pytest
 
 from swath.kernels.cpu.lanes import LANES, lane_kernel, pack_lanes
-from swath.kernels.cpu.scores import NARROW, _padded, score_bounds
+from swath.kernels.cpu.scores import _padded, score_bounds
 from tests.conftest import PROTEIN
 
 
-def run_narrow(mode: str, query: np.ndarray, targets: list[np.ndarray]):
+def run_narrow(mode: str, query: np.ndarray, targets: list[np.ndarray], dtype=np.int16):
+    narrow = np.dtype(dtype)
     res = np.concatenate(targets)
     off = np.concatenate([[0], np.cumsum([len(t) for t in targets])]).astype(np.int64)
     order = np.argsort(np.diff(off), kind="stable")
-    cols, col_off, lens = pack_lanes(res, off, order, LANES[NARROW], pad=PROTEIN.matrix.shape[0])
+    cols, col_off, lens = pack_lanes(res, off, order, LANES[narrow], pad=PROTEIN.matrix.shape[0])
     groups = len(col_off) - 1
-    out = np.zeros((1, groups, LANES[NARROW]), dtype=NARROW)
-    flags = np.zeros((1, groups, LANES[NARROW]), dtype=np.uint8)
-    lane_kernel(mode, NARROW)(query, np.array([0, len(query)]), cols, col_off, lens,
-                              np.zeros((1, groups), dtype=bool), _padded(PROTEIN.matrix, NARROW),
+    out = np.zeros((1, groups, LANES[narrow]), dtype=narrow)
+    flags = np.zeros((1, groups, LANES[narrow]), dtype=np.uint8)
+    lane_kernel(mode, narrow)(query, np.array([0, len(query)]), cols, col_off, lens,
+                              np.zeros((1, groups), dtype=bool), _padded(PROTEIN.matrix, narrow),
                               11, 1, out, flags)
     return out.reshape(-1)[np.argsort(order)], flags.reshape(-1)[np.argsort(order)]
 
@@ -31,6 +32,13 @@ def test_local_saturation_is_flagged():
     assert flags.tolist() == [0, 1, 0, 0]
     assert out[0] == out[3] == 55
     assert out[2] == 2900 * 11
+
+
+def test_local_8_bit_saturation_is_flagged():
+    w = PROTEIN.alphabet.encode("W" * 12)
+    out, flags = run_narrow("local", w, [w[:10], w, PROTEIN.alphabet.encode("AW")], np.int8)
+    assert flags.tolist() == [0, 1, 0]
+    assert (out[0], out[2]) == (110, 11)
 
 
 @pytest.mark.parametrize("mode", ["global", "semiglobal"])

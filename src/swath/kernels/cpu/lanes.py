@@ -23,7 +23,7 @@ import numpy as np
 
 from swath.kernels.cpu._jit import jit
 
-LANES = {np.dtype(np.int16): 32, np.dtype(np.int32): 16}
+LANES = {np.dtype(np.int8): 64, np.dtype(np.int16): 32, np.dtype(np.int32): 16}
 
 
 def _make_kernel(mode: str, dtype: np.dtype) -> numba.core.registry.CPUDispatcher:

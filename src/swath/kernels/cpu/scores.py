@@ -2,9 +2,10 @@
 
 # nq: queries, nt: targets, residues: uint8 codes, offsets: int64 (len + 1).
 
-A first pass runs every pair in 16-bit lanes; the pairs it flags (local scores near
-32767) or that cannot fit 16 bits by their bounds (global and semiglobal) are re-run
-exactly in 32-bit lanes.
+Pairs run through a cascade of lane widths: 8 bits (local mode), 16 bits, 32 bits.
+A pass returns exact scores and flags the pairs it cannot score exactly (a local
+score within ``max(matrix)`` of the type's ceiling, or value bounds that do not fit
+the type); only the flagged pairs go on to the next, wider pass.
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ import numpy as np
 from swath.errors import InvalidParameter
 from swath.kernels.cpu.lanes import LANES, lane_kernel, pack_lanes
 
-NARROW, WIDE = np.dtype(np.int16), np.dtype(np.int32)
+WIDTHS = {"local": (np.int8, np.int16, np.int32), "global": (np.int16, np.int32),
+          "semiglobal": (np.int16, np.int32)}
 
 
 def score_bounds(query_lengths: np.ndarray, target_lengths: np.ndarray, matrix: np.ndarray,
@@ -23,18 +25,18 @@ def score_bounds(query_lengths: np.ndarray, target_lengths: np.ndarray, matrix: 
     """Lower and upper bounds of every DP value for pairs of the given lengths (int64).
 
     Any H, E or F value of a pair, and every sum formed on the way, lies in
-    ``[low, high]``; arithmetic of a width that holds both cannot overflow.
+    ``[low, high]``; arithmetic of a width that holds both cannot overflow. In local
+    mode the upper bound is left to the kernel's saturation flag (``high`` is 0).
     """
     m = np.asarray(query_lengths, dtype=np.int64)
     n = np.asarray(target_lengths, dtype=np.int64)
     top = max(int(matrix.max()), 0)
     spread = max(int(np.abs(matrix).max()), 1) + gap_open + 2 * gap_extend
-    high = top * np.minimum(m, n) + top
     if mode == "local":
-        low = np.full(np.broadcast(m, n).shape, -spread - gap_extend, dtype=np.int64)
-    else:
-        low = -(2 * gap_open + gap_extend * (m + n)) - spread
-    return low, high
+        shape = np.broadcast(m, n).shape
+        return np.full(shape, -spread - gap_extend, np.int64), np.zeros(shape, np.int64)
+    low = -(2 * gap_open + gap_extend * (m + n)) - spread
+    return low, top * np.minimum(m, n) + top
 
 
 def _fits(low: np.ndarray, high: np.ndarray, dtype: np.dtype, gap_extend: int) -> np.ndarray:
@@ -43,59 +45,60 @@ def _fits(low: np.ndarray, high: np.ndarray, dtype: np.dtype, gap_extend: int) -
 
 
 def _padded(matrix: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """The matrix with a padding residue (last code) scoring ``min(matrix, 0)``."""
     size = matrix.shape[0]
     sub = np.full((size + 1, size + 1), min(int(matrix.min()), 0), dtype=dtype)
     sub[:size, :size] = matrix
     return sub
 
 
-def _run(dtype, mode, q_res, q_off, t_res, t_off, order, matrix, gap_open, gap_extend, skip_fn):
-    """One pass over queries x targets[order]; returns (scores, flags, slots)."""
+def _pass(dtype: np.dtype, mode: str, q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray,
+          t_off: np.ndarray, targets: np.ndarray, matrix: np.ndarray, gap_open: int,
+          gap_extend: int) -> tuple[np.ndarray, np.ndarray]:
+    """Scores and flags of every query against ``targets`` at one width, ``(nq, len(targets))``."""
     lanes = LANES[dtype]
+    t_len = np.diff(t_off)
+    order = targets[np.argsort(t_len[targets], kind="stable")]
     cols, col_off, lens = pack_lanes(t_res, t_off, order, lanes, pad=matrix.shape[0])
-    group_len = lens.max(axis=1)
-    skip = skip_fn(np.diff(q_off)[:, None], group_len[None, :])
+    low, high = score_bounds(np.diff(q_off)[:, None], lens.max(axis=1)[None, :], matrix,
+                             gap_open, gap_extend, mode)
+    skip = ~_fits(low, high, dtype, gap_extend)
     nq, ngroups = len(q_off) - 1, len(col_off) - 1
-    out = np.zeros((nq, ngroups, lanes), dtype=dtype)
-    flags = np.zeros((nq, ngroups, lanes), dtype=np.uint8)
-    numba.set_parallel_chunksize(1)
-    lane_kernel(mode, dtype)(q_res, q_off, cols, col_off, lens, skip, _padded(matrix, dtype),
-                             gap_open, gap_extend, out, flags)
-    slots = np.full(ngroups * lanes, -1, dtype=np.int64)
-    slots[:len(order)] = order
-    return out.reshape(nq, -1), flags.reshape(nq, -1), slots
+    out = np.zeros((nq, ngroups * lanes), dtype=dtype)
+    flags = np.ones((nq, ngroups * lanes), dtype=np.uint8)
+    if not skip.all():
+        numba.set_parallel_chunksize(1)
+        lane_kernel(mode, dtype)(q_res, q_off, cols, col_off, lens, skip,
+                                 _padded(matrix, dtype), gap_open, gap_extend,
+                                 out.reshape(nq, ngroups, lanes), flags.reshape(nq, ngroups, lanes))
+    back = np.empty(len(order), dtype=np.int64)
+    back[np.searchsorted(targets, order)] = np.arange(len(order))
+    return out[:, back], flags[:, back].astype(bool)
 
 
 def score_many(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: np.ndarray,
                matrix: np.ndarray, gap_open: int, gap_extend: int, mode: str) -> np.ndarray:
     """Optimal scores of every query against every target, ``(nq, nt)`` int32."""
-    t_len = np.diff(t_off)
-    q_len = np.diff(q_off)
-    order = np.argsort(t_len, kind="stable")
-    scores = np.zeros((len(q_len), len(t_len)), dtype=np.int32)
-
-    def skip16(m: np.ndarray, n: np.ndarray) -> np.ndarray:
-        low, high = score_bounds(m, n, matrix, gap_open, gap_extend, mode)
-        if mode == "local":
-            high = np.zeros_like(high)  # saturation is detected at run time
-        return ~_fits(low, high, NARROW, gap_extend)
-
-    out, flags, slots = _run(NARROW, mode, q_res, q_off, t_res, t_off, order, matrix,
-                             gap_open, gap_extend, skip16)
-    used = slots >= 0
-    scores[:, slots[used]] = out[:, used]
-    redo = flags[:, used].astype(bool)
-    for qi in np.flatnonzero(redo.any(axis=1)):
-        targets = slots[used][redo[qi]]
-        low, high = score_bounds(q_len[qi], t_len[targets], matrix, gap_open, gap_extend, mode)
-        if not _fits(low, high, WIDE, gap_extend).all():
-            raise InvalidParameter(
-                f"query {qi} is too long for exact 32-bit scoring against {len(targets)} targets")
-        sub_q = slice(q_off[qi], q_off[qi + 1])
-        wide, _, wide_slots = _run(
-            WIDE, mode, q_res[sub_q], np.array([0, q_len[qi]]), t_res, t_off,
-            targets[np.argsort(t_len[targets], kind="stable")], matrix, gap_open, gap_extend,
-            lambda m, n: np.zeros(np.broadcast(m, n).shape, dtype=bool))
-        keep = wide_slots >= 0
-        scores[qi, wide_slots[keep]] = wide[0, keep]
+    nq, nt = len(q_off) - 1, len(t_off) - 1
+    scores = np.zeros((nq, nt), dtype=np.int32)
+    pending = np.ones((nq, nt), dtype=bool)
+    spread = int(np.abs(matrix).max()) + gap_open + gap_extend
+    widths = [w for w in map(np.dtype, WIDTHS[mode]) if 4 * spread < np.iinfo(w).max]
+    first, *rest = widths
+    out, pending = _pass(first, mode, q_res, q_off, t_res, t_off, np.arange(nt), matrix,
+                         gap_open, gap_extend)
+    scores[~pending] = out[~pending]
+    for dtype in rest:
+        for qi in np.flatnonzero(pending.any(axis=1)):
+            targets = np.flatnonzero(pending[qi])
+            query = q_res[q_off[qi]:q_off[qi + 1]]
+            out, flags = _pass(dtype, mode, query, np.array([0, len(query)]), t_res, t_off,
+                               targets, matrix, gap_open, gap_extend)
+            done = targets[~flags[0]]
+            scores[qi, done] = out[0, ~flags[0]]
+            pending[qi, done] = False
+    if pending.any():
+        qi, ti = np.argwhere(pending)[0]
+        raise InvalidParameter(
+            f"query {qi} against target {ti} is too long for exact 32-bit scoring")
     return scores
