@@ -1,0 +1,322 @@
+"""Options shared by every swath command, defined once and applied as decorators.
+
+Scoring (``--matrix``, ``--dna``, ``--match``, ``--mismatch``, ``--gap-open``,
+``--gap-extend``) is one decorator, :func:`scoring_options`, which hands the command
+a ready :class:`~swath.scoring.Scoring`; the others (:func:`mode_option`,
+:data:`wildcard_option`, :data:`device_option`, :data:`verbose_option`,
+:data:`progress_option`) are single options.
+
+The errors of the command line live here too: :class:`CommandError` prints one
+line, ``swath: error: <message>``, and exits with status 2. :class:`SwathCommand`
+and :class:`SwathGroup` turn every :class:`~swath.errors.SwathError` and every usage
+error of click into one.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import os
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import IO, Any, TypeVar
+
+import click
+
+from swath.alignment import MODES
+from swath.errors import InvalidParameter, SwathError
+from swath.kernels import DEVICES
+from swath.scoring import Scoring
+
+__all__ = [
+    "CommandError",
+    "SwathCommand",
+    "SwathGroup",
+    "build_scoring",
+    "device_option",
+    "mode_option",
+    "progress_option",
+    "scoring_options",
+    "setup_logging",
+    "show_progress",
+    "verbose_option",
+    "wildcard_option",
+]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+PROTEIN_GAPS = (11, 1)
+DNA_GAPS = (5, 2)
+DEFAULT_MATRIX = "BLOSUM62"
+DEFAULT_MATCH = 2
+DEFAULT_MISMATCH = -3
+
+
+# ---------------------------------------------------------------------------------
+# Errors
+
+
+class CommandError(click.ClickException):
+    """An error the user can fix: printed as one line ``swath: error: ...``, exit status 2."""
+
+    exit_code = 2
+
+    def __init__(self, message: str) -> None:
+        lines = [line.strip() for line in str(message).splitlines() if line.strip()]
+        super().__init__("; ".join(lines) or "unknown error")
+
+    def show(self, file: IO[Any] | None = None) -> None:
+        click.echo(f"swath: error: {self.format_message()}", file=file, err=file is None)
+
+
+def _usage_message(exc: click.UsageError) -> str:
+    message = exc.format_message().rstrip(".")
+    if exc.ctx is not None:
+        message += f" (see '{exc.ctx.command_path} --help')"
+    return message
+
+
+@contextmanager
+def _one_line_errors() -> Iterator[None]:
+    """Turn SwathErrors and click usage errors into :class:`CommandError`."""
+    try:
+        yield
+    except (CommandError, click.exceptions.NoArgsIsHelpError):
+        raise  # already one line / shows the help, as click does
+    except click.UsageError as exc:
+        raise CommandError(_usage_message(exc)) from None
+    except SwathError as exc:
+        raise CommandError(str(exc)) from None
+
+
+class SwathCommand(click.Command):
+    """A click command whose errors are one line on stderr and exit status 2."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        with _one_line_errors():
+            return super().parse_args(ctx, args)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        with _one_line_errors():
+            return super().invoke(ctx)
+
+
+class SwathGroup(click.Group):
+    """A click group of :class:`SwathCommand` with the same one-line errors."""
+
+    command_class = SwathCommand
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        with _one_line_errors():
+            return super().parse_args(ctx, args)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        with _one_line_errors():
+            return super().invoke(ctx)
+
+
+# ---------------------------------------------------------------------------------
+# Scoring
+
+
+def _matrix_scoring(matrix: str, gap_open: int, gap_extend: int) -> Scoring:
+    """A named matrix, or an NCBI-format matrix file (an existing file or a path)."""
+    is_path = os.path.isfile(matrix) or any(
+        sep and sep in matrix for sep in (os.sep, os.altsep))
+    try:
+        if is_path:
+            return Scoring.from_file(matrix, gap_open, gap_extend)
+        return Scoring.protein(matrix, gap_open, gap_extend)
+    except SwathError as exc:
+        raise type(exc)(f"--matrix: {exc}") from None
+
+
+def build_scoring(*, matrix: str | None = None, dna: bool = False, match: int | None = None,
+                  mismatch: int | None = None, gap_open: int | None = None,
+                  gap_extend: int | None = None) -> Scoring:
+    """The :class:`~swath.scoring.Scoring` that the parsed scoring options describe.
+
+    ``None`` stands for an option the user did not give: the matrix is then
+    BLOSUM62, match/mismatch 2/-3, and the gap costs 11/1 for protein or 5/2 with
+    ``dna``. A gap of length k costs ``gap_open + k * gap_extend``.
+
+    Parameters
+    ----------
+    matrix : str or None
+        A matrix name known to Biopython (BLOSUM62, PAM30, ...) or the path of an
+        NCBI-format matrix file. Not allowed with ``dna``.
+    dna : bool
+        Score DNA (alphabet ACGTN) with ``match``/``mismatch`` instead of a matrix.
+    match, mismatch : int or None
+        Scores of equal and different bases; only with ``dna``.
+    gap_open, gap_extend : int or None
+        Gap costs, both >= 0 and not both 0.
+
+    Returns
+    -------
+    Scoring
+
+    Raises
+    ------
+    InvalidParameter
+        A value is out of range or options conflict; the message names the option.
+    InputNotFound
+        The matrix file does not exist.
+
+    Examples
+    --------
+    >>> build_scoring(dna=True).gap_cost(1)
+    7
+    >>> build_scoring(matrix="PAM30", gap_open=9).score("W", "W")
+    13
+    """
+    if dna and matrix is not None:
+        raise InvalidParameter(
+            "--matrix and --dna cannot be used together (--dna scores bases with "
+            "--match and --mismatch)")
+    if not dna and (match is not None or mismatch is not None):
+        raise InvalidParameter("--match and --mismatch apply only with --dna "
+                               "(protein scores come from --matrix)")
+    default_open, default_extend = DNA_GAPS if dna else PROTEIN_GAPS
+    gap_open = default_open if gap_open is None else gap_open
+    gap_extend = default_extend if gap_extend is None else gap_extend
+    for flag, value in (("--gap-open", gap_open), ("--gap-extend", gap_extend)):
+        if value < 0:
+            raise InvalidParameter(
+                f"{flag} must be >= 0 (a gap of length k costs open + k * extend), got {value}")
+    if gap_open == 0 and gap_extend == 0:
+        raise InvalidParameter("--gap-open and --gap-extend are both 0: gaps would be free; "
+                               "give --gap-extend >= 1")
+    if not dna:
+        return _matrix_scoring(DEFAULT_MATRIX if matrix is None else matrix, gap_open,
+                               gap_extend)
+    match = DEFAULT_MATCH if match is None else match
+    mismatch = DEFAULT_MISMATCH if mismatch is None else mismatch
+    if match <= 0:
+        raise InvalidParameter(f"--match must be > 0, got {match}")
+    if mismatch >= match:
+        raise InvalidParameter(f"--mismatch must be below --match ({match}), got {mismatch}")
+    return Scoring.dna(match, mismatch, gap_open, gap_extend)
+
+
+_SCORING_OPTIONS = (
+    click.option(
+        "--matrix", metavar="NAME|FILE", default=DEFAULT_MATRIX, show_default=True,
+        help="Protein substitution matrix: a name (BLOSUM45/50/62/80/90, PAM30/70/250, ...) "
+             "or the path of an NCBI-format matrix file. Not with --dna."),
+    click.option(
+        "--dna", is_flag=True, default=False,
+        help="Align DNA (A, C, G, T, N) scored with --match/--mismatch instead of a matrix."),
+    click.option(
+        "--match", type=int, metavar="N", default=DEFAULT_MATCH, show_default=True,
+        help="With --dna: score of two equal bases [score units]."),
+    click.option(
+        "--mismatch", type=int, metavar="N", default=DEFAULT_MISMATCH, show_default=True,
+        help="With --dna: score of two different bases (or N) [score units]."),
+    click.option(
+        "--gap-open", type=int, metavar="N", default=None,
+        show_default=f"{PROTEIN_GAPS[0]}, or {DNA_GAPS[0]} with --dna",
+        help="Cost of opening a gap [score units]; a gap of length k costs "
+             "open + k * extend."),
+    click.option(
+        "--gap-extend", type=int, metavar="N", default=None,
+        show_default=f"{PROTEIN_GAPS[1]}, or {DNA_GAPS[1]} with --dna",
+        help="Cost of each gap position [score units per residue]."),
+)
+
+
+def scoring_options(f: F) -> F:
+    """Add the scoring options to a command; it receives ``scoring: Scoring`` instead.
+
+    The options are ``--matrix``, ``--dna``, ``--match``, ``--mismatch``,
+    ``--gap-open`` and ``--gap-extend``; :func:`build_scoring` turns them into one
+    :class:`~swath.scoring.Scoring` when the command runs.
+    """
+
+    @functools.wraps(f)
+    def wrapper(*args: Any, matrix: str, dna: bool, match: int, mismatch: int,
+                gap_open: int | None, gap_extend: int | None, **kwargs: Any) -> Any:
+        ctx = click.get_current_context()
+
+        def given(name: str, value: Any) -> Any:
+            source = ctx.get_parameter_source(name)
+            return None if source in (None, click.ParameterSource.DEFAULT) else value
+
+        scoring = build_scoring(matrix=given("matrix", matrix), dna=dna,
+                                match=given("match", match), mismatch=given("mismatch", mismatch),
+                                gap_open=gap_open, gap_extend=gap_extend)
+        return f(*args, scoring=scoring, **kwargs)
+
+    for option in reversed(_SCORING_OPTIONS):
+        wrapper = option(wrapper)
+    return wrapper  # type: ignore[return-value]
+
+
+# ---------------------------------------------------------------------------------
+# Other shared options
+
+
+def mode_option(default: str = "local") -> Callable[[F], F]:
+    """``--mode {local,global,semiglobal}``, with a per-command default."""
+    return click.option(
+        "--mode", type=click.Choice(MODES), default=default, show_default=True,
+        help="local: Smith-Waterman; global: Needleman-Wunsch; semiglobal: the whole "
+             "query against any part of the target (end gaps in the target are free).")
+
+
+wildcard_option = click.option(
+    "--wildcard", is_flag=True, default=False,
+    help="Map residues outside the alphabet to its wildcard (X for protein, N for DNA) "
+         "instead of failing.")
+
+device_option = click.option(
+    "--device", type=click.Choice(DEVICES), default="auto", show_default=True,
+    help="Where to compute: auto is the GPU when CuPy finds one, else the CPU.")
+
+
+class _EchoHandler(logging.Handler):
+    """Writes log records to click's current stderr (so CliRunner captures them)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            click.echo(self.format(record), err=True)
+        except Exception:
+            self.handleError(record)
+
+
+def setup_logging(verbosity: int) -> None:
+    """Send swath's log records to stderr: 0 WARNING, 1 INFO, 2 or more DEBUG.
+
+    Only the command line calls this; the library never configures logging.
+    """
+    level = (logging.WARNING, logging.INFO, logging.DEBUG)[min(max(verbosity, 0), 2)]
+    logger = logging.getLogger("swath")
+    logger.setLevel(level)
+    if not any(isinstance(h, _EchoHandler) for h in logger.handlers):
+        handler = _EchoHandler()
+        handler.setFormatter(logging.Formatter("swath: %(levelname)s: %(name)s: %(message)s"))
+        logger.addHandler(handler)
+
+
+def _verbose_callback(ctx: click.Context, param: click.Parameter, value: int) -> int:
+    if not ctx.resilient_parsing:
+        setup_logging(value)
+    return value
+
+
+verbose_option = click.option(
+    "-v", "--verbose", count=True, expose_value=False, callback=_verbose_callback,
+    help="Log more to stderr: -v for INFO, -vv for DEBUG (default: warnings only).")
+
+progress_option = click.option(
+    "--progress/--no-progress", default=None, show_default="on when stderr is a terminal",
+    help="Report progress on stderr.")
+
+
+def show_progress(progress: bool | None) -> bool:
+    """Whether to report progress: the flag when given, else whether stderr is a terminal."""
+    if progress is not None:
+        return progress
+    isatty = getattr(sys.stderr, "isatty", None)
+    return bool(isatty and isatty())
