@@ -45,7 +45,8 @@ def main() -> None:
     here = Path(__file__).resolve().parent
     shared = here.parent.parent / "shared"
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--db", type=Path, help="database FASTA (default: synth.py protein 20000 3)")
+    parser.add_argument("--db", type=Path,
+                        help="database FASTA (default: synth.py protein 20000 3)")
     parser.add_argument("--queries", type=Path, default=shared / "data/search_queries_20.fasta")
     parser.add_argument("--query-index", type=int, default=9, help="0-based record (S2: 9)")
     parser.add_argument("--query-length", type=int, default=300)

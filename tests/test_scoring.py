@@ -45,11 +45,11 @@ def test_matrix_from_ncbi_file(tmp_path):
 
 
 def test_matrix_file_errors(tmp_path):
-    with pytest.raises(InputNotFound, match="missing.mat"):
+    with pytest.raises(InputNotFound, match=r"missing\.mat"):
         Scoring.from_file(tmp_path / "missing.mat")
     bad = tmp_path / "bad.mat"
     bad.write_text("this is not a matrix\n")
-    with pytest.raises(InvalidParameter, match="bad.mat"):
+    with pytest.raises(InvalidParameter, match=r"bad\.mat"):
         Scoring.from_file(bad)
 
 

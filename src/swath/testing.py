@@ -55,8 +55,7 @@ def reference_align(query: np.ndarray, target: np.ndarray, scoring: Scoring,
     elif mode == "semiglobal":
         i, j = m, 1 + int(np.argmax(H[m, 1:]))
     else:
-        i, j = np.unravel_index(int(np.argmax(H)), H.shape)
-        i, j = int(i), int(j)
+        i, j = (int(x) for x in np.unravel_index(int(np.argmax(H)), H.shape))
     end_i, end_j, score = i, j, int(H[i, j])
     ops: list[str] = []
     state = "H"

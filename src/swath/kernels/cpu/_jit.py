@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
-import functools
+from typing import Any
 
 import numba
 
-jit = functools.partial(numba.njit, nogil=True, cache=True, boundscheck=False)
+OPTIONS = {"nogil": True, "cache": True, "boundscheck": False}
+
+
+def jit(function: Any = None, **options: Any) -> Any:
+    """``numba.njit`` with swath's options; use as ``@jit`` or ``@jit(parallel=True)``."""
+    decorate = numba.njit(**{**OPTIONS, **options})
+    return decorate if function is None else decorate(function)

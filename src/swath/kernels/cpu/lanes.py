@@ -18,6 +18,9 @@ by the 32-bit kernel.
 
 from __future__ import annotations
 
+import functools
+from typing import Any
+
 import numba
 import numpy as np
 
@@ -26,7 +29,8 @@ from swath.kernels.cpu._jit import jit
 LANES = {np.dtype(np.int8): 64, np.dtype(np.int16): 32, np.dtype(np.int32): 16}
 
 
-def _make_kernel(mode: str, dtype: np.dtype) -> numba.core.registry.CPUDispatcher:
+@functools.cache
+def _make_kernel(mode: str, dtype: np.dtype) -> Any:
     T = dtype.type
     L = LANES[dtype]
     local = mode == "local"
@@ -116,15 +120,9 @@ def _make_kernel(mode: str, dtype: np.dtype) -> numba.core.registry.CPUDispatche
     return kernel
 
 
-_KERNELS: dict[tuple[str, np.dtype], numba.core.registry.CPUDispatcher] = {}
-
-
-def lane_kernel(mode: str, dtype: np.dtype | type) -> numba.core.registry.CPUDispatcher:
-    """The compiled kernel for ``mode`` at the width of ``dtype`` (int16 or int32)."""
-    key = (mode, np.dtype(dtype))
-    if key not in _KERNELS:
-        _KERNELS[key] = _make_kernel(*key)
-    return _KERNELS[key]
+def lane_kernel(mode: str, dtype: np.dtype | type) -> Any:
+    """The compiled kernel for ``mode`` at the width of ``dtype`` (int8, int16 or int32)."""
+    return _make_kernel(mode, np.dtype(dtype))
 
 
 def pack_lanes(res: np.ndarray, off: np.ndarray, order: np.ndarray, lanes: int, pad: int
@@ -135,9 +133,9 @@ def pack_lanes(res: np.ndarray, off: np.ndarray, order: np.ndarray, lanes: int, 
     ``col_off`` (int64, groups + 1) and ``lens`` (groups x lanes, int64, 0 for unused lanes).
     """
     ngroups = -(-len(order) // lanes)
-    slots = np.full(ngroups * lanes, -1, dtype=np.int64)
-    slots[:len(order)] = order
-    slots = slots.reshape(ngroups, lanes)
+    flat = np.full(ngroups * lanes, -1, dtype=np.int64)
+    flat[:len(order)] = order
+    slots = flat.reshape(ngroups, lanes)
     lengths = np.diff(off)
     lens = np.where(slots >= 0, lengths[np.maximum(slots, 0)], 0)
     col_off = np.zeros(ngroups + 1, dtype=np.int64)

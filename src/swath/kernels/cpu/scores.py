@@ -83,7 +83,7 @@ def score_many(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: n
     scores = np.zeros((nq, nt), dtype=np.int32)
     pending = np.ones((nq, nt), dtype=bool)
     spread = int(np.abs(matrix).max()) + gap_open + gap_extend
-    widths = [w for w in map(np.dtype, WIDTHS[mode]) if 4 * spread < np.iinfo(w).max]
+    widths = [np.dtype(w) for w in WIDTHS[mode] if 4 * spread < np.iinfo(w).max]
     first, *rest = widths
     out, pending = _pass(first, mode, q_res, q_off, t_res, t_off, np.arange(nt), matrix,
                          gap_open, gap_extend)
