@@ -320,6 +320,23 @@ def test_not_fasta(tmp_path: Path, dna_files: tuple[str, str]) -> None:
                           "not FASTA")
 
 
+@pytest.mark.parametrize(
+    ("content", "needles"),
+    [
+        ("", ["empty file"]),
+        ("\n\n", ["empty file"]),
+        (">q1\n>q2\nACGT\n", ["line 1", "'q1' has no residues"]),
+        (">q1\nMKTAY\nIAJQR\n", ["line 3", "residue 'J'", "--wildcard"]),
+        ("@r1\nMKTAY\n+\nII\n", ["line 4", "quality"]),
+    ],
+)
+def test_bad_file_contents(tmp_path: Path, protein_files: tuple[str, str], content: str,
+                           needles: list[str]) -> None:
+    bad = tmp_path / "bad.fasta"
+    bad.write_text(content)
+    assert_one_line_error(run("align", str(bad), protein_files[1]), "bad.fasta", *needles)
+
+
 def test_directory_as_file(tmp_path: Path, dna_files: tuple[str, str]) -> None:
     assert_one_line_error(run("align", str(tmp_path), dna_files[1], "--dna"), str(tmp_path))
 
