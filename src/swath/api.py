@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from swath.alignment import MODES, Alignment, cigar_from_path
+from swath.alignment import MODES, Alignment
 from swath.errors import InvalidParameter
 from swath.kernels import get_backend
 from swath.scoring import Scoring
@@ -90,10 +90,12 @@ def align(query: SequenceLike, target: SequenceLike, scoring: Scoring | None = N
     backend = get_backend(device)
     q = encode_sequence(query, scoring.alphabet, wildcard=wildcard, name="query")
     t = encode_sequence(target, scoring.alphabet, wildcard=wildcard, name="target")
-    score, q_start, q_end, t_start, t_end, ops = backend.align_pair(
-        q, t, scoring.matrix, scoring.gap_open, scoring.gap_extend, mode)
-    cigar = cigar_from_path(ops, q, t, q_start, t_start)
-    return Alignment(score, q_start, q_end, t_start, t_end, cigar, mode)
+    scores, coords, cigar, _ = backend.align_batch(
+        q, np.array([0, len(q)]), t, np.array([0, len(t)]), scoring.matrix, scoring.gap_open,
+        scoring.gap_extend, mode)
+    q_start, q_end, t_start, t_end = (int(x) for x in coords[0])
+    return Alignment(int(scores[0]), q_start, q_end, t_start, t_end, cigar.tobytes().decode(),
+                     mode)
 
 
 def scores(queries: SequencesLike, targets: SequencesLike, scoring: Scoring | None = None,

@@ -8,7 +8,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import swath
-from swath.alignment import cigar_from_path
 from swath.kernels import get_backend
 from swath.testing import reference_align, rescore
 from tests.conftest import DNA, PROTEIN, pairs
@@ -18,7 +17,7 @@ SETTINGS = settings(deadline=None, max_examples=150,
                     suppress_health_check=[HealthCheck.too_slow])
 
 
-def offsets(seqs: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+def offsets_of(seqs: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     return (np.concatenate(seqs).astype(np.uint8),
             np.concatenate([[0], np.cumsum([len(s) for s in seqs])]).astype(np.int64))
 
@@ -32,11 +31,28 @@ class BackendSuite:
     def backend(self):
         return get_backend(self.device)
 
+    def align_all(self, queries, targets, scoring, mode) -> list[swath.Alignment]:
+        scores, coords, text, offsets = self.backend.align_batch(
+            *offsets_of(queries), *offsets_of(targets), scoring.matrix, scoring.gap_open,
+            scoring.gap_extend, mode)
+        cigars = text.tobytes().decode()
+        return [swath.Alignment(int(s), *map(int, c), cigars[offsets[k]:offsets[k + 1]], mode)
+                for k, (s, c) in enumerate(zip(scores, coords, strict=True))]
+
     def align(self, query, target, scoring, mode) -> swath.Alignment:
-        score, qs, qe, ts, te, ops = self.backend.align_pair(
-            query, target, scoring.matrix, scoring.gap_open, scoring.gap_extend, mode)
-        return swath.Alignment(score, qs, qe, ts, te, cigar_from_path(ops, query, target, qs, ts),
-                               mode)
+        return self.align_all([query], [target], scoring, mode)[0]
+
+    @pytest.mark.parametrize("mode", MODES)
+    @given(cases=st.lists(pairs(max_len=70), min_size=1, max_size=12))
+    @SETTINGS
+    def test_align_batch_equals_reference(self, mode, cases):
+        scoring = cases[0][0]
+        residues = min(len(scoring.alphabet.letters), 20)
+        queries = [(q % residues).astype(np.uint8) for _, q, _ in cases]
+        targets = [(t % residues).astype(np.uint8) for _, _, t in cases]
+        got = self.align_all(queries, targets, scoring, mode)
+        assert got == [reference_align(q, t, scoring, mode)
+                       for q, t in zip(queries, targets, strict=True)]
 
     @pytest.mark.parametrize("mode", MODES)
     @given(case=pairs())
@@ -57,7 +73,7 @@ class BackendSuite:
         queries = [query, target]
         targets = [target, query] + [(s % residues).astype(np.uint8)
                                      for _, q, t in more for s in (q, t)]
-        got = self.backend.score_many(*offsets(queries), *offsets(targets), scoring.matrix,
+        got = self.backend.score_many(*offsets_of(queries), *offsets_of(targets), scoring.matrix,
                                       scoring.gap_open, scoring.gap_extend, mode)
         expected = [[reference_align(q, t, scoring, mode).score for t in targets]
                     for q in queries]
@@ -70,7 +86,7 @@ class BackendSuite:
         w = PROTEIN.alphabet.encode("W" * 3100)
         near = PROTEIN.alphabet.encode("W" * 1500 + "A" + "W" * 1599)
         targets = [w, near, w[:10], PROTEIN.alphabet.encode("ACDEFGHIKL" * 5)]
-        got = self.backend.score_many(*offsets([w]), *offsets(targets), PROTEIN.matrix, 11, 1,
+        got = self.backend.score_many(*offsets_of([w]), *offsets_of(targets), PROTEIN.matrix, 11, 1,
                                       mode)
         expected = [self.align(w, t, PROTEIN, mode).score for t in targets]
         np.testing.assert_array_equal(got[0], expected)
@@ -82,7 +98,7 @@ class BackendSuite:
         rng = np.random.default_rng(7)
         queries = [rng.integers(0, 4, n).astype(np.uint8) for n in (1, 17, 64)]
         targets = [rng.integers(0, 4, n).astype(np.uint8) for n in rng.integers(1, 90, 75)]
-        got = self.backend.score_many(*offsets(queries), *offsets(targets), DNA.matrix, 5, 2,
+        got = self.backend.score_many(*offsets_of(queries), *offsets_of(targets), DNA.matrix, 5, 2,
                                       mode)
         expected = [[reference_align(q, t, DNA, mode).score for t in targets] for q in queries]
         np.testing.assert_array_equal(got, expected)

@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from swath.kernels.bounds import score_bounds
 from swath.kernels.cpu.lanes import LANES, lane_kernel, pack_lanes
-from swath.kernels.cpu.scores import _padded, score_bounds
+from swath.kernels.cpu.scores import _padded
 from tests.conftest import PROTEIN
 
 

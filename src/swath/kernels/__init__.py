@@ -5,8 +5,10 @@ functions with the same arguments:
 
 ``score_many(q_res, q_off, t_res, t_off, matrix, gap_open, gap_extend, mode)``
     optimal scores of every query against every target, an ``(nq, nt)`` int32 array;
-``align_pair(query, target, matrix, gap_open, gap_extend, mode)``
-    one optimal alignment: ``(score, q_start, q_end, t_start, t_end, ops)``.
+``align_batch(q_res, q_off, t_res, t_off, matrix, gap_open, gap_extend, mode)``
+    one optimal alignment of query k against target k, for every k: scores (N,),
+    coordinates (N, 4: query start and end, target start and end, 0-based, end
+    exclusive) and the extended CIGARs as one text buffer with (N + 1,) offsets.
 
 Kernels import neither Dask nor Zarr, do no I/O and log nothing.
 """
@@ -19,7 +21,7 @@ from types import ModuleType
 from swath.errors import BackendUnavailable, InvalidParameter
 
 DEVICES = ("auto", "cpu", "gpu")
-_FUNCTIONS = ("score_many", "align_pair")
+_FUNCTIONS = ("score_many", "align_batch")
 
 
 def _gpu() -> ModuleType:

@@ -14,34 +14,11 @@ import numba
 import numpy as np
 
 from swath.errors import InvalidParameter
+from swath.kernels.bounds import fits, score_bounds
 from swath.kernels.cpu.lanes import LANES, lane_kernel, pack_lanes
 
 WIDTHS = {"local": (np.int8, np.int16, np.int32), "global": (np.int16, np.int32),
           "semiglobal": (np.int16, np.int32)}
-
-
-def score_bounds(query_lengths: np.ndarray, target_lengths: np.ndarray, matrix: np.ndarray,
-                 gap_open: int, gap_extend: int, mode: str) -> tuple[np.ndarray, np.ndarray]:
-    """Lower and upper bounds of every DP value for pairs of the given lengths (int64).
-
-    Any H, E or F value of a pair, and every sum formed on the way, lies in
-    ``[low, high]``; arithmetic of a width that holds both cannot overflow. In local
-    mode the upper bound is left to the kernel's saturation flag (``high`` is 0).
-    """
-    m = np.asarray(query_lengths, dtype=np.int64)
-    n = np.asarray(target_lengths, dtype=np.int64)
-    top = max(int(matrix.max()), 0)
-    spread = max(int(np.abs(matrix).max()), 1) + gap_open + 2 * gap_extend
-    if mode == "local":
-        shape = np.broadcast(m, n).shape
-        return np.full(shape, -spread - gap_extend, np.int64), np.zeros(shape, np.int64)
-    low = -(2 * gap_open + gap_extend * (m + n)) - spread
-    return low, top * np.minimum(m, n) + top
-
-
-def _fits(low: np.ndarray, high: np.ndarray, dtype: np.dtype, gap_extend: int) -> np.ndarray:
-    info = np.iinfo(dtype)
-    return (low > info.min + 2 * gap_extend + 1) & (high < info.max)
 
 
 def _padded(matrix: np.ndarray, dtype: np.dtype) -> np.ndarray:
@@ -62,7 +39,7 @@ def _pass(dtype: np.dtype, mode: str, q_res: np.ndarray, q_off: np.ndarray, t_re
     cols, col_off, lens = pack_lanes(t_res, t_off, order, lanes, pad=matrix.shape[0])
     low, high = score_bounds(np.diff(q_off)[:, None], lens.max(axis=1)[None, :], matrix,
                              gap_open, gap_extend, mode)
-    skip = ~_fits(low, high, dtype, gap_extend)
+    skip = ~fits(low, high, dtype, gap_extend)
     nq, ngroups = len(q_off) - 1, len(col_off) - 1
     out = np.zeros((nq, ngroups * lanes), dtype=dtype)
     flags = np.ones((nq, ngroups * lanes), dtype=np.uint8)

@@ -140,3 +140,30 @@ def align_pair(query: np.ndarray, target: np.ndarray, matrix: np.ndarray, gap_op
     ops = np.empty(len(query) + len(target), dtype=np.uint8)
     count, start_i, start_j = _walk(dirs, code, end_i, end_j, ops)
     return int(score), int(start_i), int(end_i), int(start_j), int(end_j), ops[:count][::-1].copy()
+
+
+def align_batch(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: np.ndarray,
+                matrix: np.ndarray, gap_open: int, gap_extend: int, mode: str
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Optimal alignment of query k against target k, for every k.
+
+    Returns ``scores`` (N,) int64, ``coords`` (N, 4) int64 (query start, query end,
+    target start, target end; 0-based, end exclusive), and the CIGARs as one uint8
+    text buffer with (N + 1,) int64 offsets.
+    """
+    from swath.alignment import cigar_from_path
+
+    count = len(q_off) - 1
+    scores = np.zeros(count, dtype=np.int64)
+    coords = np.zeros((count, 4), dtype=np.int64)
+    texts = []
+    for k in range(count):
+        query, target = q_res[q_off[k]:q_off[k + 1]], t_res[t_off[k]:t_off[k + 1]]
+        score, q_start, q_end, t_start, t_end, ops = align_pair(
+            query, target, matrix, gap_open, gap_extend, mode)
+        scores[k] = score
+        coords[k] = (q_start, q_end, t_start, t_end)
+        texts.append(cigar_from_path(ops, query, target, q_start, t_start).encode("ascii"))
+    offsets = np.zeros(count + 1, dtype=np.int64)
+    np.cumsum([len(t) for t in texts], out=offsets[1:])
+    return scores, coords, np.frombuffer(b"".join(texts), dtype=np.uint8), offsets

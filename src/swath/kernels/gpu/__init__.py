@@ -1,4 +1,10 @@
-"""GPU kernels (CuPy, CUDA C sources beside this file).
+"""GPU kernels (CuPy; CUDA C sources beside this file, compiled on first use).
 
-Importing this package never needs a GPU; the kernels compile on first use.
+Importing this package needs CuPy but no GPU work; ``swath.kernels.get_backend``
+imports it only when CuPy finds a GPU.
 """
+
+from swath.kernels.gpu.scores import score_many
+from swath.kernels.gpu.traceback import align_batch
+
+__all__ = ["align_batch", "score_many"]

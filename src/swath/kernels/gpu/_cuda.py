@@ -1,0 +1,49 @@
+"""The CUDA sources beside this file, compiled once per process with cupy.RawModule.
+
+CuPy keeps the compiled binaries in its on-disk kernel cache, so a second process
+starts without compiling.
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+import cupy
+
+HERE = Path(__file__).resolve().parent
+GROUP_SIZES = (4, 8, 16, 32)   # threads per group (one warp at most)
+ROWS = 16                      # query rows per thread
+BLOCK = 128                    # threads per block
+CELLS = ("Packed16", "Int32")
+MODES = {"local": 0, "global": 1, "semiglobal": 2}
+
+
+def search_name(group: int, cell: str, mode: str) -> str:
+    return f"search_scores<{group}, {ROWS}, {cell}, {MODES[mode]}>"
+
+
+def fill_name(group: int, mode: str) -> str:
+    return f"traceback_fill<{group}, {ROWS}, {MODES[mode]}>"
+
+
+def walk_name(group: int) -> str:
+    return f"traceback_walk<{group}, {ROWS}>"
+
+
+_NAMES = {
+    "search.cu": tuple(search_name(g, c, m) for g in GROUP_SIZES for c in CELLS for m in MODES),
+    "traceback.cu": tuple([fill_name(g, m) for g in GROUP_SIZES for m in MODES]
+                          + [walk_name(g) for g in GROUP_SIZES] + ["compact_text"]),
+}
+
+
+@functools.cache
+def _module(source: str) -> cupy.RawModule:
+    return cupy.RawModule(code=(HERE / source).read_text(), options=("-std=c++17", f"-I{HERE}"),
+                          name_expressions=_NAMES[source])
+
+
+def kernel(source: str, name: str) -> cupy.RawKernel:
+    """The compiled kernel ``name`` (a template instance) of ``source``."""
+    return _module(source).get_function(name)

@@ -1,0 +1,181 @@
+// Database-search scoring: one query against many targets, scores only.
+//
+// m: query length, n: target length, G: threads of a group, R: query rows per thread,
+// TILE = G * R query rows per pass, A1: alphabet size + 1 (the last code pads targets).
+//
+// A group of G threads aligns the query against C::LANES targets at once (two per
+// 32-bit register in 16-bit halves, or one in 32 bits). Thread t keeps rows
+// t*R+1 .. t*R+R of the current query tile in registers (H and E); target residues
+// stream through the group one column a step, thread t one step behind thread t-1,
+// which hands it H and F of the row above its tile by warp shuffle. Queries longer
+// than TILE run in passes; the H and F of each pass's last row are spilled to
+// global memory (`spill`) for the next pass. The query profile of the current tile
+// (score of every residue against every query row, 16-bit) lives in shared memory.
+//
+// Local mode tracks the best cell; a lane whose best passes CEILING - max(matrix)
+// may have wrapped and is flagged for an exact re-run. Global and semiglobal lanes are
+// only sent here when their score bounds fit the type (checked by the caller).
+#include "cells.cuh"
+
+#define FULL_MASK 0xffffffffu
+
+template <int G, int R, class C, int MODE>
+__global__ void __launch_bounds__(128) search_scores(
+    const u8* __restrict__ residues,   // all targets, concatenated
+    const i64* __restrict__ starts,    // start of target k (sorted order) in residues
+    const int* __restrict__ lengths,   // length of target k (sorted order, ascending)
+    int count,                         // targets in this launch
+    const short* __restrict__ profile, // (A1, stride): profile[a * stride + i] = sub[q_i][a]
+    int m, int stride, int passes, int A1,
+    int gap_open, int gap_extend, int ceiling,
+    typename C::T* __restrict__ spill, // 2 * n_max words per group (H, F), passes > 1
+    const i64* __restrict__ spill_at,  // first word of each group's spill
+    int* __restrict__ scores,          // out: score of target k
+    u8* __restrict__ flags)            // out: 1 where the score is not exact
+{
+    typedef typename C::T T;
+    constexpr int TILE = G * R;
+    extern __shared__ __align__(16) short tile_profile[];
+
+    const int t = threadIdx.x % G;
+    const int group = (blockIdx.x * blockDim.x + threadIdx.x) / G;
+    const int first = group * C::LANES;
+    int len[C::LANES];
+    const u8* seq[C::LANES];
+    int n = 0;
+#pragma unroll
+    for (int l = 0; l < C::LANES; ++l) {
+        len[l] = first + l < count ? lengths[first + l] : 0;
+        seq[l] = residues + (first + l < count ? starts[first + l] : 0);
+        n = ::max(n, len[l]);
+    }
+    const T goe = C::splat(-(gap_open + gap_extend));
+    const T ge = C::splat(-gap_extend);
+    const T neg_inf = C::splat(C::FLOOR + gap_extend);
+    T best = C::splat(MODE == 0 ? 0 : C::FLOOR);
+    T running = C::splat(C::FLOOR);   // semiglobal: max over columns of H(m, c)
+    int result[C::LANES];
+#pragma unroll
+    for (int l = 0; l < C::LANES; ++l) result[l] = C::FLOOR;
+
+    // every lane of a warp runs the same number of steps (shuffles need all of them)
+    const int steps = __reduce_max_sync(FULL_MASK, n > 0 ? n + G - 1 : 0);
+    T* my_spill = spill + (passes > 1 && first < count ? spill_at[group] : 0);
+
+    for (int pass = 0; pass < passes; ++pass) {
+        __syncthreads();
+        for (int idx = threadIdx.x; idx < A1 * TILE; idx += blockDim.x)
+            tile_profile[idx] = profile[(idx / TILE) * stride + pass * TILE + idx % TILE];
+        __syncthreads();
+
+        const int row0 = pass * TILE + t * R;        // rows row0 + 1 .. row0 + R
+        T H[R], E[R];
+#pragma unroll
+        for (int k = 0; k < R; ++k) {
+            H[k] = C::splat(MODE == 0 ? 0 : -(gap_open + gap_extend * (row0 + k + 1)));
+            E[k] = neg_inf;
+        }
+        T diag = C::splat(MODE == 0 || row0 == 0 ? 0 : -(gap_open + gap_extend * row0));
+        T out_h = diag, out_f = neg_inf;
+        const bool last_pass = pass == passes - 1;
+        const int row_m = m - 1 - row0;               // register of row m, if ours
+        const bool holds_m = MODE != 0 && last_pass && row_m >= 0 && row_m < R;
+
+        for (int s = 0; s < steps; ++s) {
+            T in_h = __shfl_up_sync(FULL_MASK, out_h, 1, G);
+            T in_f = __shfl_up_sync(FULL_MASK, out_f, 1, G);
+            const int c = s - t + 1;                  // target column, 1-based
+            if (c < 1 || c > n) continue;
+            if (t == 0) {
+                if (pass == 0) {
+                    in_h = C::splat(MODE == 1 ? -(gap_open + gap_extend * c) : 0);
+                    in_f = neg_inf;
+                } else {
+                    in_h = my_spill[2 * (c - 1)];
+                    in_f = my_spill[2 * (c - 1) + 1];
+                }
+            }
+            const uint4* rows[C::LANES];
+#pragma unroll
+            for (int l = 0; l < C::LANES; ++l) {
+                const int a = c <= len[l] ? seq[l][c - 1] : A1 - 1;
+                rows[l] = reinterpret_cast<const uint4*>(tile_profile + a * TILE + t * R);
+            }
+            T up_h = in_h, up_f = in_f, dg = diag;
+#pragma unroll
+            for (int v = 0; v < R / 8; ++v) {
+                uint4 wa = rows[0][v];
+                uint4 wb = rows[C::LANES - 1][v];
+                const u32 a4[4] = {wa.x, wa.y, wa.z, wa.w};
+                const u32 b4[4] = {wb.x, wb.y, wb.z, wb.w};
+#pragma unroll
+                for (int kk = 0; kk < 8; ++kk) {
+                    const int k = v * 8 + kk;
+                    const T sc = C::score(a4[kk / 2], b4[kk / 2], kk);
+                    const T left = H[k];
+                    E[k] = C::addmax(E[k], ge, C::add(left, goe));
+                    const T f = C::addmax(up_f, ge, C::add(up_h, goe));
+                    const T h = MODE == 0 ? C::max3relu(C::add(dg, sc), E[k], f)
+                                          : C::max3(C::add(dg, sc), E[k], f);
+                    if (MODE == 0) best = C::max(best, h);
+                    dg = left;
+                    H[k] = h;
+                    up_h = h;
+                    up_f = f;
+                }
+            }
+            diag = in_h;
+            out_h = up_h;
+            out_f = up_f;
+            if (t == G - 1 && !last_pass) {
+                my_spill[2 * (c - 1)] = out_h;
+                my_spill[2 * (c - 1) + 1] = out_f;
+            }
+            if (holds_m) {
+                T v = H[0];
+#pragma unroll
+                for (int k = 1; k < R; ++k)
+                    if (k == row_m) v = H[k];
+                if (MODE == 2) {
+                    running = C::max(running, v);
+                    v = running;
+                }
+#pragma unroll
+                for (int l = 0; l < C::LANES; ++l)
+                    if (c == len[l]) result[l] = C::lane(v, l);
+            }
+        }
+    }
+
+    if (MODE == 0) {
+        // the group's best: max over its threads
+#pragma unroll
+        for (int l = 0; l < C::LANES; ++l) {
+            int b = C::lane(best, l);
+            for (int off = G / 2; off > 0; off /= 2)
+                b = ::max(b, __shfl_xor_sync(FULL_MASK, b, off, G));
+            result[l] = b;
+        }
+        if (t == 0) {
+#pragma unroll
+            for (int l = 0; l < C::LANES; ++l) {
+                if (first + l < count) {
+                    scores[first + l] = result[l];
+                    flags[first + l] = result[l] > ceiling;
+                }
+            }
+        }
+    } else {
+        // the thread holding row m wrote result; it is the only writer
+        const int row_m = m - 1 - (passes - 1) * TILE - t * R;
+        if (row_m >= 0 && row_m < R) {
+#pragma unroll
+            for (int l = 0; l < C::LANES; ++l) {
+                if (first + l < count) {
+                    scores[first + l] = result[l];
+                    flags[first + l] = 0;
+                }
+            }
+        }
+    }
+}

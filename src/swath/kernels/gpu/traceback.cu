@@ -1,0 +1,300 @@
+// Batched alignment with traceback: many (query, target) pairs, one pair a group.
+//
+// m: query length, n: target length, G: threads of a group, R: query rows per thread,
+// TILE = G * R rows per pass, P = ceil(m / TILE) passes, S = n + G - 1 steps a pass.
+//
+// fill: the group computes the exact 32-bit DP of its pair as in search.cu (rows in
+// registers, target columns streaming, warp shuffles between threads, H and F of a
+// pass's last row spilled for the next pass) and writes each cell's 4-bit direction
+// code. Thread t's 16 codes of one step form one 64-bit word; the G words of a step
+// are adjacent (anti-diagonal-major), so a step's writes coalesce. Word of cell
+// (r, c): ((pass * S + c - 1 + t) * G + t), nibble (r - 1) % R, where
+// t = ((r - 1) % TILE) / R. Code bits: 0-1 H's source (0 start, 1 diagonal, 2 E, 3 F),
+// 2 E extended E, 3 F extended F, with the tie rules of swath.kernels.cpu.traceback.
+//
+// walk: one thread a pair follows the codes back from the end cell and writes the
+// start coordinates and the extended CIGAR as text.
+#include "cells.cuh"
+
+#define FULL_MASK 0xffffffffu
+#define OP_MATCH 0
+#define OP_INSERT 1
+#define OP_DELETE 2
+
+typedef unsigned long long u64;
+
+template <int G, int R, int MODE>
+__global__ void __launch_bounds__(128) traceback_fill(
+    const u8* __restrict__ q_res, const i64* __restrict__ q_start, const int* __restrict__ q_len,
+    const u8* __restrict__ t_res, const i64* __restrict__ t_start, const int* __restrict__ t_len,
+    const int* __restrict__ pairs,     // pair index of each group
+    int count,
+    const short* __restrict__ matrix,  // (A, A)
+    int A, int gap_open, int gap_extend,
+    int* __restrict__ spill,           // 2 * n words per pair, when P > 1
+    const i64* __restrict__ spill_at,
+    u64* __restrict__ dirs,            // P * S * G words per pair
+    const i64* __restrict__ dirs_at,
+    int* __restrict__ out)             // (pairs, 3): score, end row, end column
+{
+    constexpr int TILE = G * R;
+    extern __shared__ short sub[];
+    for (int idx = threadIdx.x; idx < A * A; idx += blockDim.x) sub[idx] = matrix[idx];
+    __syncthreads();
+
+    const int t = threadIdx.x % G;
+    const int group = (blockIdx.x * blockDim.x + threadIdx.x) / G;
+    const bool real = group < count;
+    const int p = real ? pairs[group] : 0;
+    const int m = real ? q_len[p] : 0;
+    const int n = real ? t_len[p] : 0;
+    const u8* q = q_res + (real ? q_start[p] : 0);
+    const u8* tg = t_res + (real ? t_start[p] : 0);
+    const int passes = (m + TILE - 1) / TILE;
+    const int S = n + G - 1;
+    u64* my_dirs = dirs + (real ? dirs_at[p] : 0);
+    int* my_spill = spill + (real && passes > 1 ? spill_at[p] : 0);
+    const int goe = -(gap_open + gap_extend), ge = -gap_extend;
+    const int neg_inf = Int32::FLOOR + gap_extend;
+
+    const int steps = __reduce_max_sync(FULL_MASK, n > 0 ? S : 0);
+    const int all_passes = __reduce_max_sync(FULL_MASK, passes);
+    int best = MODE == 0 ? 0 : Int32::FLOOR, best_row = 0, best_col = 0;
+
+    for (int pass = 0; pass < all_passes; ++pass) {
+        const bool live = pass < passes;
+        const int row0 = pass * TILE + t * R;
+        int H[R], E[R], qrow[R], col_best[R], val_best[R];
+#pragma unroll
+        for (int k = 0; k < R; ++k) {
+            const int r = row0 + k + 1;
+            H[k] = MODE == 0 ? 0 : -(gap_open + gap_extend * r);
+            E[k] = neg_inf;
+            qrow[k] = (r <= m ? q[r - 1] : 0) * A;
+            val_best[k] = 0;
+            col_best[k] = 0;
+        }
+        int diag = MODE == 0 || row0 == 0 ? 0 : -(gap_open + gap_extend * row0);
+        int out_h = diag, out_f = neg_inf;
+        const int row_m = m - 1 - row0;
+        const bool holds_m = MODE == 2 && live && pass == passes - 1 && row_m >= 0 && row_m < R;
+
+        for (int s = 0; s < steps; ++s) {
+            int in_h = __shfl_up_sync(FULL_MASK, out_h, 1, G);
+            int in_f = __shfl_up_sync(FULL_MASK, out_f, 1, G);
+            const int c = s - t + 1;
+            if (!live || c < 1 || c > n) continue;
+            if (t == 0) {
+                if (pass == 0) {
+                    in_h = MODE == 1 ? -(gap_open + gap_extend * c) : 0;
+                    in_f = neg_inf;
+                } else {
+                    in_h = my_spill[2 * (c - 1)];
+                    in_f = my_spill[2 * (c - 1) + 1];
+                }
+            }
+            const short* column = sub + tg[c - 1];
+            int up_h = in_h, up_f = in_f, dg = diag;
+            u64 word = 0;
+#pragma unroll
+            for (int k = 0; k < R; ++k) {
+                const int left = H[k];
+                const int e_open = left + goe, e_ext = E[k] + ge;
+                const int e = ::max(e_open, e_ext);
+                const int f_open = up_h + goe, f_ext = up_f + ge;
+                const int f = ::max(f_open, f_ext);
+                const int d = dg + column[qrow[k]];
+                const int hr = Int32::max3(d, e, f);
+                int src = hr == d ? 1 : (hr == e ? 2 : 3);
+                int h = hr;
+                if (MODE == 0 && hr <= 0) {
+                    h = 0;
+                    src = 0;
+                }
+                const u64 code = (u64)(src | (e_ext > e_open ? 4 : 0) | (f_ext > f_open ? 8 : 0));
+                word |= code << (4 * k);
+                if (MODE == 0 && h > val_best[k]) {
+                    val_best[k] = h;
+                    col_best[k] = c;
+                }
+                E[k] = e;
+                dg = left;
+                H[k] = h;
+                up_h = h;
+                up_f = f;
+            }
+            my_dirs[((i64)pass * S + s) * G + t] = word;
+            diag = in_h;
+            out_h = up_h;
+            out_f = up_f;
+            if (t == G - 1 && pass < passes - 1) {
+                my_spill[2 * (c - 1)] = out_h;
+                my_spill[2 * (c - 1) + 1] = out_f;
+            }
+            if (holds_m) {
+                int v = H[0];
+#pragma unroll
+                for (int k = 1; k < R; ++k)
+                    if (k == row_m) v = H[k];
+                if (v > best) {
+                    best = v;
+                    best_col = c;
+                }
+            }
+        }
+        if (MODE == 0 && live) {
+            // rows ascend with k and with passes: strict > keeps the first best row
+#pragma unroll
+            for (int k = 0; k < R; ++k) {
+                if (row0 + k + 1 <= m && val_best[k] > best) {
+                    best = val_best[k];
+                    best_row = row0 + k + 1;
+                    best_col = col_best[k];
+                }
+            }
+        }
+        __syncwarp();
+    }
+
+    if (MODE == 0) {
+        // group best; ties go to the smaller row (row-major first cell)
+        for (int off = G / 2; off > 0; off /= 2) {
+            const int ob = __shfl_xor_sync(FULL_MASK, best, off, G);
+            const int orow = __shfl_xor_sync(FULL_MASK, best_row, off, G);
+            const int ocol = __shfl_xor_sync(FULL_MASK, best_col, off, G);
+            if (ob > best || (ob == best && orow < best_row)) {
+                best = ob;
+                best_row = orow;
+                best_col = ocol;
+            }
+        }
+        if (real && t == 0) {
+            out[3 * p] = best;
+            out[3 * p + 1] = best_row;
+            out[3 * p + 2] = best_col;
+        }
+    } else if (MODE == 2) {
+        const int row_m = m - 1 - (passes - 1) * TILE - t * R;
+        if (real && row_m >= 0 && row_m < R) {
+            out[3 * p] = best;
+            out[3 * p + 1] = m;
+            out[3 * p + 2] = best_col;
+        }
+    }
+}
+
+// Global mode's score H(m, n) is not kept by fill: the walk sums it along the path.
+
+template <int G, int R>
+__global__ void traceback_walk(
+    const u8* __restrict__ q_res, const i64* __restrict__ q_start, const int* __restrict__ q_len,
+    const u8* __restrict__ t_res, const i64* __restrict__ t_start, const int* __restrict__ t_len,
+    const int* __restrict__ pairs, int count, int mode,
+    const short* __restrict__ matrix, int A, int gap_open, int gap_extend,
+    const u64* __restrict__ dirs, const i64* __restrict__ dirs_at,
+    u8* __restrict__ scratch, const i64* __restrict__ scratch_at,   // m + n bytes per pair
+    int* __restrict__ out,            // (pairs, 3): score, end row, end column (in and out)
+    int* __restrict__ starts,         // out (pairs, 2): start row, start column
+    char* __restrict__ cigar, int* __restrict__ cigar_len)  // text at 2 * scratch_at[p]
+{
+    constexpr int TILE = G * R;
+    const int idx = blockIdx.x * blockDim.x + threadIdx.x;
+    if (idx >= count) return;
+    const int p = pairs[idx];
+    const int m = q_len[p], n = t_len[p];
+    const int S = n + G - 1;
+    const u64* my_dirs = dirs + dirs_at[p];
+    u8* ops = scratch + scratch_at[p];
+    int i = mode == 1 ? m : out[3 * p + 1];
+    int j = mode == 1 ? n : out[3 * p + 2];
+    const int end_i = i, end_j = j;
+    int state = 0, count_ops = 0;
+    while (i > 0 && j > 0) {
+        const int r = i - 1;
+        const int tt = (r % TILE) / R;
+        const u64 word = my_dirs[((i64)(r / TILE) * S + (j - 1) + tt) * G + tt];
+        const int code = (int)(word >> (4 * (r % R))) & 15;
+        if (state == 0) {
+            const int src = code & 3;
+            if (src == 0) break;
+            if (src == 1) {
+                ops[count_ops++] = OP_MATCH;
+                --i;
+                --j;
+            } else {
+                state = src - 1;
+            }
+        } else if (state == 1) {
+            ops[count_ops++] = OP_DELETE;
+            --j;
+            state = (code & 4) ? 1 : 0;
+        } else {
+            ops[count_ops++] = OP_INSERT;
+            --i;
+            state = (code & 8) ? 2 : 0;
+        }
+    }
+    if (mode != 0)
+        while (i > 0) { ops[count_ops++] = OP_INSERT; --i; }
+    if (mode == 1)
+        while (j > 0) { ops[count_ops++] = OP_DELETE; --j; }
+    starts[2 * p] = i;
+    starts[2 * p + 1] = j;
+
+    // forward: score (global mode) and CIGAR text
+    const u8* q = q_res + q_start[p];
+    const u8* tg = t_res + t_start[p];
+    char* text = cigar + 2 * scratch_at[p];
+    int written = 0, score = 0, run = 0;
+    char run_op = 0;
+    int gap = 0;
+    for (int x = count_ops - 1; x >= -1; --x) {
+        char op = 0;
+        if (x >= 0) {
+            const int o = ops[x];
+            if (o == OP_MATCH) {
+                const int a = q[i], b = tg[j];
+                op = a == b ? '=' : 'X';
+                score += matrix[a * A + b];
+                ++i;
+                ++j;
+            } else if (o == OP_INSERT) {
+                op = 'I';
+                ++i;
+            } else {
+                op = 'D';
+                ++j;
+            }
+        }
+        if (op == run_op) {
+            ++run;
+            continue;
+        }
+        if (run > 0) {
+            if (run_op == 'I' || run_op == 'D') gap += gap_open + gap_extend * run;
+            char digits[12];
+            int nd = 0;
+            for (int v = run; v > 0; v /= 10) digits[nd++] = '0' + v % 10;
+            while (nd > 0) text[written++] = digits[--nd];
+            text[written++] = run_op;
+        }
+        run_op = op;
+        run = 1;
+    }
+    cigar_len[p] = written;
+    if (mode == 1) out[3 * p] = score - gap;
+    if (mode == 1) {
+        out[3 * p + 1] = end_i;
+        out[3 * p + 2] = end_j;
+    }
+}
+
+// Copy each pair's CIGAR text from its scratch slot to its place in one packed buffer.
+__global__ void compact_text(const char* __restrict__ cigar, const i64* __restrict__ scratch_at,
+                             const i64* __restrict__ text_at, int count, u8* __restrict__ text)
+{
+    const int p = blockIdx.x * blockDim.x + threadIdx.x;
+    if (p >= count) return;
+    const char* from = cigar + 2 * scratch_at[p];
+    for (i64 x = text_at[p]; x < text_at[p + 1]; ++x) text[x] = (u8)*from++;
+}

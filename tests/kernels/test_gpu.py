@@ -1,0 +1,100 @@
+"""GPU kernels against their CPU twins: partitions, passes, edge lengths, overflow."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from swath.kernels import get_backend
+from tests.conftest import DNA, PROTEIN
+
+pytestmark = pytest.mark.gpu
+MODES = ["local", "global", "semiglobal"]
+# group sizes 4..32 threads x 16 rows; partitions cut at target lengths 64, 128, 256
+EDGE_LENGTHS = [1, 2, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129, 255, 256, 257, 511,
+                512, 513, 1023, 1024, 1025]
+
+
+def packed(seqs):
+    return (np.concatenate(seqs).astype(np.uint8),
+            np.concatenate([[0], np.cumsum([len(s) for s in seqs])]).astype(np.int64))
+
+
+def related(rng, query, length, alphabet):
+    """A target of ``length`` holding a mutated piece of ``query`` (so scores are high)."""
+    target = rng.integers(0, alphabet, length).astype(np.uint8)
+    piece = query[: max(1, min(len(query), length) // 2)].copy()
+    piece[rng.random(len(piece)) < 0.1] = rng.integers(0, alphabet)
+    at = int(rng.integers(0, length - len(piece) + 1))
+    target[at:at + len(piece)] = piece
+    return target
+
+
+def both(function, *args):
+    return (getattr(get_backend("gpu"), function)(*args),
+            getattr(get_backend("cpu"), function)(*args))
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("scoring", [PROTEIN, DNA], ids=["protein", "dna"])
+@pytest.mark.parametrize("query_length", [1, 31, 32, 33, 300, 513, 1100])
+def test_scores_equal_cpu_at_edge_lengths(mode, scoring, query_length):
+    rng = np.random.default_rng(query_length)
+    alphabet = 20 if scoring is PROTEIN else 4
+    query = rng.integers(0, alphabet, query_length).astype(np.uint8)
+    targets = [related(rng, query, n, alphabet) for n in EDGE_LENGTHS]
+    targets += [rng.integers(0, alphabet, n).astype(np.uint8)
+                for n in rng.integers(1, 700, 150)]
+    gpu, cpu = both("score_many", *packed([query, query[::-1].copy()]), *packed(targets),
+                    scoring.matrix, scoring.gap_open, scoring.gap_extend, mode)
+    np.testing.assert_array_equal(gpu, cpu)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_scores_past_16_bits_are_rerun_exactly(mode):
+    w = PROTEIN.alphabet.encode("W" * 3100)
+    targets = [w, w[:2000], PROTEIN.alphabet.encode("W" * 1500 + "A" + "W" * 1599),
+               PROTEIN.alphabet.encode("ACDEFGHIKLMNPQRSTVWY" * 40)]
+    gpu, cpu = both("score_many", *packed([w]), *packed(targets), PROTEIN.matrix, 11, 1, mode)
+    np.testing.assert_array_equal(gpu, cpu)
+    assert gpu[0, 0] == 3100 * 11
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("scoring", [PROTEIN, DNA], ids=["protein", "dna"])
+def test_align_batch_equals_cpu(mode, scoring):
+    rng = np.random.default_rng(11)
+    alphabet = 20 if scoring is PROTEIN else 4
+    lengths = EDGE_LENGTHS[:-3] + rng.integers(1, 400, 60).tolist()
+    queries = [rng.integers(0, alphabet, m).astype(np.uint8) for m in lengths]
+    targets = [related(rng, q, int(rng.integers(1, 900)), alphabet) for q in queries]
+    gpu, cpu = both("align_batch", *packed(queries), *packed(targets), scoring.matrix,
+                    scoring.gap_open, scoring.gap_extend, mode)
+    for g, c in zip(gpu, cpu, strict=True):
+        np.testing.assert_array_equal(g, c)
+
+
+def test_align_batch_splits_into_memory_batches():
+    from swath.kernels.gpu.traceback import align_batch
+
+    rng = np.random.default_rng(3)
+    queries = [rng.integers(0, 4, m).astype(np.uint8) for m in rng.integers(50, 300, 40)]
+    targets = [related(rng, q, 400, 4) for q in queries]
+    args = (*packed(queries), *packed(targets), DNA.matrix, 5, 2, "semiglobal")
+    whole, split = align_batch(*args), align_batch(*args, memory_budget=200_000)
+    for a, b in zip(whole, split, strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.slow
+def test_long_query_against_long_target():
+    """A 40,000-residue query against a 100,000-residue target: 79 passes, spilled rows."""
+    rng = np.random.default_rng(4)
+    query = rng.integers(0, 4, 40_000).astype(np.uint8)
+    target = related(rng, query, 100_000, 4)
+    for mode in ("local", "semiglobal"):
+        gpu = get_backend("gpu").score_many(*packed([query]), *packed([target]), DNA.matrix, 5, 2,
+                                            mode)
+        from swath.kernels.cpu.traceback import align_pair
+
+        assert gpu[0, 0] == align_pair(query, target, DNA.matrix, 5, 2, mode)[0]
