@@ -13,14 +13,16 @@ import cupy
 
 HERE = Path(__file__).resolve().parent
 GROUP_SIZES = (4, 8, 16, 32)   # threads per group (one warp at most)
-ROWS = 16                      # query rows per thread
+ROWS = 16                      # query rows per thread (traceback)
+# (threads per group, query rows per thread) of the search kernels, by rows per pass
+SEARCH_CONFIGS = ((4, 16), (8, 16), (8, 32), (16, 32), (32, 16))
 BLOCK = 128                    # threads per block
 CELLS = ("Packed16", "Int32")
 MODES = {"local": 0, "global": 1, "semiglobal": 2}
 
 
-def search_name(group: int, cell: str, mode: str) -> str:
-    return f"search_scores<{group}, {ROWS}, {cell}, {MODES[mode]}>"
+def search_name(group: int, rows: int, cell: str, mode: str) -> str:
+    return f"search_scores<{group}, {rows}, {cell}, {MODES[mode]}>"
 
 
 def fill_name(group: int, mode: str) -> str:
@@ -32,7 +34,8 @@ def walk_name(group: int) -> str:
 
 
 _NAMES = {
-    "search.cu": tuple(search_name(g, c, m) for g in GROUP_SIZES for c in CELLS for m in MODES),
+    "search.cu": tuple(search_name(g, r, c, m) for g, r in SEARCH_CONFIGS for c in CELLS
+                       for m in MODES),
     "traceback.cu": tuple([fill_name(g, m) for g in GROUP_SIZES for m in MODES]
                           + [walk_name(g) for g in GROUP_SIZES] + ["compact_text"]),
 }

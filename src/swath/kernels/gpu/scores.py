@@ -19,9 +19,9 @@ import numpy as np
 
 from swath.errors import InvalidParameter
 from swath.kernels.bounds import fits, saturation_ceiling, score_bounds
-from swath.kernels.gpu._cuda import BLOCK, GROUP_SIZES, ROWS, kernel, search_name
+from swath.kernels.gpu._cuda import BLOCK, SEARCH_CONFIGS, kernel, search_name
 
-PARTITION_EDGES = (64, 128, 256)        # target lengths where the group size grows
+PARTITION_EDGES = (64, 128, 256)        # target lengths where the usable groups grow
 SHARED_LIMIT = 48 * 1024
 LANES = {"Packed16": 2, "Int32": 1}
 WORD = {"Packed16": np.uint32, "Int32": np.int32}
@@ -71,13 +71,19 @@ def query_profile(query: np.ndarray, matrix: np.ndarray, stride: int) -> cp.ndar
     return cp.asarray(profile)
 
 
-def group_size(query_length: int, target_length: int, alphabet: int) -> int:
-    """Threads per group for a query against targets of about ``target_length``."""
-    by_query = next((g for g in GROUP_SIZES if g * ROWS >= query_length), GROUP_SIZES[-1])
-    by_target = max([g for g in GROUP_SIZES if g * 8 <= target_length], default=GROUP_SIZES[0])
-    by_shared = max([g for g in GROUP_SIZES if (alphabet + 1) * g * ROWS * 2 <= SHARED_LIMIT],
-                    default=GROUP_SIZES[0])
-    return min(by_query, by_target, by_shared)
+def kernel_config(query_length: int, target_length: int, alphabet: int) -> tuple[int, int]:
+    """(threads per group, rows per thread) for a query against targets of about this length.
+
+    The smallest pass that holds the whole query, among the configurations whose group
+    is small next to the targets (fill and drain of the wavefront cost G - 1 columns)
+    and whose profile tile fits in shared memory; long queries take the largest tile.
+    """
+    usable = [(g, r) for g, r in SEARCH_CONFIGS
+              if g * 8 <= max(target_length, 32) and (alphabet + 1) * g * r * 2 <= SHARED_LIMIT]
+    usable = usable or [SEARCH_CONFIGS[0]]
+    fitting = [c for c in usable if c[0] * c[1] >= query_length]
+    return (min(fitting, key=lambda c: (c[0] * c[1], -c[1])) if fitting
+            else max(usable, key=lambda c: (c[0] * c[1], c[1])))
 
 
 def partitions(lengths: np.ndarray) -> list[tuple[int, int]]:
@@ -94,8 +100,8 @@ def _launch(cell: str, mode: str, targets: DeviceTargets, query: np.ndarray,
     ceiling = saturation_ceiling(matrix, np.int16 if cell == "Packed16" else np.int32)
     lanes = LANES[cell]
     for begin, end in partitions(targets.host_lengths):
-        group = group_size(m, int(targets.host_lengths[begin]), alphabet)
-        tile = group * ROWS
+        group, rows = kernel_config(m, int(targets.host_lengths[begin]), alphabet)
+        tile = group * rows
         passes = -(-m // tile)
         count = end - begin
         groups = -(-count // lanes)
@@ -109,7 +115,7 @@ def _launch(cell: str, mode: str, targets: DeviceTargets, query: np.ndarray,
         else:
             spill, spill_at_d = cp.empty(1, dtype=WORD[cell]), cp.zeros(1, dtype=np.int64)
         blocks = -(-groups * group // BLOCK)
-        kernel("search.cu", search_name(group, cell, mode))(
+        kernel("search.cu", search_name(group, rows, cell, mode))(
             (blocks,), (BLOCK,),
             (targets.residues, targets.starts[begin:], targets.lengths[begin:], np.int32(count),
              profile, np.int32(m), np.int32(stride), np.int32(passes), np.int32(alphabet + 1),
@@ -124,7 +130,8 @@ def score_against(targets: DeviceTargets, query: np.ndarray, matrix: np.ndarray,
     n = len(targets)
     scores = cp.zeros(n, dtype=np.int32)
     flags = cp.ones(n, dtype=np.uint8)
-    stride = -(-len(query) // (GROUP_SIZES[-1] * ROWS)) * GROUP_SIZES[-1] * ROWS
+    widest = max(g * r for g, r in SEARCH_CONFIGS)
+    stride = -(-len(query) // widest) * widest
     profile = query_profile(query, matrix, stride)
     low, high = score_bounds(len(query), targets.host_lengths, matrix, gap_open, gap_extend,
                              mode)

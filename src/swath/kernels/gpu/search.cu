@@ -11,6 +11,11 @@
 // than TILE run in passes; the H and F of each pass's last row are spilled to
 // global memory (`spill`) for the next pass. The query profile of the current tile
 // (score of every residue against every query row, 16-bit) lives in shared memory.
+// R must be a multiple of 8 (rows are read 8 at a time, 16 bytes).
+//
+// H is kept as HG = H - (gap_open + gap_extend), the value both gap recurrences
+// open from, and the profile holds s + gap_open + gap_extend, so that HG + profile is
+// H + s: a cell costs 5 operations (3 with DPX fusing add and max) plus the best.
 //
 // Local mode tracks the best cell; a lane whose best passes CEILING - max(matrix)
 // may have wrapped and is flagged for an exact re-run. Global and semiglobal lanes are
@@ -49,7 +54,8 @@ __global__ void __launch_bounds__(128) search_scores(
         seq[l] = residues + (first + l < count ? starts[first + l] : 0);
         n = ::max(n, len[l]);
     }
-    const T goe = C::splat(-(gap_open + gap_extend));
+    const int open = gap_open + gap_extend;
+    const T goe = C::splat(-open);
     const T ge = C::splat(-gap_extend);
     const T neg_inf = C::splat(C::FLOOR + gap_extend);
     T best = C::splat(MODE == 0 ? 0 : C::FLOOR);
@@ -64,18 +70,23 @@ __global__ void __launch_bounds__(128) search_scores(
 
     for (int pass = 0; pass < passes; ++pass) {
         __syncthreads();
-        for (int idx = threadIdx.x; idx < A1 * TILE; idx += blockDim.x)
-            tile_profile[idx] = profile[(idx / TILE) * stride + pass * TILE + idx % TILE];
+        // thread t's rows are two 16-byte chunks, stored chunk-major ([a][v][t][8]) so
+        // that the G threads' loads of one chunk are adjacent and free of bank conflicts
+        for (int idx = threadIdx.x; idx < A1 * TILE; idx += blockDim.x) {
+            const int a = idx / TILE, i = idx % TILE, k = i % R;
+            tile_profile[a * TILE + ((k / 8) * G + i / R) * 8 + k % 8] =
+                profile[a * stride + pass * TILE + i] + open;
+        }
         __syncthreads();
 
         const int row0 = pass * TILE + t * R;        // rows row0 + 1 .. row0 + R
-        T H[R], E[R];
+        T HG[R], E[R];
 #pragma unroll
         for (int k = 0; k < R; ++k) {
-            H[k] = C::splat(MODE == 0 ? 0 : -(gap_open + gap_extend * (row0 + k + 1)));
+            HG[k] = C::splat((MODE == 0 ? 0 : -(gap_open + gap_extend * (row0 + k + 1))) - open);
             E[k] = neg_inf;
         }
-        T diag = C::splat(MODE == 0 || row0 == 0 ? 0 : -(gap_open + gap_extend * row0));
+        T diag = C::splat((MODE == 0 || row0 == 0 ? 0 : -(gap_open + gap_extend * row0)) - open);
         T out_h = diag, out_f = neg_inf;
         const bool last_pass = pass == passes - 1;
         const int row_m = m - 1 - row0;               // register of row m, if ours
@@ -88,7 +99,7 @@ __global__ void __launch_bounds__(128) search_scores(
             if (c < 1 || c > n) continue;
             if (t == 0) {
                 if (pass == 0) {
-                    in_h = C::splat(MODE == 1 ? -(gap_open + gap_extend * c) : 0);
+                    in_h = C::splat((MODE == 1 ? -(gap_open + gap_extend * c) : 0) - open);
                     in_f = neg_inf;
                 } else {
                     in_h = my_spill[2 * (c - 1)];
@@ -99,28 +110,32 @@ __global__ void __launch_bounds__(128) search_scores(
 #pragma unroll
             for (int l = 0; l < C::LANES; ++l) {
                 const int a = c <= len[l] ? seq[l][c - 1] : A1 - 1;
-                rows[l] = reinterpret_cast<const uint4*>(tile_profile + a * TILE + t * R);
+                rows[l] = reinterpret_cast<const uint4*>(tile_profile + a * TILE) + t;
             }
             T up_h = in_h, up_f = in_f, dg = diag;
 #pragma unroll
             for (int v = 0; v < R / 8; ++v) {
-                uint4 wa = rows[0][v];
-                uint4 wb = rows[C::LANES - 1][v];
+                const uint4 wa = rows[0][v * G];
+                const uint4 wb = rows[C::LANES - 1][v * G];
                 const u32 a4[4] = {wa.x, wa.y, wa.z, wa.w};
                 const u32 b4[4] = {wb.x, wb.y, wb.z, wb.w};
+                T pair_h = best;
 #pragma unroll
                 for (int kk = 0; kk < 8; ++kk) {
                     const int k = v * 8 + kk;
                     const T sc = C::score(a4[kk / 2], b4[kk / 2], kk);
-                    const T left = H[k];
-                    E[k] = C::addmax(E[k], ge, C::add(left, goe));
-                    const T f = C::addmax(up_f, ge, C::add(up_h, goe));
+                    const T left = HG[k];
+                    E[k] = C::addmax(E[k], ge, left);
+                    const T f = C::addmax(up_f, ge, up_h);
                     const T h = MODE == 0 ? C::max3relu(C::add(dg, sc), E[k], f)
                                           : C::max3(C::add(dg, sc), E[k], f);
-                    if (MODE == 0) best = C::max(best, h);
+                    if (MODE == 0) {
+                        if (kk & 1) best = C::max3(best, pair_h, h);
+                        else pair_h = h;
+                    }
                     dg = left;
-                    H[k] = h;
-                    up_h = h;
+                    HG[k] = C::add(h, goe);
+                    up_h = HG[k];
                     up_f = f;
                 }
             }
@@ -132,10 +147,11 @@ __global__ void __launch_bounds__(128) search_scores(
                 my_spill[2 * (c - 1) + 1] = out_f;
             }
             if (holds_m) {
-                T v = H[0];
+                T v = HG[0];
 #pragma unroll
                 for (int k = 1; k < R; ++k)
-                    if (k == row_m) v = H[k];
+                    if (k == row_m) v = HG[k];
+                v = C::add(v, C::splat(open));
                 if (MODE == 2) {
                     running = C::max(running, v);
                     v = running;

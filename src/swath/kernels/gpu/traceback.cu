@@ -27,8 +27,7 @@ template <int G, int R, int MODE>
 __global__ void __launch_bounds__(128) traceback_fill(
     const u8* __restrict__ q_res, const i64* __restrict__ q_start, const int* __restrict__ q_len,
     const u8* __restrict__ t_res, const i64* __restrict__ t_start, const int* __restrict__ t_len,
-    const int* __restrict__ pairs,     // pair index of each group
-    int count,
+    int count,                         // pairs (in processing order), one a group
     const short* __restrict__ matrix,  // (A, A)
     int A, int gap_open, int gap_extend,
     int* __restrict__ spill,           // 2 * n words per pair, when P > 1
@@ -45,7 +44,7 @@ __global__ void __launch_bounds__(128) traceback_fill(
     const int t = threadIdx.x % G;
     const int group = (blockIdx.x * blockDim.x + threadIdx.x) / G;
     const bool real = group < count;
-    const int p = real ? pairs[group] : 0;
+    const int p = real ? group : 0;
     const int m = real ? q_len[p] : 0;
     const int n = real ? t_len[p] : 0;
     const u8* q = q_res + (real ? q_start[p] : 0);
@@ -189,18 +188,19 @@ template <int G, int R>
 __global__ void traceback_walk(
     const u8* __restrict__ q_res, const i64* __restrict__ q_start, const int* __restrict__ q_len,
     const u8* __restrict__ t_res, const i64* __restrict__ t_start, const int* __restrict__ t_len,
-    const int* __restrict__ pairs, int count, int mode,
+    int count, int mode,
     const short* __restrict__ matrix, int A, int gap_open, int gap_extend,
     const u64* __restrict__ dirs, const i64* __restrict__ dirs_at,
     u8* __restrict__ scratch, const i64* __restrict__ scratch_at,   // m + n bytes per pair
     int* __restrict__ out,            // (pairs, 3): score, end row, end column (in and out)
     int* __restrict__ starts,         // out (pairs, 2): start row, start column
     char* __restrict__ cigar, int* __restrict__ cigar_len)  // text at 2 * scratch_at[p]
+    // (the CIGAR of a path of L steps never takes more than 2 L characters)
 {
     constexpr int TILE = G * R;
     const int idx = blockIdx.x * blockDim.x + threadIdx.x;
     if (idx >= count) return;
-    const int p = pairs[idx];
+    const int p = idx;
     const int m = q_len[p], n = t_len[p];
     const int S = n + G - 1;
     const u64* my_dirs = dirs + dirs_at[p];
@@ -289,12 +289,14 @@ __global__ void traceback_walk(
     }
 }
 
-// Copy each pair's CIGAR text from its scratch slot to its place in one packed buffer.
-__global__ void compact_text(const char* __restrict__ cigar, const i64* __restrict__ scratch_at,
-                             const i64* __restrict__ text_at, int count, u8* __restrict__ text)
+// Copy each pair's CIGAR text from its scratch slot to its place in the packed result.
+__global__ void compact_text(const char* __restrict__ cigar, const i64* __restrict__ from,
+                             const i64* __restrict__ to, const int* __restrict__ length,
+                             int count, u8* __restrict__ text)
 {
     const int p = blockIdx.x * blockDim.x + threadIdx.x;
     if (p >= count) return;
-    const char* from = cigar + 2 * scratch_at[p];
-    for (i64 x = text_at[p]; x < text_at[p + 1]; ++x) text[x] = (u8)*from++;
+    const char* src = cigar + from[p];
+    u8* dst = text + to[p];
+    for (int x = 0; x < length[p]; ++x) dst[x] = (u8)src[x];
 }

@@ -2,10 +2,11 @@
 
 # N: pairs (query k against target k), m, n: their lengths, residues: uint8 codes.
 
-Pairs are grouped by the group size their query needs (rows per pass) and, inside a
-group size, sorted by target length so that a warp's groups finish together. Pairs
-are taken in batches whose direction codes fit ``memory_budget`` bytes; a single pair
-larger than the budget runs on its own.
+Pairs are put in a processing order: by the group size their query needs, then by
+target length, so that a warp's groups finish together. Every per-pair array is
+uploaded once in that order; pairs are taken in consecutive batches whose direction
+codes fit ``memory_budget`` bytes (a single larger pair runs alone). The walk writes
+each CIGAR into a scratch slot; one last kernel packs them in the caller's order.
 """
 
 from __future__ import annotations
@@ -13,33 +14,21 @@ from __future__ import annotations
 import cupy as cp
 import numpy as np
 
-from swath.kernels.gpu._cuda import BLOCK, GROUP_SIZES, ROWS, fill_name, kernel, walk_name
+from swath.kernels.gpu._cuda import BLOCK, GROUP_SIZES, MODES, ROWS, fill_name, kernel, walk_name
 
 MEMORY_BUDGET = 4 << 30
 
 
-def _group_for(query_lengths: np.ndarray) -> np.ndarray:
-    sizes = np.array(GROUP_SIZES)
-    index = np.searchsorted(sizes * ROWS, query_lengths, side="left")
-    return sizes[np.minimum(index, len(sizes) - 1)]
-
-
-def _batches(words: np.ndarray, budget_words: int) -> list[np.ndarray]:
-    """Consecutive index ranges whose word counts sum to at most the budget (one at least)."""
-    out, start, total = [], 0, 0
-    for k, w in enumerate(words.tolist()):
-        if total + w > budget_words and k > start:
-            out.append(np.arange(start, k))
-            start, total = k, 0
-        total += w
-    out.append(np.arange(start, len(words)))
-    return out
-
-
-def _offsets(sizes: np.ndarray) -> np.ndarray:
+def _exclusive_cumsum(sizes: np.ndarray) -> np.ndarray:
     at = np.zeros(len(sizes) + 1, dtype=np.int64)
     np.cumsum(sizes, out=at[1:])
     return at
+
+
+def _ranges(keys: np.ndarray) -> list[tuple[int, int]]:
+    """Runs of equal consecutive ``keys`` as (begin, end) index ranges."""
+    firsts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]]).tolist()
+    return list(zip(firsts, [*firsts[1:], len(keys)], strict=True))
 
 
 def align_batch(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: np.ndarray,
@@ -55,78 +44,64 @@ def align_batch(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: 
     q_len = np.diff(q_off).astype(np.int64)
     t_len = np.diff(t_off).astype(np.int64)
     count = len(q_len)
-    groups = _group_for(q_len)
-    passes = -(-q_len // (groups * ROWS))
-    words = passes * (t_len + groups - 1) * groups
-    order = np.lexsort((t_len, groups))
-    mode_code = {"local": 0, "global": 1, "semiglobal": 2}[mode]
+    sizes = np.array(GROUP_SIZES)
+    group_of = sizes[np.minimum(np.searchsorted(sizes * ROWS, q_len), len(sizes) - 1)]
+    order = np.lexsort((t_len, group_of))
+    group_o, m_o, n_o = group_of[order], q_len[order], t_len[order]
+    passes = -(-m_o // (group_o * ROWS))
+    words = passes * (n_o + group_o - 1) * group_o
+    word_at = _exclusive_cumsum(words)
+    batch_of = word_at[1:] // max(memory_budget // 8, 1)
+    spill_sizes = np.where(passes > 1, 2 * n_o, 0)
+    scratch_at = _exclusive_cumsum(m_o + n_o)
 
-    dev = {name: cp.asarray(a) for name, a in (
-        ("q_res", q_res), ("q_start", q_off[:-1].astype(np.int64)),
-        ("q_len", q_len.astype(np.int32)), ("t_res", t_res),
-        ("t_start", t_off[:-1].astype(np.int64)), ("t_len", t_len.astype(np.int32)),
-        ("matrix", matrix.astype(np.int16)))}
-    alphabet = matrix.shape[0]
+    d = {name: cp.asarray(a) for name, a in {
+        "q_start": q_off[:-1][order], "q_len": m_o.astype(np.int32),
+        "t_start": t_off[:-1][order], "t_len": n_o.astype(np.int32),
+        "scratch_at": scratch_at[:-1], "matrix": matrix.astype(np.int16)}.items()}
+    q_dev, t_dev = cp.asarray(q_res), cp.asarray(t_res)
     out = cp.zeros((count, 3), dtype=np.int32)
     starts = cp.zeros((count, 2), dtype=np.int32)
-    cigar_len = cp.zeros(count, dtype=np.int32)
-    texts: list[tuple[np.ndarray, cp.ndarray]] = []
-    for batch in _batches(words[order], memory_budget // 8):
-        pairs_host = order[batch]
-        dirs_at = np.zeros(count, dtype=np.int64)
-        dirs_at[pairs_host] = _offsets(words[pairs_host])[:-1]
-        multi = passes[pairs_host] > 1
-        spill_at = np.zeros(count, dtype=np.int64)
-        spill_sizes = np.where(multi, 2 * t_len[pairs_host], 0)
-        spill_at[pairs_host] = _offsets(spill_sizes)[:-1]
-        scratch_sizes = q_len[pairs_host] + t_len[pairs_host]
-        scratch_at = np.zeros(count, dtype=np.int64)
-        scratch_at[pairs_host] = _offsets(scratch_sizes)[:-1]
-        dirs = cp.empty(int(words[pairs_host].sum()), dtype=np.uint64)
-        spill = cp.empty(max(int(spill_sizes.sum()), 1), dtype=np.int32)
-        scratch = cp.empty(int(scratch_sizes.sum()), dtype=np.uint8)
-        cigar = cp.empty(2 * int(scratch_sizes.sum()), dtype=np.int8)
-        dirs_at_d, spill_at_d, scratch_at_d = map(cp.asarray, (dirs_at, spill_at, scratch_at))
-        for group in GROUP_SIZES:
-            chosen = pairs_host[groups[pairs_host] == group]
-            if not len(chosen):
-                continue
-            chosen_d = cp.asarray(chosen.astype(np.int32))
-            n = len(chosen)
+    lengths = cp.zeros(count, dtype=np.int32)
+    scratch = cp.empty(max(int(scratch_at[-1]), 1), dtype=np.uint8)
+    cigar = cp.empty(2 * max(int(scratch_at[-1]), 1), dtype=np.int8)
+    alphabet = np.int32(matrix.shape[0])
+    gaps = (np.int32(gap_open), np.int32(gap_extend))
+    for b0, b1 in _ranges(batch_of):
+        dirs = cp.empty(int(word_at[b1] - word_at[b0]), dtype=np.uint64)
+        dirs_at = cp.asarray(word_at[b0:b1] - word_at[b0])
+        spill_at = _exclusive_cumsum(spill_sizes[b0:b1])
+        spill = cp.empty(max(int(spill_at[-1]), 1), dtype=np.int32)
+        spill_at_d = cp.asarray(spill_at[:-1])
+        for g0, g1 in _ranges(group_o[b0:b1]):
+            group, n = int(group_o[b0 + g0]), g1 - g0
+            lo, hi = b0 + g0, b0 + g1
+            pairs = (q_dev, d["q_start"][lo:hi], d["q_len"][lo:hi], t_dev, d["t_start"][lo:hi],
+                     d["t_len"][lo:hi], np.int32(n))
             kernel("traceback.cu", fill_name(group, mode))(
                 (-(-n * group // BLOCK),), (BLOCK,),
-                (dev["q_res"], dev["q_start"], dev["q_len"], dev["t_res"], dev["t_start"],
-                 dev["t_len"], chosen_d, np.int32(n), dev["matrix"], np.int32(alphabet),
-                 np.int32(gap_open), np.int32(gap_extend), spill, spill_at_d, dirs, dirs_at_d,
-                 out),
-                shared_mem=alphabet * alphabet * 2)
+                (*pairs, d["matrix"], alphabet, *gaps, spill, spill_at_d[g0:g1], dirs,
+                 dirs_at[g0:g1], out[lo:hi]),
+                shared_mem=int(alphabet) ** 2 * 2)
             kernel("traceback.cu", walk_name(group))(
                 (-(-n // BLOCK),), (BLOCK,),
-                (dev["q_res"], dev["q_start"], dev["q_len"], dev["t_res"], dev["t_start"],
-                 dev["t_len"], chosen_d, np.int32(n), np.int32(mode_code), dev["matrix"],
-                 np.int32(alphabet), np.int32(gap_open), np.int32(gap_extend), dirs, dirs_at_d,
-                 scratch, scratch_at_d, out, starts, cigar, cigar_len))
-        lengths = cigar_len[cp.asarray(pairs_host)].get().astype(np.int64)
-        text_at = _offsets(lengths)
-        text = cp.empty(max(int(text_at[-1]), 1), dtype=np.uint8)
-        kernel("traceback.cu", "compact_text")(
-            (-(-len(pairs_host) // BLOCK),), (BLOCK,),
-            (cigar, cp.asarray(scratch_at[pairs_host]), cp.asarray(text_at),
-             np.int32(len(pairs_host)), text))
-        texts.append((pairs_host, text[:int(text_at[-1])]))
-    return _assemble(out.get(), starts.get(), cigar_len.get(), texts)
-
-
-def _assemble(out: np.ndarray, starts: np.ndarray, cigar_len: np.ndarray,
-              texts: list[tuple[np.ndarray, cp.ndarray]]
-              ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Results in pair order; each batch's packed CIGAR text scattered to its pairs."""
-    coords = np.stack([starts[:, 0], out[:, 1], starts[:, 1], out[:, 2]], axis=1)
-    lengths = cigar_len.astype(np.int64)
-    cigar_off = _offsets(lengths)
-    cigar = np.empty(int(cigar_off[-1]), dtype=np.uint8)
-    for pairs_host, text in texts:
-        sizes = lengths[pairs_host]
-        shift = cigar_off[pairs_host] - _offsets(sizes)[:-1]
-        cigar[np.repeat(shift, sizes) + np.arange(int(sizes.sum()))] = text.get()
-    return out[:, 0].astype(np.int64), coords.astype(np.int64), cigar, cigar_off
+                (*pairs, np.int32(MODES[mode]), d["matrix"], alphabet, *gaps, dirs,
+                 dirs_at[g0:g1], scratch, d["scratch_at"][lo:hi], out[lo:hi], starts[lo:hi],
+                 cigar, lengths[lo:hi]))
+    # pack the CIGARs in the caller's order
+    order_d = cp.asarray(order)
+    by_pair = cp.empty(count, dtype=np.int64)
+    by_pair[order_d] = lengths
+    text_at = cp.zeros(count + 1, dtype=np.int64)
+    cp.cumsum(by_pair, out=text_at[1:])
+    total = int(text_at[-1])
+    text = cp.empty(max(total, 1), dtype=np.uint8)
+    kernel("traceback.cu", "compact_text")(
+        (-(-count // BLOCK),), (BLOCK,),
+        (cigar, 2 * d["scratch_at"], text_at[order_d], lengths, np.int32(count), text))
+    back = np.empty(count, dtype=np.int64)
+    back[order] = np.arange(count)
+    out_h, starts_h = out.get()[back], starts.get()[back]
+    coords = np.stack([starts_h[:, 0], out_h[:, 1], starts_h[:, 1], out_h[:, 2]], axis=1)
+    return (out_h[:, 0].astype(np.int64), coords.astype(np.int64), text[:total].get(),
+            text_at.get())
