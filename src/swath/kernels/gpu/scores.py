@@ -82,8 +82,8 @@ def kernel_config(query_length: int, target_length: int, alphabet: int) -> tuple
               if g * 8 <= max(target_length, 32) and (alphabet + 1) * g * r * 2 <= SHARED_LIMIT]
     usable = usable or [SEARCH_CONFIGS[0]]
     fitting = [c for c in usable if c[0] * c[1] >= query_length]
-    return (min(fitting, key=lambda c: (c[0] * c[1], -c[1])) if fitting
-            else max(usable, key=lambda c: (c[0] * c[1], c[1])))
+    return (min(fitting, key=lambda c: c[0] * c[1]) if fitting
+            else max(usable, key=lambda c: c[0] * c[1]))
 
 
 def partitions(lengths: np.ndarray) -> list[tuple[int, int]]:

@@ -80,10 +80,13 @@ __global__ void __launch_bounds__(128) search_scores(
         __syncthreads();
 
         const int row0 = pass * TILE + t * R;        // rows row0 + 1 .. row0 + R
-        T HG[R], E[R];
+        // HG of the previous column in one array, of this column in the other: the
+        // step loop runs two columns an iteration, so no register is copied.
+        T HGa[R], HGb[R], E[R];
 #pragma unroll
         for (int k = 0; k < R; ++k) {
-            HG[k] = C::splat((MODE == 0 ? 0 : -(gap_open + gap_extend * (row0 + k + 1))) - open);
+            HGa[k] = C::splat((MODE == 0 ? 0 : -(gap_open + gap_extend * (row0 + k + 1))) - open);
+            HGb[k] = HGa[k];
             E[k] = neg_inf;
         }
         T diag = C::splat((MODE == 0 || row0 == 0 ? 0 : -(gap_open + gap_extend * row0)) - open);
@@ -92,13 +95,17 @@ __global__ void __launch_bounds__(128) search_scores(
         const int row_m = m - 1 - row0;               // register of row m, if ours
         const bool holds_m = MODE != 0 && last_pass && row_m >= 0 && row_m < R;
 
-        for (int s = 0; s < steps; ++s) {
+        auto step = [&](const int s, const T (&prev)[R], T (&next)[R]) {
             T in_h = __shfl_up_sync(FULL_MASK, out_h, 1, G);
             T in_f = __shfl_up_sync(FULL_MASK, out_f, 1, G);
             const int c = s - t + 1;                  // target column, 1-based
-            if (c < 1 || c > n) continue;
+            // Local mode runs the steps before column 1 and after column n too, as
+            // columns of padding: they leave H at 0 and cannot raise the best, and a
+            // step without a branch keeps both HG arrays in place (no register copies).
+            const bool active = c >= 1 && c <= n;
+            if (MODE != 0 && !active) return;
             if (t == 0) {
-                if (pass == 0) {
+                if (pass == 0 || !active) {
                     in_h = C::splat((MODE == 1 ? -(gap_open + gap_extend * c) : 0) - open);
                     in_f = neg_inf;
                 } else {
@@ -109,7 +116,7 @@ __global__ void __launch_bounds__(128) search_scores(
             const uint4* rows[C::LANES];
 #pragma unroll
             for (int l = 0; l < C::LANES; ++l) {
-                const int a = c <= len[l] ? seq[l][c - 1] : A1 - 1;
+                const int a = c >= 1 && c <= len[l] ? seq[l][c - 1] : A1 - 1;
                 rows[l] = reinterpret_cast<const uint4*>(tile_profile + a * TILE) + t;
             }
             T up_h = in_h, up_f = in_f, dg = diag;
@@ -124,8 +131,7 @@ __global__ void __launch_bounds__(128) search_scores(
                 for (int kk = 0; kk < 8; ++kk) {
                     const int k = v * 8 + kk;
                     const T sc = C::score(a4[kk / 2], b4[kk / 2], kk);
-                    const T left = HG[k];
-                    E[k] = C::addmax(E[k], ge, left);
+                    E[k] = C::addmax(E[k], ge, prev[k]);
                     const T f = C::addmax(up_f, ge, up_h);
                     const T h = MODE == 0 ? C::max3relu(C::add(dg, sc), E[k], f)
                                           : C::max3(C::add(dg, sc), E[k], f);
@@ -133,24 +139,24 @@ __global__ void __launch_bounds__(128) search_scores(
                         if (kk & 1) best = C::max3(best, pair_h, h);
                         else pair_h = h;
                     }
-                    dg = left;
-                    HG[k] = C::add(h, goe);
-                    up_h = HG[k];
+                    dg = prev[k];
+                    next[k] = C::add(h, goe);
+                    up_h = next[k];
                     up_f = f;
                 }
             }
             diag = in_h;
             out_h = up_h;
             out_f = up_f;
-            if (t == G - 1 && !last_pass) {
+            if (t == G - 1 && !last_pass && active) {
                 my_spill[2 * (c - 1)] = out_h;
                 my_spill[2 * (c - 1) + 1] = out_f;
             }
             if (holds_m) {
-                T v = HG[0];
+                T v = next[0];
 #pragma unroll
                 for (int k = 1; k < R; ++k)
-                    if (k == row_m) v = HG[k];
+                    if (k == row_m) v = next[k];
                 v = C::add(v, C::splat(open));
                 if (MODE == 2) {
                     running = C::max(running, v);
@@ -160,6 +166,10 @@ __global__ void __launch_bounds__(128) search_scores(
                 for (int l = 0; l < C::LANES; ++l)
                     if (c == len[l]) result[l] = C::lane(v, l);
             }
+        };
+        for (int s = 0; s < steps; s += 2) {
+            step(s, HGa, HGb);
+            if (s + 1 < steps) step(s + 1, HGb, HGa);
         }
     }
 
