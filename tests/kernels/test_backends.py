@@ -65,6 +65,23 @@ class BackendSuite:
         assert rescore(got, query, target, scoring) == got.score
 
     @pytest.mark.parametrize("mode", MODES)
+    @given(cases=st.lists(pairs(max_len=50), min_size=1, max_size=8))
+    @SETTINGS
+    def test_score_ends_equal_the_alignments_ends(self, mode, cases):
+        scoring = cases[0][0]
+        residues = min(len(scoring.alphabet.letters), 20)
+        queries = [(q % residues).astype(np.uint8) for _, q, _ in cases]
+        targets = [(t % residues).astype(np.uint8) for _, _, t in cases]
+        scores, q_end, t_end = self.backend.score_ends(
+            *offsets_of(queries), *offsets_of(targets), scoring.matrix, scoring.gap_open,
+            scoring.gap_extend, mode)
+        expected = [reference_align(q, t, scoring, mode)
+                    for q, t in zip(queries, targets, strict=True)]
+        assert scores.tolist() == [a.score for a in expected]
+        assert q_end.tolist() == [a.query_end for a in expected]
+        assert t_end.tolist() == [a.target_end for a in expected]
+
+    @pytest.mark.parametrize("mode", MODES)
     @given(case=pairs(), more=st.lists(pairs(max_len=60), min_size=1, max_size=40))
     @SETTINGS
     def test_score_many_equals_reference(self, mode, case, more):

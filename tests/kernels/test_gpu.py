@@ -74,6 +74,29 @@ def test_align_batch_equals_cpu(mode, scoring):
         np.testing.assert_array_equal(g, c)
 
 
+@pytest.mark.parametrize("mode", MODES)
+def test_score_ends_equal_cpu(mode):
+    rng = np.random.default_rng(12)
+    queries = [rng.integers(0, 20, m).astype(np.uint8) for m in EDGE_LENGTHS]
+    targets = [related(rng, q, int(rng.integers(1, 1500)), 20) for q in queries]
+    gpu, cpu = both("score_ends", *packed(queries), *packed(targets), PROTEIN.matrix, 11, 1,
+                    mode)
+    for g, c in zip(gpu, cpu, strict=True):
+        np.testing.assert_array_equal(g, c)
+
+
+def test_pairs_beyond_the_memory_budget_are_aligned_all_the_same():
+    from swath.kernels.gpu.traceback import align_batch
+
+    rng = np.random.default_rng(5)
+    queries = [rng.integers(0, 4, m).astype(np.uint8) for m in (60, 700, 90)]
+    targets = [related(rng, q, 900, 4) for q in queries]
+    args = (*packed(queries), *packed(targets), DNA.matrix, 5, 2, "local")
+    small_budget = align_batch(*args, memory_budget=100_000)
+    for a, b in zip(small_budget, get_backend("cpu").align_batch(*args), strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
 def test_align_batch_splits_into_memory_batches():
     from swath.kernels.gpu.traceback import align_batch
 

@@ -8,7 +8,10 @@ functions with the same arguments:
 ``align_batch(q_res, q_off, t_res, t_off, matrix, gap_open, gap_extend, mode)``
     one optimal alignment of query k against target k, for every k: scores (N,),
     coordinates (N, 4: query start and end, target start and end, 0-based, end
-    exclusive) and the extended CIGARs as one text buffer with (N + 1,) offsets.
+    exclusive) and the extended CIGARs as one text buffer with (N + 1,) offsets;
+``score_ends(q_res, q_off, t_res, t_off, matrix, gap_open, gap_extend, mode)``
+    the score and end cell (query end, target end; exclusive) of query k against
+    target k, without traceback (what the engine needs to rank and re-align hits).
 
 Kernels import neither Dask nor Zarr, do no I/O and log nothing.
 """
@@ -21,7 +24,7 @@ from types import ModuleType
 from swath.errors import BackendUnavailable, InvalidParameter
 
 DEVICES = ("auto", "cpu", "gpu")
-_FUNCTIONS = ("score_many", "align_batch")
+_FUNCTIONS = ("score_many", "align_batch", "score_ends")
 
 
 def _gpu() -> ModuleType:

@@ -6,9 +6,10 @@
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 
-def score_bounds(query_lengths: np.ndarray, target_lengths: np.ndarray, matrix: np.ndarray,
+def score_bounds(query_lengths: ArrayLike, target_lengths: ArrayLike, matrix: np.ndarray,
                  gap_open: int, gap_extend: int, mode: str) -> tuple[np.ndarray, np.ndarray]:
     """Lower and upper bounds of every DP value for pairs of the given lengths (int64).
 

@@ -1,6 +1,6 @@
 """CPU kernels (numba): the backend every machine has."""
 
 from swath.kernels.cpu.scores import score_many
-from swath.kernels.cpu.traceback import align_batch
+from swath.kernels.cpu.traceback import align_batch, score_ends
 
-__all__ = ["align_batch", "score_many"]
+__all__ = ["align_batch", "score_ends", "score_many"]

@@ -167,3 +167,19 @@ def align_batch(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: 
     offsets = np.zeros(count + 1, dtype=np.int64)
     np.cumsum([len(t) for t in texts], out=offsets[1:])
     return scores, coords, np.frombuffer(b"".join(texts), dtype=np.uint8), offsets
+
+
+def score_ends(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: np.ndarray,
+               matrix: np.ndarray, gap_open: int, gap_extend: int, mode: str
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Score and end cell of query k against target k: ``(scores, query_end, target_end)``.
+
+    Ends are 0-based exclusive, with the tie rules of the traceback.
+    """
+    count = len(q_off) - 1
+    out = np.zeros((3, count), dtype=np.int64)
+    for k in range(count):
+        query, target = q_res[q_off[k]:q_off[k + 1]], t_res[t_off[k]:t_off[k + 1]]
+        dirs = np.empty((len(query), (len(target) + 1) // 2), dtype=np.uint8)
+        out[:, k] = _fill(query, target, matrix, gap_open, gap_extend, MODE_CODES[mode], dirs)
+    return out[0], out[1], out[2]

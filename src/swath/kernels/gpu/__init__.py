@@ -5,6 +5,6 @@ imports it only when CuPy finds a GPU.
 """
 
 from swath.kernels.gpu.scores import score_many
-from swath.kernels.gpu.traceback import align_batch
+from swath.kernels.gpu.traceback import align_batch, score_ends
 
-__all__ = ["align_batch", "score_many"]
+__all__ = ["align_batch", "score_ends", "score_many"]

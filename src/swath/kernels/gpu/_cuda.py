@@ -25,8 +25,8 @@ def search_name(group: int, rows: int, cell: str, mode: str) -> str:
     return f"search_scores<{group}, {rows}, {cell}, {MODES[mode]}>"
 
 
-def fill_name(group: int, mode: str) -> str:
-    return f"traceback_fill<{group}, {ROWS}, {MODES[mode]}>"
+def fill_name(group: int, mode: str, directions: bool = True) -> str:
+    return f"traceback_fill<{group}, {ROWS}, {MODES[mode]}, {str(directions).lower()}>"
 
 
 def walk_name(group: int) -> str:
@@ -36,7 +36,8 @@ def walk_name(group: int) -> str:
 _NAMES = {
     "search.cu": tuple(search_name(g, r, c, m) for g, r in SEARCH_CONFIGS for c in CELLS
                        for m in MODES),
-    "traceback.cu": tuple([fill_name(g, m) for g in GROUP_SIZES for m in MODES]
+    "traceback.cu": tuple([fill_name(g, m, d) for g in GROUP_SIZES for m in MODES
+                           for d in (True, False)]
                           + [walk_name(g) for g in GROUP_SIZES] + ["compact_text"]),
 }
 

@@ -14,6 +14,9 @@
 //
 // walk: one thread a pair follows the codes back from the end cell and writes the
 // start coordinates and the extended CIGAR as text.
+//
+// With DIRS false, fill writes no codes: it gives each pair's score and end cell only
+// (score_ends).
 #include "cells.cuh"
 
 #define FULL_MASK 0xffffffffu
@@ -23,7 +26,7 @@
 
 typedef unsigned long long u64;
 
-template <int G, int R, int MODE>
+template <int G, int R, int MODE, bool DIRS>
 __global__ void __launch_bounds__(128) traceback_fill(
     const u8* __restrict__ q_res, const i64* __restrict__ q_start, const int* __restrict__ q_len,
     const u8* __restrict__ t_res, const i64* __restrict__ t_start, const int* __restrict__ t_len,
@@ -76,7 +79,7 @@ __global__ void __launch_bounds__(128) traceback_fill(
         int diag = MODE == 0 || row0 == 0 ? 0 : -(gap_open + gap_extend * row0);
         int out_h = diag, out_f = neg_inf;
         const int row_m = m - 1 - row0;
-        const bool holds_m = MODE == 2 && live && pass == passes - 1 && row_m >= 0 && row_m < R;
+        const bool holds_m = MODE != 0 && live && pass == passes - 1 && row_m >= 0 && row_m < R;
 
         for (int s = 0; s < steps; ++s) {
             int in_h = __shfl_up_sync(FULL_MASK, out_h, 1, G);
@@ -111,7 +114,7 @@ __global__ void __launch_bounds__(128) traceback_fill(
                     src = 0;
                 }
                 const u64 code = (u64)(src | (e_ext > e_open ? 4 : 0) | (f_ext > f_open ? 8 : 0));
-                word |= code << (4 * k);
+                if (DIRS) word |= code << (4 * k);
                 if (MODE == 0 && h > val_best[k]) {
                     val_best[k] = h;
                     col_best[k] = c;
@@ -122,7 +125,7 @@ __global__ void __launch_bounds__(128) traceback_fill(
                 up_h = h;
                 up_f = f;
             }
-            my_dirs[((i64)pass * S + s) * G + t] = word;
+            if (DIRS) my_dirs[((i64)pass * S + s) * G + t] = word;
             diag = in_h;
             out_h = up_h;
             out_f = up_f;
@@ -135,7 +138,7 @@ __global__ void __launch_bounds__(128) traceback_fill(
 #pragma unroll
                 for (int k = 1; k < R; ++k)
                     if (k == row_m) v = H[k];
-                if (v > best) {
+                if ((MODE == 2 && v > best) || (MODE == 1 && c == n)) {
                     best = v;
                     best_col = c;
                 }
@@ -172,7 +175,7 @@ __global__ void __launch_bounds__(128) traceback_fill(
             out[3 * p + 1] = best_row;
             out[3 * p + 2] = best_col;
         }
-    } else if (MODE == 2) {
+    } else {
         const int row_m = m - 1 - (passes - 1) * TILE - t * R;
         if (real && row_m >= 0 && row_m < R) {
             out[3 * p] = best;
@@ -182,17 +185,15 @@ __global__ void __launch_bounds__(128) traceback_fill(
     }
 }
 
-// Global mode's score H(m, n) is not kept by fill: the walk sums it along the path.
 
 template <int G, int R>
 __global__ void traceback_walk(
     const u8* __restrict__ q_res, const i64* __restrict__ q_start, const int* __restrict__ q_len,
     const u8* __restrict__ t_res, const i64* __restrict__ t_start, const int* __restrict__ t_len,
     int count, int mode,
-    const short* __restrict__ matrix, int A, int gap_open, int gap_extend,
     const u64* __restrict__ dirs, const i64* __restrict__ dirs_at,
     u8* __restrict__ scratch, const i64* __restrict__ scratch_at,   // m + n bytes per pair
-    int* __restrict__ out,            // (pairs, 3): score, end row, end column (in and out)
+    const int* __restrict__ out,      // (pairs, 3): score, end row, end column
     int* __restrict__ starts,         // out (pairs, 2): start row, start column
     char* __restrict__ cigar, int* __restrict__ cigar_len)  // text at 2 * scratch_at[p]
     // (the CIGAR of a path of L steps never takes more than 2 L characters)
@@ -205,9 +206,8 @@ __global__ void traceback_walk(
     const int S = n + G - 1;
     const u64* my_dirs = dirs + dirs_at[p];
     u8* ops = scratch + scratch_at[p];
-    int i = mode == 1 ? m : out[3 * p + 1];
-    int j = mode == 1 ? n : out[3 * p + 2];
-    const int end_i = i, end_j = j;
+    int i = out[3 * p + 1];
+    int j = out[3 * p + 2];
     int state = 0, count_ops = 0;
     while (i > 0 && j > 0) {
         const int r = i - 1;
@@ -245,9 +245,8 @@ __global__ void traceback_walk(
     const u8* q = q_res + q_start[p];
     const u8* tg = t_res + t_start[p];
     char* text = cigar + 2 * scratch_at[p];
-    int written = 0, score = 0, run = 0;
+    int written = 0, run = 0;
     char run_op = 0;
-    int gap = 0;
     for (int x = count_ops - 1; x >= -1; --x) {
         char op = 0;
         if (x >= 0) {
@@ -255,7 +254,6 @@ __global__ void traceback_walk(
             if (o == OP_MATCH) {
                 const int a = q[i], b = tg[j];
                 op = a == b ? '=' : 'X';
-                score += matrix[a * A + b];
                 ++i;
                 ++j;
             } else if (o == OP_INSERT) {
@@ -271,7 +269,6 @@ __global__ void traceback_walk(
             continue;
         }
         if (run > 0) {
-            if (run_op == 'I' || run_op == 'D') gap += gap_open + gap_extend * run;
             char digits[12];
             int nd = 0;
             for (int v = run; v > 0; v /= 10) digits[nd++] = '0' + v % 10;
@@ -282,11 +279,6 @@ __global__ void traceback_walk(
         run = 1;
     }
     cigar_len[p] = written;
-    if (mode == 1) out[3 * p] = score - gap;
-    if (mode == 1) {
-        out[3 * p + 1] = end_i;
-        out[3 * p + 2] = end_j;
-    }
 }
 
 // Copy each pair's CIGAR text from its scratch slot to its place in the packed result.

@@ -5,11 +5,14 @@
 Pairs are put in a processing order: by the group size their query needs, then by
 target length, so that a warp's groups finish together. Every per-pair array is
 uploaded once in that order; pairs are taken in consecutive batches whose direction
-codes fit ``memory_budget`` bytes (a single larger pair runs alone). The walk writes
-each CIGAR into a scratch slot; one last kernel packs them in the caller's order.
+codes fit ``memory_budget`` bytes. The walk writes each CIGAR into a scratch slot; one
+last kernel packs them in the caller's order. A pair whose direction codes alone
+exceed the budget is aligned by the CPU twin (identical results).
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import cupy as cp
 import numpy as np
@@ -25,10 +28,95 @@ def _exclusive_cumsum(sizes: np.ndarray) -> np.ndarray:
     return at
 
 
+def _groups(query_lengths: np.ndarray) -> np.ndarray:
+    """Threads per group for each query: the smallest group whose rows hold it."""
+    sizes = np.array(GROUP_SIZES)
+    return sizes[np.minimum(np.searchsorted(sizes * ROWS, query_lengths), len(sizes) - 1)]
+
+
+def _words(query_lengths: np.ndarray, target_lengths: np.ndarray) -> np.ndarray:
+    """64-bit words of direction codes of each pair."""
+    group = _groups(query_lengths)
+    return -(-query_lengths // (group * ROWS)) * (target_lengths + group - 1) * group
+
+
 def _ranges(keys: np.ndarray) -> list[tuple[int, int]]:
     """Runs of equal consecutive ``keys`` as (begin, end) index ranges."""
     firsts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]]).tolist()
     return list(zip(firsts, [*firsts[1:], len(keys)], strict=True))
+
+
+@dataclass
+class _Plan:
+    """Pairs in processing order, on the GPU, with their offsets into the work buffers."""
+
+    order: np.ndarray          # processing position -> pair index
+    group: np.ndarray          # threads per group, by position
+    words: np.ndarray          # exclusive cumsum of direction words, by position
+    spill: np.ndarray          # spill words, by position
+    scratch_at: np.ndarray     # exclusive cumsum of m + n, by position
+    dev: dict[str, cp.ndarray]
+
+    @classmethod
+    def make(cls, q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: np.ndarray,
+             matrix: np.ndarray, pairs: np.ndarray) -> _Plan:
+        q_len, t_len = np.diff(q_off)[pairs], np.diff(t_off)[pairs]
+        group_of = _groups(q_len)
+        local = np.lexsort((t_len, group_of))
+        order = pairs[local]
+        group, m, n = group_of[local], q_len[local], t_len[local]
+        passes = -(-m // (group * ROWS))
+        dev = {name: cp.asarray(a) for name, a in {
+            "q_res": q_res, "q_start": q_off[:-1][order], "q_len": m.astype(np.int32),
+            "t_res": t_res, "t_start": t_off[:-1][order], "t_len": n.astype(np.int32),
+            "matrix": matrix.astype(np.int16)}.items()}
+        scratch_at = _exclusive_cumsum(m + n)
+        dev["scratch_at"] = cp.asarray(scratch_at[:-1])
+        return cls(order, group, _exclusive_cumsum(_words(m, n)),
+                   np.where(passes > 1, 2 * n, 0), scratch_at, dev)
+
+    def pair_args(self, lo: int, hi: int) -> tuple:
+        d = self.dev
+        return (d["q_res"], d["q_start"][lo:hi], d["q_len"][lo:hi], d["t_res"],
+                d["t_start"][lo:hi], d["t_len"][lo:hi], np.int32(hi - lo))
+
+
+def _fill(plan: _Plan, mode: str, lo: int, hi: int, gap_open: int, gap_extend: int,
+          spill: cp.ndarray, spill_at: cp.ndarray, dirs: cp.ndarray, dirs_at: cp.ndarray,
+          out: cp.ndarray) -> None:
+    """Run the fill kernel over positions lo..hi (one group size); dirs empty: no codes."""
+    group = int(plan.group[lo])
+    alphabet = np.int32(plan.dev["matrix"].shape[0])
+    kernel("traceback.cu", fill_name(group, mode, directions=dirs.size > 1))(
+        (-(-(hi - lo) * group // BLOCK),), (BLOCK,),
+        (*plan.pair_args(lo, hi), plan.dev["matrix"], alphabet, np.int32(gap_open),
+         np.int32(gap_extend), spill, spill_at, dirs, dirs_at, out[lo:hi]),
+        shared_mem=int(alphabet) ** 2 * 2)
+
+
+def _spill(plan: _Plan, b0: int, b1: int) -> tuple[cp.ndarray, cp.ndarray]:
+    at = _exclusive_cumsum(plan.spill[b0:b1])
+    return cp.empty(max(int(at[-1]), 1), dtype=np.int32), cp.asarray(at[:-1])
+
+
+def score_ends(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: np.ndarray,
+               matrix: np.ndarray, gap_open: int, gap_extend: int, mode: str
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Score and end cell of query k against target k: ``(scores, query_end, target_end)``.
+
+    Ends are 0-based exclusive, tie rules as in the traceback; no directions are kept.
+    """
+    count = len(q_off) - 1
+    plan = _Plan.make(q_res, q_off, t_res, t_off, matrix, np.arange(count))
+    out = cp.zeros((count, 3), dtype=np.int32)
+    none = cp.zeros(1, dtype=np.uint64)
+    spill, spill_at = _spill(plan, 0, count)
+    for lo, hi in _ranges(plan.group):
+        _fill(plan, mode, lo, hi, gap_open, gap_extend, spill, spill_at[lo:hi], none,
+              cp.zeros(hi - lo, dtype=np.int64), out)
+    result = np.empty((count, 3), dtype=np.int64)
+    result[plan.order] = out.get()
+    return result[:, 0], result[:, 1], result[:, 2]
 
 
 def align_batch(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: np.ndarray,
@@ -41,67 +129,56 @@ def align_batch(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: 
     target start, target end; 0-based, end exclusive), and the CIGARs as one uint8
     text buffer with (N + 1,) int64 offsets.
     """
-    q_len = np.diff(q_off).astype(np.int64)
-    t_len = np.diff(t_off).astype(np.int64)
-    count = len(q_len)
-    sizes = np.array(GROUP_SIZES)
-    group_of = sizes[np.minimum(np.searchsorted(sizes * ROWS, q_len), len(sizes) - 1)]
-    order = np.lexsort((t_len, group_of))
-    group_o, m_o, n_o = group_of[order], q_len[order], t_len[order]
-    passes = -(-m_o // (group_o * ROWS))
-    words = passes * (n_o + group_o - 1) * group_o
-    word_at = _exclusive_cumsum(words)
-    batch_of = word_at[1:] // max(memory_budget // 8, 1)
-    spill_sizes = np.where(passes > 1, 2 * n_o, 0)
-    scratch_at = _exclusive_cumsum(m_o + n_o)
+    from swath.kernels.cpu.traceback import align_batch as cpu_align_batch
 
-    d = {name: cp.asarray(a) for name, a in {
-        "q_start": q_off[:-1][order], "q_len": m_o.astype(np.int32),
-        "t_start": t_off[:-1][order], "t_len": n_o.astype(np.int32),
-        "scratch_at": scratch_at[:-1], "matrix": matrix.astype(np.int16)}.items()}
-    q_dev, t_dev = cp.asarray(q_res), cp.asarray(t_res)
-    out = cp.zeros((count, 3), dtype=np.int32)
-    starts = cp.zeros((count, 2), dtype=np.int32)
-    lengths = cp.zeros(count, dtype=np.int32)
-    scratch = cp.empty(max(int(scratch_at[-1]), 1), dtype=np.uint8)
-    cigar = cp.empty(2 * max(int(scratch_at[-1]), 1), dtype=np.int8)
-    alphabet = np.int32(matrix.shape[0])
-    gaps = (np.int32(gap_open), np.int32(gap_extend))
-    for b0, b1 in _ranges(batch_of):
-        dirs = cp.empty(int(word_at[b1] - word_at[b0]), dtype=np.uint64)
-        dirs_at = cp.asarray(word_at[b0:b1] - word_at[b0])
-        spill_at = _exclusive_cumsum(spill_sizes[b0:b1])
-        spill = cp.empty(max(int(spill_at[-1]), 1), dtype=np.int32)
-        spill_at_d = cp.asarray(spill_at[:-1])
-        for g0, g1 in _ranges(group_o[b0:b1]):
-            group, n = int(group_o[b0 + g0]), g1 - g0
+    count = len(q_off) - 1
+    budget_words = max(memory_budget // 8, 1)
+    q_len, t_len = np.diff(q_off), np.diff(t_off)
+    large = _words(q_len, t_len) > budget_words
+    plan = _Plan.make(q_res, q_off, t_res, t_off, matrix, np.flatnonzero(~large))
+    on_gpu = len(plan.order)
+    out = cp.zeros((on_gpu, 3), dtype=np.int32)
+    starts = cp.zeros((on_gpu, 2), dtype=np.int32)
+    lengths = cp.zeros(on_gpu, dtype=np.int32)
+    scratch = cp.empty(max(int(plan.scratch_at[-1]), 1), dtype=np.uint8)
+    cigar = cp.empty(2 * max(int(plan.scratch_at[-1]), 1), dtype=np.int8)
+    for b0, b1 in _ranges(plan.words[1:] // budget_words):
+        dirs = cp.empty(max(int(plan.words[b1] - plan.words[b0]), 2), dtype=np.uint64)
+        dirs_at = cp.asarray(plan.words[b0:b1] - plan.words[b0])
+        spill, spill_at = _spill(plan, b0, b1)
+        for g0, g1 in _ranges(plan.group[b0:b1]):
             lo, hi = b0 + g0, b0 + g1
-            pairs = (q_dev, d["q_start"][lo:hi], d["q_len"][lo:hi], t_dev, d["t_start"][lo:hi],
-                     d["t_len"][lo:hi], np.int32(n))
-            kernel("traceback.cu", fill_name(group, mode))(
-                (-(-n * group // BLOCK),), (BLOCK,),
-                (*pairs, d["matrix"], alphabet, *gaps, spill, spill_at_d[g0:g1], dirs,
-                 dirs_at[g0:g1], out[lo:hi]),
-                shared_mem=int(alphabet) ** 2 * 2)
-            kernel("traceback.cu", walk_name(group))(
-                (-(-n // BLOCK),), (BLOCK,),
-                (*pairs, np.int32(MODES[mode]), d["matrix"], alphabet, *gaps, dirs,
-                 dirs_at[g0:g1], scratch, d["scratch_at"][lo:hi], out[lo:hi], starts[lo:hi],
-                 cigar, lengths[lo:hi]))
+            _fill(plan, mode, lo, hi, gap_open, gap_extend, spill, spill_at[g0:g1], dirs,
+                  dirs_at[g0:g1], out)
+            kernel("traceback.cu", walk_name(int(plan.group[lo])))(
+                (-(-(hi - lo) // BLOCK),), (BLOCK,),
+                (*plan.pair_args(lo, hi), np.int32(MODES[mode]), dirs, dirs_at[g0:g1],
+                 scratch, plan.dev["scratch_at"][lo:hi], out[lo:hi], starts[lo:hi], cigar,
+                 lengths[lo:hi]))
+
+    scores = np.zeros(count, dtype=np.int64)
+    coords = np.zeros((count, 4), dtype=np.int64)
+    cigar_len = np.zeros(count, dtype=np.int64)
+    out_h, starts_h = out.get(), starts.get()
+    scores[plan.order] = out_h[:, 0]
+    coords[plan.order] = np.stack([starts_h[:, 0], out_h[:, 1], starts_h[:, 1], out_h[:, 2]], 1)
+    cigar_len[plan.order] = lengths.get()
+    texts = {}
+    for k in np.flatnonzero(large).tolist():
+        one = slice(q_off[k], q_off[k + 1]), slice(t_off[k], t_off[k + 1])
+        s, c, text, _ = cpu_align_batch(q_res[one[0]], np.array([0, q_len[k]]), t_res[one[1]],
+                                        np.array([0, t_len[k]]), matrix, gap_open, gap_extend,
+                                        mode)
+        scores[k], coords[k], cigar_len[k], texts[k] = s[0], c[0], len(text), text
     # pack the CIGARs in the caller's order
-    order_d = cp.asarray(order)
-    by_pair = cp.empty(count, dtype=np.int64)
-    by_pair[order_d] = lengths
-    text_at = cp.zeros(count + 1, dtype=np.int64)
-    cp.cumsum(by_pair, out=text_at[1:])
-    total = int(text_at[-1])
-    text = cp.empty(max(total, 1), dtype=np.uint8)
-    kernel("traceback.cu", "compact_text")(
-        (-(-count // BLOCK),), (BLOCK,),
-        (cigar, 2 * d["scratch_at"], text_at[order_d], lengths, np.int32(count), text))
-    back = np.empty(count, dtype=np.int64)
-    back[order] = np.arange(count)
-    out_h, starts_h = out.get()[back], starts.get()[back]
-    coords = np.stack([starts_h[:, 0], out_h[:, 1], starts_h[:, 1], out_h[:, 2]], axis=1)
-    return (out_h[:, 0].astype(np.int64), coords.astype(np.int64), text[:total].get(),
-            text_at.get())
+    text_at = _exclusive_cumsum(cigar_len)
+    text = cp.empty(max(int(text_at[-1]), 1), dtype=np.uint8)
+    if on_gpu:
+        kernel("traceback.cu", "compact_text")(
+            (-(-on_gpu // BLOCK),), (BLOCK,),
+            (cigar, 2 * plan.dev["scratch_at"], cp.asarray(text_at[plan.order]), lengths,
+             np.int32(on_gpu), text))
+    packed = text[:int(text_at[-1])].get()
+    for k, t in texts.items():
+        packed[text_at[k]:text_at[k + 1]] = t
+    return scores, coords, packed, text_at
