@@ -90,8 +90,8 @@ def _one_line_errors() -> Iterator[None]:
         raise CommandError(str(exc)) from None
 
 
-class SwathCommand(click.Command):
-    """A click command whose errors are one line on stderr and exit status 2."""
+class _OneLineErrors(click.Command):
+    """Parsing and invoking turn every error into one line on stderr and exit status 2."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         with _one_line_errors():
@@ -102,18 +102,14 @@ class SwathCommand(click.Command):
             return super().invoke(ctx)
 
 
-class SwathGroup(click.Group):
+class SwathCommand(_OneLineErrors):
+    """A click command whose errors are one line on stderr and exit status 2."""
+
+
+class SwathGroup(_OneLineErrors, click.Group):
     """A click group of :class:`SwathCommand` with the same one-line errors."""
 
     command_class = SwathCommand
-
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        with _one_line_errors():
-            return super().parse_args(ctx, args)
-
-    def invoke(self, ctx: click.Context) -> Any:
-        with _one_line_errors():
-            return super().invoke(ctx)
 
 
 # ---------------------------------------------------------------------------------
