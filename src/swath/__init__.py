@@ -8,11 +8,16 @@ from swath.alignment import Alignment
 from swath.api import align, scores
 from swath.errors import (
     BackendUnavailable,
+    FormatVersionError,
     InputNotFound,
     InvalidInput,
     InvalidParameter,
     InvalidSequence,
+    StoreIncomplete,
+    StoreLocked,
+    StoreNotFound,
     SwathError,
+    UnknownStatistics,
 )
 from swath.scoring import Alphabet, Scoring
 
@@ -22,12 +27,17 @@ __all__ = [
     "Alignment",
     "Alphabet",
     "BackendUnavailable",
+    "FormatVersionError",
     "InputNotFound",
     "InvalidInput",
     "InvalidParameter",
     "InvalidSequence",
     "Scoring",
+    "StoreIncomplete",
+    "StoreLocked",
+    "StoreNotFound",
     "SwathError",
+    "UnknownStatistics",
     "__version__",
     "align",
     "scores",

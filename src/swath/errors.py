@@ -29,3 +29,23 @@ class InputNotFound(SwathError, FileNotFoundError):
 
 class BackendUnavailable(SwathError, ImportError):
     """The requested compute backend cannot run here (says what to install)."""
+
+
+class StoreNotFound(SwathError, FileNotFoundError):
+    """A store path holds no swath store."""
+
+
+class FormatVersionError(SwathError, ValueError):
+    """A store is of another layout or version than the one asked for."""
+
+
+class StoreIncomplete(SwathError, ValueError):
+    """A store was not finished (a job was interrupted) or lacks data it should have."""
+
+
+class StoreLocked(SwathError, RuntimeError):
+    """Another job is writing the store."""
+
+
+class UnknownStatistics(SwathError, ValueError):
+    """No published Karlin-Altschul parameters for this matrix and gap combination."""
