@@ -5,7 +5,7 @@ end-exclusive.
 """
 
 from swath.alignment import Alignment
-from swath.api import align, scores
+from swath.api import align, scores, search
 from swath.errors import (
     BackendUnavailable,
     FormatVersionError,
@@ -41,4 +41,5 @@ __all__ = [
     "__version__",
     "align",
     "scores",
+    "search",
 ]

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -18,6 +19,9 @@ from swath.sequences import (
     read_sequences,
     sequence_set,
 )
+
+if TYPE_CHECKING:
+    from swath.hits import SearchResult
 
 SequencesLike = str | os.PathLike[str] | Sequence[SequenceLike] | SequenceSet
 
@@ -129,3 +133,124 @@ def scores(queries: SequencesLike, targets: SequencesLike, scoring: Scoring | No
     ts = _sequences(targets, scoring, wildcard, "targets")
     return backend.score_many(qs.residues, qs.offsets, ts.residues, ts.offsets, scoring.matrix,
                               scoring.gap_open, scoring.gap_extend, mode)
+
+
+def search(queries: SequencesLike, database: SequencesLike, scoring: Scoring | None = None,
+           top_k: int = 10, client: Any = None, store: str | None = None, *,
+           mode: str = "local", device: str = "auto", max_evalue: float | None = None,
+           statistics: dict[str, float] | None = None, query_block: int = 32,
+           wildcard: bool = False, progress: Callable[[int, int], None] | None = None
+           ) -> SearchResult:
+    """Search queries against a database: the top hits of each query, fully aligned.
+
+    Parameters
+    ----------
+    queries : FASTA path, list of sequences, or SequenceSet
+        The query sequences.
+    database : database store path (``swath makedb``), FASTA path, or list of sequences
+        A FASTA file or a list is made into a temporary database store first.
+    scoring : Scoring, optional
+        Default: BLOSUM62, gap 11 + 1 per residue.
+    top_k : int
+        Hits kept per query (highest score first, then lowest database index).
+    client : distributed.Client, optional
+        The Dask cluster to run on; default: a local cluster started for this call.
+    store : str, optional
+        Path or fsspec URL of the result store (Zarr); default: a temporary directory.
+        Running the same search into an existing store finishes what is missing.
+    mode, device, wildcard
+        As in :func:`align`.
+    max_evalue : float, optional
+        Drop hits with a larger e-value (local mode).
+    statistics : dict, optional
+        Karlin-Altschul ``lambda_``, ``K``, ``H`` for matrix and gap combinations without
+        published parameters (local mode).
+    query_block : int
+        Queries per work unit (the unit of resumption).
+    progress : callable, optional
+        Called with (units done, units) as the job advances.
+
+    Returns
+    -------
+    SearchResult
+        ``hits(query_index)`` and ``to_table()``.
+
+    Examples
+    --------
+    >>> import swath
+    >>> res = swath.search(["MKTAYIAKQR"], ["MKTAYIAKQR", "GGGGGGG"], top_k=1,
+    ...                    max_evalue=10)  # doctest: +SKIP
+    >>> res.hits(0)[0].target_id  # doctest: +SKIP
+    0
+    """
+    import dataclasses
+    import tempfile
+
+    from swath.engine.cluster import connect
+    from swath.engine.search import prepare, run
+    from swath.errors import UnknownStatistics
+    from swath.hits import SearchResult
+    from swath.statistics import gapped_parameters
+    from swath.storage.database import Database, write_database
+
+    scoring = _scoring(scoring)
+    mode = _mode(mode)
+    if not isinstance(top_k, int) or isinstance(top_k, bool) or top_k < 1:
+        raise InvalidParameter(f"top_k must be a positive integer, got {top_k!r}")
+    if not isinstance(query_block, int) or query_block < 1:
+        raise InvalidParameter(f"query_block must be a positive integer, got {query_block!r}")
+    qs = _sequences(queries, scoring, wildcard, "queries")
+    scratch = tempfile.mkdtemp(prefix="swath-")
+    db_path = _database_path(database, scoring, wildcard, scratch, write_database)
+    db = Database.open(db_path)
+    if db.alphabet.letters != scoring.alphabet.letters:
+        raise InvalidParameter(
+            f"{db_path} holds residues of the alphabet {db.alphabet.letters!r}; the scoring "
+            f"{scoring.name} uses {scoring.alphabet.letters!r} (a DNA query against a protein "
+            "database, or the reverse?)")
+    params = None
+    if mode == "local":
+        try:
+            fit = gapped_parameters(scoring, **(statistics or {}))
+        except UnknownStatistics:
+            if max_evalue is not None:
+                raise
+            fit = None
+        params = None if fit is None else dataclasses.asdict(fit)
+    path = store or f"{scratch}/result.zarr"
+    job = prepare(path, qs, db_path, scoring, top_k=top_k, mode=mode, device=device,
+                  query_block=query_block, max_evalue=max_evalue, statistics=params)
+    own = client is None
+    if own:
+        client, own = connect(device=device)
+    try:
+        run(job, client, progress)
+    finally:
+        if own:
+            cluster = client.cluster
+            client.close()
+            cluster.close()
+    return SearchResult(path)
+
+
+def _database_path(database: SequencesLike, scoring: Scoring, wildcard: bool, scratch: str,
+                   write_database: Callable[..., Any]) -> str:
+    """A database store for ``database``: itself if it is one, else a temporary one."""
+    from swath.errors import StoreNotFound
+    from swath.storage.common import open_group
+
+    if isinstance(database, (str, os.PathLike)):
+        try:
+            open_group(database, mode="r")
+            return os.fspath(database)
+        except StoreNotFound:
+            source = os.fspath(database)
+    else:
+        seqs = _sequences(database, scoring, wildcard, "database")
+        source = os.path.join(scratch, "database.fasta")
+        with open(source, "w") as out:
+            for name, codes in zip(seqs.names, seqs, strict=True):
+                out.write(f">{name}\n{scoring.alphabet.decode(codes)}\n")
+    path = os.path.join(scratch, "database.swdb")
+    write_database(source, path, scoring.alphabet, wildcard=wildcard)
+    return path

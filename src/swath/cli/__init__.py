@@ -11,7 +11,9 @@ import click
 
 from swath import __version__
 from swath.cli.align import align
+from swath.cli.makedb import makedb
 from swath.cli.options import SwathGroup
+from swath.cli.search import inspect, resume, search
 
 __all__ = ["main"]
 
@@ -27,4 +29,5 @@ def main() -> None:
     """
 
 
-main.add_command(align)
+for command in (align, makedb, search, resume, inspect):
+    main.add_command(command)

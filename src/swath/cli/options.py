@@ -316,3 +316,14 @@ def show_progress(progress: bool | None) -> bool:
         return progress
     isatty = getattr(sys.stderr, "isatty", None)
     return bool(isatty and isatty())
+
+
+scheduler_option = click.option(
+    "--scheduler", metavar="ADDRESS", default=None,
+    help="Address of a running Dask scheduler (tcp://host:8786); default: start a local "
+         "cluster (one worker per GPU when GPUs are used).")
+
+workers_option = click.option(
+    "--workers", type=click.IntRange(min=1), default=None,
+    help="Workers of the local cluster [processes; default: one per GPU, or 1 on the CPU, "
+         "whose kernels use every core].")

@@ -1,1 +1,10 @@
-"""Zarr store layouts: databases, results, boundary buffers, traceback bytes."""
+"""Zarr store layouts: databases, results, boundary buffers, traceback bytes.
+
+Every store is a Zarr v3 group whose ``"swath"`` attributes name its layout and
+version (:mod:`swath.storage.common`); :mod:`swath.storage.database` holds the
+database layout written by ``swath makedb``.
+"""
+
+from swath.storage.database import Database, DatabaseInfo, write_database
+
+__all__ = ["Database", "DatabaseInfo", "write_database"]

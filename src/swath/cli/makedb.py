@@ -1,0 +1,94 @@
+"""``swath makedb DB.fasta DB.swdb``: encode, sort and partition a database into a Zarr store."""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import click
+
+from swath.cli.options import (
+    SwathCommand,
+    progress_option,
+    show_progress,
+    verbose_option,
+    wildcard_option,
+)
+from swath.scoring import Scoring
+from swath.storage.database import (
+    DEFAULT_PARTITION_RESIDUES,
+    ProgressCallback,
+    write_database,
+)
+
+__all__ = ["makedb"]
+
+logger = logging.getLogger(__name__)
+
+
+@contextmanager
+def _progress_bars(enabled: bool) -> Iterator[ProgressCallback | None]:
+    """A progress callback drawing tqdm bars on stderr (one per stage), or None."""
+    if not enabled:
+        yield None
+        return
+    from tqdm import tqdm
+
+    bars: dict[str, tqdm] = {}
+    units = {"read": ("reading", " seq"), "write": ("writing", " partition")}
+
+    def report(stage: str, done: int, total: int | None) -> None:
+        bar = bars.get(stage)
+        if bar is None:
+            for other in bars.values():
+                other.close()
+            desc, unit = units.get(stage, (stage, ""))
+            bar = bars[stage] = tqdm(total=total, desc=f"swath: {desc}", unit=unit,
+                                     unit_scale=True, file=sys.stderr, leave=True)
+        bar.update(done - bar.n)
+
+    try:
+        yield report
+    finally:
+        for bar in bars.values():
+            bar.close()
+
+
+@click.command(cls=SwathCommand)
+@click.argument("source", metavar="DB.fasta", type=click.Path(path_type=str))
+@click.argument("store", metavar="DB.swdb", type=click.Path(path_type=str))
+@click.option("--dna", is_flag=True, default=False,
+              help="Encode DNA (A, C, G, T, N) instead of protein (the BLOSUM62 alphabet).")
+@wildcard_option
+@click.option("--partition-residues", type=click.IntRange(min=1), metavar="N",
+              default=DEFAULT_PARTITION_RESIDUES, show_default=True,
+              help="About how many residues each partition holds; a partition is one "
+                   "chunk and one unit of search work [residues].")
+@click.option("--overwrite", is_flag=True, default=False,
+              help="Replace an existing database store at DB.swdb.")
+@verbose_option
+@progress_option
+def makedb(source: str, store: str, dna: bool, wildcard: bool, partition_residues: int,
+           overwrite: bool, progress: bool | None) -> None:
+    """Prepare a database store (Zarr) from DB.fasta for searches.
+
+    DB.fasta is FASTA or FASTQ, plain or gzip. Its sequences are encoded, sorted
+    by length and cut into partitions of about equal residues. DB.swdb is a local
+    path or an fsspec URL (file://, s3://, ...). All residues are held in memory
+    while the store is written.
+
+    \b
+    Examples:
+      swath makedb uniprot_sprot.fasta.gz sprot.swdb
+      swath makedb --dna --partition-residues 16000000 contigs.fa contigs.swdb
+    """
+    alphabet = (Scoring.dna() if dna else Scoring.protein()).alphabet
+    with _progress_bars(show_progress(progress)) as report:
+        info = write_database(source, store, alphabet, wildcard=wildcard,
+                              partition_residues=partition_residues, overwrite=overwrite,
+                              progress=report)
+    plural = "" if info.partitions == 1 else "s"
+    click.echo(f"{info.path}: {info.sequences} sequences, {info.residues} residues, "
+               f"{info.partitions} partition{plural}")

@@ -1,0 +1,181 @@
+"""``swath search``, ``swath resume`` and ``swath inspect``: database search jobs."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import click
+
+import swath
+from swath.cli.options import (
+    SwathCommand,
+    device_option,
+    mode_option,
+    progress_option,
+    scheduler_option,
+    scoring_options,
+    show_progress,
+    verbose_option,
+    wildcard_option,
+    workers_option,
+)
+from swath.scoring import Scoring
+
+__all__ = ["inspect", "resume", "search"]
+
+FORMATS = ("tsv", "json", "text")
+
+
+@contextmanager
+def _client(scheduler: str | None, workers: int | None, device: str) -> Iterator[Any]:
+    """A Dask client for a command; a local cluster's dashboard address goes to stderr."""
+    from swath.engine.cluster import connect
+
+    client, own = connect(scheduler, workers, device)
+    if own:
+        click.echo(f"swath: local Dask cluster, dashboard at {client.dashboard_link}", err=True)
+    try:
+        yield client
+    finally:
+        if own:
+            cluster = client.cluster
+            client.close()
+            cluster.close()
+
+
+@contextmanager
+def _progress_bar(enabled: bool) -> Iterator[Callable[[int, int], None] | None]:
+    if not enabled:
+        yield None
+        return
+    import tqdm
+
+    bar = tqdm.tqdm(unit="unit", desc="swath search",  # type: ignore[operator]
+                    file=click.get_text_stream("stderr"))
+
+    def update(done: int, total: int) -> None:
+        bar.total = total
+        bar.n = done
+        bar.refresh()
+
+    try:
+        yield update
+    finally:
+        bar.close()
+
+
+@click.command(cls=SwathCommand)
+@click.argument("queries", metavar="QUERIES.fasta", type=click.Path(path_type=str))
+@click.argument("database", metavar="DB.{fasta,swdb}", type=str)
+@click.option("-o", "--output", required=True, metavar="RESULT.zarr",
+              help="Result store (Zarr; a path or fsspec URL). Running the same search again "
+                   "finishes what is missing.")
+@click.option("--top-k", type=click.IntRange(min=1), default=10, show_default=True,
+              help="Hits kept per query.")
+@click.option("--max-evalue", type=click.FloatRange(min=0), default=None,
+              help="Drop hits with a larger e-value (local mode).")
+@click.option("--outfmt", type=click.Choice(FORMATS), default=None,
+              help="Also print the hits to stdout in this format (as `swath inspect`).")
+@click.option("--query-block", type=click.IntRange(min=1), default=32, show_default=True,
+              help="Queries per work unit [queries]; a unit is what resume redoes.")
+@scoring_options
+@mode_option("local")
+@wildcard_option
+@device_option
+@scheduler_option
+@workers_option
+@verbose_option
+@progress_option
+def search(queries: str, database: str, output: str, top_k: int, max_evalue: float | None,
+           outfmt: str | None, query_block: int, scoring: Scoring, mode: str, wildcard: bool,
+           device: str, scheduler: str | None, workers: int | None,
+           progress: bool | None) -> None:
+    """Search QUERIES.fasta against a database (a `swath makedb` store or a FASTA file).
+
+    \b
+    Examples:
+      swath makedb db.fasta db.swdb
+      swath search queries.fasta db.swdb -o result.zarr --top-k 10 --outfmt tsv
+    """
+    with _client(scheduler, workers, device) as client, \
+            _progress_bar(show_progress(progress)) as bar:
+        swath.search(queries, database, scoring=scoring, top_k=top_k, client=client,
+                     store=output, mode=mode, device=device, max_evalue=max_evalue,
+                     query_block=query_block, wildcard=wildcard, progress=bar)
+    if outfmt:
+        _print(output, outfmt)
+
+
+@click.command(cls=SwathCommand)
+@click.argument("store", metavar="RESULT.zarr")
+@device_option
+@scheduler_option
+@workers_option
+@verbose_option
+@progress_option
+def resume(store: str, device: str, scheduler: str | None, workers: int | None,
+           progress: bool | None) -> None:
+    """Finish an interrupted job: run only the work units not marked done."""
+    from swath.engine.search import job_from_store, run
+
+    job = job_from_store(store, device)
+    with _client(scheduler, workers, device) as client, \
+            _progress_bar(show_progress(progress)) as bar:
+        run(job, client, bar)
+    click.echo(f"swath: {store} is complete", err=True)
+
+
+@click.command(cls=SwathCommand)
+@click.argument("store", metavar="RESULT.zarr")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="tsv", show_default=True,
+              help="tsv: BLAST's 12 tabular columns (1-based inclusive) then the raw score "
+                   "and the CIGAR; json: one object per hit and line; text: pairwise views.")
+@verbose_option
+def inspect(store: str, fmt: str) -> None:
+    """Print the hits of a finished search store."""
+    _print(store, fmt)
+
+
+def _print(store: str, fmt: str) -> None:
+    from swath.hits import TABULAR_COLUMNS, SearchResult
+
+    result = SearchResult(store)
+    if fmt == "tsv":
+        for row in result.to_table():
+            click.echo("\t".join(_cell(column, v) for column, v in zip(TABULAR_COLUMNS, row,
+                                                                        strict=True)))
+    elif fmt == "json":
+        for row in result.to_table():
+            click.echo(json.dumps(dict(zip(TABULAR_COLUMNS, row, strict=True))))
+    else:
+        _print_text(result)
+
+
+_FLOAT_FORMATS = {"pident": "{:.3f}", "evalue": "{:.3g}", "bitscore": "{:.1f}"}
+
+
+def _cell(column: str, value: object) -> str:
+    """A tabular cell as BLAST prints it (empty for a missing e-value or bit score)."""
+    if value is None:
+        return ""
+    return _FLOAT_FORMATS[column].format(value) if column in _FLOAT_FORMATS else str(value)
+
+
+def _print_text(result: Any) -> None:
+    from swath.engine.search import stored_scoring
+    from swath.storage.database import Database
+    from swath.views import format_text
+
+    db = Database.open(result.store.attrs["inputs"]["database"])
+    queries = result.store.queries()
+    scoring = stored_scoring(result.store)
+    for qi, name in enumerate(result.query_names):
+        for hit in result.hits(qi):
+            click.echo(f"# hit: e-value {hit.evalue:.3g}, bit score {hit.bitscore:.1f}")
+            click.echo(format_text(hit.alignment, queries[qi], db.sequence(hit.target_id),
+                                   scoring, query_name=name, target_name=hit.target_name),
+                       nl=False)
+            click.echo("")

@@ -1,0 +1,53 @@
+"""Dask clients: a given scheduler, or a local cluster sized for this machine."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from swath.errors import InvalidParameter
+
+logger = logging.getLogger(__name__)
+
+
+def _gpus() -> int:
+    try:
+        import cupy
+
+        return int(cupy.cuda.runtime.getDeviceCount())
+    except Exception:
+        return 0
+
+
+def connect(scheduler: str | None = None, workers: int | None = None, device: str = "auto",
+            processes: bool = True) -> tuple[Any, bool]:
+    """A Dask client and whether the caller owns (must close) its cluster.
+
+    ``scheduler``: the address of a running scheduler. Without one, a local cluster:
+    one worker per GPU (dask-cuda) when GPUs are used, else ``workers`` CPU worker
+    processes (default 1) of one Dask thread each, whose numba kernels share the cores.
+    """
+    from distributed import Client, LocalCluster
+
+    if scheduler:
+        try:
+            return Client(scheduler, timeout="10s"), False
+        except (OSError, TimeoutError) as exc:
+            raise InvalidParameter(f"--scheduler {scheduler}: cannot reach a Dask scheduler "
+                                   f"there ({exc})") from None
+    gpus = _gpus() if device in ("auto", "gpu") else 0
+    if gpus:
+        try:
+            from dask_cuda import LocalCUDACluster
+        except ImportError:
+            logger.warning("GPUs present but dask-cuda is not installed: using CPU workers")
+        else:
+            cluster = LocalCUDACluster(n_workers=workers or gpus, threads_per_worker=1)
+            return Client(cluster), True
+    import os
+
+    n = workers or 1
+    threads = max(1, (os.cpu_count() or 1) // n)
+    cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=processes,
+                           dashboard_address=":0", env={"NUMBA_NUM_THREADS": str(threads)})
+    return Client(cluster), True

@@ -1,0 +1,287 @@
+"""Database search as a Dask graph: score, keep the top hits, align them, write.
+
+# Q: queries, B: queries of a work unit, P: database partitions, k: hits kept.
+
+For every unfinished work unit (a block of B queries) the graph holds
+
+    swath-score-{run}-{unit}-{p}  scores of the unit's queries against partition p; the
+                                  k best (score, then lowest target id) of each query
+    swath-top-{run}-{unit}-...    a tree of pairwise merges down to one top-k per query
+    swath-align-{run}-{unit}      the kept hits aligned with traceback (batched kernel)
+    swath-write-{run}-{unit}      the unit's chunks of the result store, then its done mark
+
+Tasks carry arrays, never lists of strings. Workers keep the database partitions they
+read in a process-local cache, so a long job reads (or uploads to its GPU) each
+partition once per worker. A unit already marked done is not in the graph: running
+the same job again, or ``resume``, finishes only what is missing.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from swath.alignment import Alignment
+from swath.kernels import get_backend
+from swath.storage.database import Database
+from swath.storage.results import SearchStore, empty_hits
+
+logger = logging.getLogger(__name__)
+
+_NONE = np.iinfo(np.int32).min + 1   # below every score; keeps the sort key in int64
+
+
+@dataclass(frozen=True)
+class SearchJob:
+    """Everything a task needs to know about a search (picklable, small)."""
+
+    store: str
+    database: str
+    matrix: np.ndarray
+    gap_open: int
+    gap_extend: int
+    mode: str
+    device: str
+    top_k: int
+    max_evalue: float | None
+    statistics: dict[str, Any] | None   # KarlinAltschul fields (local mode)
+
+
+@functools.lru_cache(maxsize=4)
+def _database(path: str) -> Database:
+    return Database.open(path)
+
+
+@functools.lru_cache(maxsize=256)
+def _partition(path: str, p: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    return _database(path).partition(p)
+
+
+def _fetch(path: str, records: np.ndarray) -> list[np.ndarray]:
+    """Target sequences by record index, read from the worker's cached partitions."""
+    parts, index = _database(path).locate(records)
+    out = []
+    for p, i in zip(parts.tolist(), index.tolist(), strict=True):
+        residues, offsets, _ = _partition(path, p)
+        out.append(residues[offsets[i]:offsets[i + 1]])
+    return out
+
+
+def _top(scores: np.ndarray, ids: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The k best of each row: highest score, then lowest id; short rows padded with -1."""
+    rows, n = scores.shape
+    if n < k:
+        scores = np.concatenate([scores, np.full((rows, k - n), _NONE, np.int64)], axis=1)
+        ids = np.concatenate([ids, np.full((rows, k - n), -1, np.int64)], axis=1)
+    # one int64 key orders by score descending, then id ascending (-1 pads sort last)
+    key = -(scores.astype(np.int64) << 32) + np.where(ids < 0, (1 << 32) - 1, ids)
+    pick = np.argpartition(key, k - 1, axis=1)[:, :k] if n > k else np.argsort(key, axis=1)
+    order = np.take_along_axis(pick, np.argsort(np.take_along_axis(key, pick, 1), axis=1), 1)
+    return np.take_along_axis(scores, order, 1), np.take_along_axis(ids, order, 1)
+
+
+def score_partition(job: SearchJob, q_res: np.ndarray, q_off: np.ndarray, p: int
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """Top-k (scores, target ids) of each query against database partition ``p``."""
+    t_res, t_off, ids = _partition(job.database, p)
+    scores = get_backend(job.device).score_many(q_res, q_off, t_res, t_off, job.matrix,
+                                                job.gap_open, job.gap_extend, job.mode)
+    return _top(scores, np.broadcast_to(ids, scores.shape), job.top_k)
+
+
+def merge_top(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray], k: int
+              ) -> tuple[np.ndarray, np.ndarray]:
+    """The k best of two top-k lists (same tie rule)."""
+    return _top(np.concatenate([a[0], b[0]], 1), np.concatenate([a[1], b[1]], 1), k)
+
+
+def align_hits(job: SearchJob, q_res: np.ndarray, q_off: np.ndarray,
+               top: tuple[np.ndarray, np.ndarray]) -> dict[str, np.ndarray]:
+    """Full alignments and statistics of the kept hits of a block of queries."""
+    from swath.statistics import KarlinAltschul, bit_score, effective_lengths, evalue
+
+    scores, ids = top
+    hits = empty_hits(*ids.shape)
+    rows, ranks = np.nonzero(ids >= 0)
+    if not len(rows):
+        return hits
+    db = _database(job.database)
+    targets = _fetch(job.database, ids[rows, ranks])
+    queries = [q_res[q_off[r]:q_off[r + 1]] for r in rows]
+    t_off = np.concatenate([[0], np.cumsum([len(t) for t in targets])]).astype(np.int64)
+    p_off = np.concatenate([[0], np.cumsum([len(q) for q in queries])]).astype(np.int64)
+    got, coords, text, text_at = get_backend(job.device).align_batch(
+        np.concatenate(queries), p_off, np.concatenate(targets), t_off, job.matrix,
+        job.gap_open, job.gap_extend, job.mode)
+    if not np.array_equal(got, scores[rows, ranks]):
+        raise RuntimeError("traceback scores differ from search scores")
+    cigars = text.tobytes().decode("ascii")
+    for x, (r, c) in enumerate(zip(rows.tolist(), ranks.tolist(), strict=True)):
+        q_start, q_end, t_start, t_end = (int(v) for v in coords[x])
+        aln = Alignment(int(got[x]), q_start, q_end, t_start, t_end,
+                        cigars[text_at[x]:text_at[x + 1]], job.mode)
+        hits["cigar"][r, c] = aln.cigar
+        hits["length"][r, c] = aln.length
+        hits["matches"][r, c] = aln.matches
+        hits["mismatches"][r, c] = aln.mismatches
+        hits["gap_opens"][r, c] = aln.gap_opens
+        hits["identity"][r, c] = aln.identity
+    hits["target"][rows, ranks] = ids[rows, ranks]
+    hits["score"][rows, ranks] = got
+    for name, column in zip(("query_start", "query_end", "target_start", "target_end"),
+                            coords.T, strict=True):
+        hits[name][rows, ranks] = column
+    hits["target_name"][rows, ranks] = db.names(ids[rows, ranks])
+    if job.statistics is not None:
+        params = KarlinAltschul(**job.statistics)
+        lengths = np.diff(q_off)
+        for r in np.unique(rows).tolist():
+            m, n = effective_lengths(int(lengths[r]), db.residues, db.sequences, params)
+            kept = ids[r] >= 0
+            hits["bitscore"][r, kept] = bit_score(got[rows == r], params)
+            hits["evalue"][r, kept] = evalue(got[rows == r], m, n, params)
+        if job.max_evalue is not None:
+            drop = (hits["evalue"] > job.max_evalue) & (hits["target"] >= 0)
+            _drop(hits, drop)
+    return hits
+
+
+def _drop(hits: dict[str, np.ndarray], drop: np.ndarray) -> None:
+    """Empty the ranks in ``drop``, keeping each query's remaining hits first."""
+    from swath.storage.results import HIT_FIELDS
+
+    keep_first = np.argsort(drop, axis=1, kind="stable")
+    for name, (_, fill) in HIT_FIELDS.items():
+        hits[name][drop] = fill
+        hits[name][:] = np.take_along_axis(hits[name], keep_first, 1)
+
+
+def write_unit(job: SearchJob, unit: int, hits: dict[str, np.ndarray]) -> int:
+    """Write a unit's chunks, then mark it done."""
+    SearchStore.open(job.store, mode="r+", complete=False).write_unit(unit, hits)
+    return unit
+
+
+def build_graph(job: SearchJob, store: SearchStore, units: list[int]) -> list[Any]:
+    """Delayed write tasks of ``units``, with named layers for the dashboard."""
+    import uuid
+
+    import dask
+
+    run_id = uuid.uuid4().hex[:8]   # keys of an earlier (failed) run must not be reused
+    queries = store.queries()
+    partitions = _database(job.database).partitions
+    writes = []
+    for unit in units:
+        first, last = store.unit_queries(unit)
+        q_res = queries.residues[queries.offsets[first]:queries.offsets[last]]
+        q_off = queries.offsets[first:last + 1] - queries.offsets[first]
+        level = [dask.delayed(score_partition, pure=False)(
+            job, q_res, q_off, p, dask_key_name=f"swath-score-{run_id}-{unit}-{p}")
+            for p in range(partitions)]
+        depth = 0
+        while len(level) > 1:
+            depth += 1
+            level = [dask.delayed(merge_top)(
+                *level[i:i + 2], job.top_k, dask_key_name=f"swath-top-{run_id}-{unit}-{depth}-{i}")
+                     if i + 1 < len(level) else level[i] for i in range(0, len(level), 2)]
+        hits = dask.delayed(align_hits)(job, q_res, q_off, level[0],
+                                        dask_key_name=f"swath-align-{run_id}-{unit}")
+        writes.append(dask.delayed(write_unit)(job, unit, hits,
+                                               dask_key_name=f"swath-write-{run_id}-{unit}"))
+    return writes
+
+
+def run(job: SearchJob, client: Any, progress: Callable[[int, int], None] | None = None
+        ) -> SearchStore:
+    """Run every unit not yet done on ``client``, then finalize the store."""
+    from distributed import as_completed
+
+    from swath.storage.common import store_lock
+
+    with store_lock(job.store):
+        store = SearchStore.open(job.store, mode="r+", complete=False)
+        units = np.flatnonzero(~store.done()).tolist()
+        done = store.units - len(units)
+        logger.info("%s: %d of %d units to run", job.store, len(units), store.units)
+        if progress:
+            progress(done, store.units)
+        futures = client.compute(build_graph(job, store, units))
+        for _ in as_completed(futures):
+            done += 1
+            if progress:
+                progress(done, store.units)
+        client.gather(futures)
+        store = SearchStore.open(job.store, mode="r+", complete=False)
+        store.finalize()
+    return store
+
+
+def prepare(store_path: str, queries: Any, database_path: str, scoring: Any, *, top_k: int,
+            mode: str, device: str, query_block: int, max_evalue: float | None,
+            statistics: dict[str, Any] | None) -> SearchJob:
+    """Create the result store of a new search, or reopen it if it holds the same search.
+
+    A store that exists with other inputs is refused (``InvalidParameter``).
+    """
+    from swath.errors import InvalidParameter, StoreNotFound
+    from swath.storage.common import open_group
+
+    db = _database(database_path)
+    inputs = {"database": str(database_path), "database_sha256": db.sha256,
+              "queries_sha256": _digest(queries.residues, queries.offsets),
+              "scoring": scoring.to_dict(), "mode": mode, "top_k": top_k,
+              "max_evalue": max_evalue, "statistics": statistics}
+    try:
+        existing = SearchStore.open(store_path, complete=False)
+    except StoreNotFound:
+        existing = None
+    if existing is not None:
+        if existing.attrs.get("inputs") != inputs:
+            raise InvalidParameter(
+                f"{store_path} holds another search (other queries, database or options); "
+                "choose another output path or remove it")
+        logger.info("%s: same search found, running what is missing", store_path)
+    else:
+        try:
+            open_group(store_path, mode="r")
+        except StoreNotFound:
+            pass
+        else:
+            raise InvalidParameter(f"{store_path} exists and is not a swath search store")
+        SearchStore.create(store_path, queries, top_k=top_k, query_block=query_block,
+                           inputs=inputs)
+    return job_from_store(store_path, device)
+
+
+def stored_scoring(store: SearchStore) -> Any:
+    """The ``Scoring`` a result store was computed with."""
+    from swath.scoring import Alphabet, Scoring
+
+    sc = store.attrs["inputs"]["scoring"]
+    return Scoring(sc["name"], Alphabet(sc["alphabet"], sc["wildcard"]), np.array(sc["matrix"]),
+                   sc["gap_open"], sc["gap_extend"])
+
+
+def job_from_store(store_path: str, device: str = "auto") -> SearchJob:
+    """The job a result store was created for (what ``resume`` runs)."""
+    store = SearchStore.open(store_path, complete=False)
+    inputs = store.attrs["inputs"]
+    scoring = stored_scoring(store)
+    return SearchJob(str(store_path), inputs["database"], scoring.matrix, scoring.gap_open,
+                     scoring.gap_extend, inputs["mode"], device, int(inputs["top_k"]),
+                     inputs["max_evalue"], inputs["statistics"])
+
+
+def _digest(*arrays: np.ndarray) -> str:
+    import hashlib
+
+    digest = hashlib.sha256()
+    for array in arrays:
+        digest.update(np.ascontiguousarray(array).tobytes())
+    return digest.hexdigest()

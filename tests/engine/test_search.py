@@ -1,0 +1,222 @@
+"""Database search on Dask: exact top hits, resumption, faults, bad input."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import numpy as np
+import pytest
+
+import swath
+from swath.engine.search import _NONE, _top
+from swath.storage.database import write_database
+from swath.storage.results import SearchStore
+from tests.conftest import PROTEIN
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def client():
+    from distributed import Client, LocalCluster
+
+    with LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
+                      dashboard_address=":0") as cluster, Client(cluster) as c:
+        yield c
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory):
+    """150 random proteins, 7 queries made from some of them (mutated), a database store."""
+    rng = np.random.default_rng(8)
+    letters = "ACDEFGHIKLMNPQRSTVWY"
+    seqs = ["".join(rng.choice(list(letters), int(n))) for n in rng.integers(30, 400, 150)]
+    queries = []
+    for i in (0, 10, 10, 42, 77, 120, 149):
+        q = list(seqs[i][: 150])
+        for k in rng.integers(0, len(q), len(q) // 8):
+            q[k] = letters[int(rng.integers(0, 20))]
+        queries.append("".join(q))
+    root = tmp_path_factory.mktemp("search")
+    fasta = root / "db.fasta"
+    fasta.write_text("".join(f">t{i} protein {i}\n{s}\n" for i, s in enumerate(seqs)))
+    qfasta = root / "q.fasta"
+    qfasta.write_text("".join(f">q{i}\n{s}\n" for i, s in enumerate(queries)))
+    db = root / "db.swdb"
+    write_database(fasta, str(db), PROTEIN.alphabet, partition_residues=9000)
+    return {"seqs": seqs, "queries": queries, "db": str(db), "qfasta": str(qfasta),
+            "root": root}
+
+
+def expected_hits(data, top_k, mode="local"):
+    scores = swath.scores(data["queries"], data["seqs"], mode=mode, device="cpu")
+    out = []
+    for row in scores:
+        order = sorted(range(len(row)), key=lambda t: (-row[t], t))[:top_k]
+        out.append([(t, int(row[t])) for t in order])
+    return out
+
+
+def test_top_k_orders_by_score_then_lowest_id():
+    scores = np.array([[5, 9, 9, 1], [2, 2, 2, 2]])
+    ids = np.array([[10, 3, 1, 7], [4, 3, 2, 1]])
+    top_scores, top_ids = _top(scores, ids, 3)
+    assert top_ids.tolist() == [[1, 3, 10], [1, 2, 3]]
+    assert top_scores.tolist() == [[9, 9, 5], [2, 2, 2]]
+    padded_scores, padded_ids = _top(scores[:, :2], ids[:, :2], 3)
+    assert padded_scores[:, 2].tolist() == [_NONE, _NONE]
+    assert padded_ids[:, 2].tolist() == [-1, -1]
+
+
+@pytest.mark.parametrize("mode", ["local", "semiglobal"])
+def test_search_finds_the_exact_top_hits_with_alignments(data, client, tmp_path, mode):
+    result = swath.search(data["qfasta"], data["db"], top_k=4, client=client,
+                          store=str(tmp_path / "r.zarr"), mode=mode, query_block=3)
+    assert len(result) == len(data["queries"])
+    for qi, want in enumerate(expected_hits(data, 4, mode)):
+        hits = result.hits(qi)
+        assert [(h.target_id, h.score) for h in hits] == want
+        for h in hits:
+            assert h.target_name == f"t{h.target_id}"
+            assert h.alignment == swath.align(data["queries"][qi], data["seqs"][h.target_id],
+                                              mode=mode, device="cpu")
+    if mode == "local":
+        best = result.hits(1)[0]
+        assert best.evalue < 1e-20 and best.bitscore > 50
+    rows = result.to_table()
+    assert rows[0][0] == "q0" and rows[0][6] == result.hits(0)[0].alignment.query_start + 1
+
+
+def test_max_evalue_drops_weak_hits(data, client, tmp_path):
+    result = swath.search(data["qfasta"], data["db"], top_k=5, client=client,
+                          store=str(tmp_path / "r.zarr"), max_evalue=1e-5)
+    for qi in range(len(data["queries"])):
+        hits = result.hits(qi)
+        assert 1 <= len(hits) <= 2
+        assert all(h.evalue <= 1e-5 for h in hits)
+
+
+def test_interrupted_job_resumes_without_redoing_done_units(data, client, tmp_path,
+                                                            monkeypatch):
+    import swath.engine.search as engine
+
+    store = str(tmp_path / "r.zarr")
+    reference = swath.search(data["qfasta"], data["db"], top_k=3, client=client,
+                             store=str(tmp_path / "ref.zarr"), query_block=2)
+    real_write = engine.write_unit
+
+    def failing_write(job, unit, hits):
+        if unit == 2:
+            raise RuntimeError("worker lost")
+        return real_write(job, unit, hits)
+
+    monkeypatch.setattr(engine, "write_unit", failing_write)
+    with pytest.raises(RuntimeError, match="worker lost"):
+        swath.search(data["qfasta"], data["db"], top_k=3, client=client, store=store,
+                     query_block=2)
+    done = SearchStore.open(store, complete=False).done()
+    assert not done[2] and done.sum() == 3
+    with pytest.raises(swath.StoreIncomplete):
+        swath.hits.SearchResult(store)
+    monkeypatch.setattr(engine, "write_unit", real_write)
+    log = tmp_path / "scored.log"   # tasks are pickled: count calls through a file
+    real_score = engine.score_partition
+
+    def counting_score(job, q_res, q_off, p):
+        with open(log, "a") as out:
+            out.write(f"{p}\n")
+        return real_score(job, q_res, q_off, p)
+
+    monkeypatch.setattr(engine, "score_partition", counting_score)
+    resumed = swath.search(data["qfasta"], data["db"], top_k=3, client=client, store=store,
+                           query_block=2)
+    partitions = engine._database(data["db"]).partitions
+    assert len(log.read_text().split()) == partitions   # one unit redone, not four
+    assert resumed.to_table() == reference.to_table()
+
+
+KILLED_JOB = textwrap.dedent("""
+    import sys, swath
+    from distributed import Client, LocalCluster
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False) as cluster, \\
+            Client(cluster) as client:
+        swath.search(sys.argv[1], sys.argv[2], top_k=3, client=client, store=sys.argv[3],
+                     query_block=1)
+""")
+
+
+def test_client_killed_with_sigkill_then_resumed(data, tmp_path):
+    store = str(tmp_path / "r.zarr")
+    job = subprocess.Popen([sys.executable, "-c", KILLED_JOB, data["qfasta"], data["db"],
+                            store])
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        try:
+            if SearchStore.open(store, complete=False).done().sum() >= 2:
+                break
+        except swath.SwathError:
+            pass
+        time.sleep(0.05)
+    os.kill(job.pid, signal.SIGKILL)
+    job.wait()
+    partial = SearchStore.open(store, complete=False)
+    assert partial.attrs["complete"] is False
+    from click.testing import CliRunner
+
+    from swath.cli import main
+
+    resumed = CliRunner().invoke(main, ["resume", store, "--no-progress", "--device", "cpu"])
+    assert resumed.exit_code == 0, resumed.output
+    uninterrupted = swath.search(data["qfasta"], data["db"], top_k=3,
+                                 store=str(tmp_path / "ref.zarr"), query_block=1, device="cpu")
+    assert swath.hits.SearchResult(store).to_table() == uninterrupted.to_table()
+
+
+def test_worker_killed_mid_job_loses_nothing(data, tmp_path):
+    from distributed import Client, LocalCluster
+
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                      dashboard_address=":0") as cluster, Client(cluster) as c:
+        import threading
+
+        def kill_one():
+            time.sleep(1.0)
+            worker = next(iter(c.scheduler_info()["workers"]))
+            c.run(os._exit, 1, workers=[worker])
+
+        threading.Thread(target=kill_one, daemon=True).start()
+        result = swath.search(data["qfasta"], data["db"], top_k=3, client=c,
+                              store=str(tmp_path / "r.zarr"), query_block=1)
+    for qi, want in enumerate(expected_hits(data, 3)):
+        assert [(h.target_id, h.score) for h in result.hits(qi)] == want
+
+
+def test_second_writer_is_refused(data, client, tmp_path):
+    from swath.storage.common import store_lock
+
+    store = str(tmp_path / "r.zarr")
+    swath.search(data["qfasta"], data["db"], top_k=2, client=client, store=store)
+    with store_lock(store), pytest.raises(swath.StoreLocked, match="is being written"):
+        swath.search(data["qfasta"], data["db"], top_k=2, client=client, store=store)
+
+
+def test_bad_inputs(data, client, tmp_path):
+    with pytest.raises(swath.InvalidParameter, match="alphabet"):
+        swath.search(["ACGT"], data["db"], scoring=swath.Scoring.dna(), client=client,
+                     store=str(tmp_path / "a.zarr"))
+    with pytest.raises(swath.FormatVersionError, match="'database' store"):
+        swath.hits.SearchResult(data["db"])
+    swath.search(data["qfasta"], data["db"], top_k=2, client=client,
+                 store=str(tmp_path / "b.zarr"))
+    with pytest.raises(swath.InvalidParameter, match="holds another search"):
+        swath.search(data["qfasta"], data["db"], top_k=3, client=client,
+                     store=str(tmp_path / "b.zarr"))
+    from swath.engine.cluster import connect
+
+    with pytest.raises(swath.InvalidParameter, match="cannot reach a Dask scheduler"):
+        connect("tcp://127.0.0.1:1")

@@ -1,0 +1,636 @@
+"""The database store: round trips, layout on disk, errors, interrupted writes, the lock."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import logging
+import os
+import pickle
+import random
+import shutil
+import socket
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import zarr
+
+from swath.errors import (
+    FormatVersionError,
+    InputNotFound,
+    InvalidInput,
+    InvalidParameter,
+    InvalidSequence,
+    StoreIncomplete,
+    StoreLocked,
+    StoreNotFound,
+)
+from swath.scoring import Scoring
+from swath.sequences import read_sequences
+from swath.storage import database as database_module
+from swath.storage.common import (
+    acquire_lock,
+    check_layout,
+    is_local,
+    lock_path,
+    mark_complete,
+    open_group,
+    release_lock,
+    store_lock,
+    write_attrs,
+)
+from swath.storage.database import (
+    PAD,
+    Database,
+    database_lock_path,
+    partition_bounds,
+    write_database,
+)
+
+PROTEIN = Scoring.protein().alphabet
+DNA = Scoring.dna().alphabet
+AMINO = "ACDEFGHIKLMNPQRSTVWY"
+
+
+def random_records(n: int = 150, seed: int = 1, max_len: int = 300) -> list[tuple[str, str]]:
+    rng = random.Random(seed)
+    records = []
+    for i in range(n):
+        length = rng.choice([rng.randint(1, 10), rng.randint(1, max_len)])
+        records.append((f"seq{i}", "".join(rng.choices(AMINO, k=length))))
+    return records
+
+
+def write_fasta(path: Path, records: list[tuple[str, str]], width: int = 60) -> Path:
+    with open(path, "w") as out:
+        for name, seq in records:
+            out.write(f">{name} description of {name}\n")
+            for i in range(0, len(seq), width):
+                out.write(seq[i:i + width] + "\n")
+    return path
+
+
+@pytest.fixture
+def records() -> list[tuple[str, str]]:
+    return random_records()
+
+
+@pytest.fixture
+def fasta(tmp_path: Path, records: list[tuple[str, str]]) -> Path:
+    return write_fasta(tmp_path / "db.fasta", records)
+
+
+@pytest.fixture
+def store(tmp_path: Path, fasta: Path) -> Path:
+    path = tmp_path / "db.swdb"
+    write_database(fasta, path, PROTEIN, partition_residues=1000)
+    return path
+
+
+def read_all(db: Database) -> dict[int, np.ndarray]:
+    """Every record's codes, read through the partitions, by record index."""
+    seen: dict[int, np.ndarray] = {}
+    for p in range(db.partitions):
+        residues, offsets, ids = db.partition(p)
+        assert residues.dtype == np.uint8 and offsets.dtype == np.int64
+        assert ids.dtype == np.int64
+        assert len(offsets) == len(ids) + 1 and offsets[0] == 0
+        assert offsets[-1] == len(residues) == db.partition_residues(p)
+        for k, record in enumerate(ids.tolist()):
+            assert record not in seen
+            seen[record] = residues[offsets[k]:offsets[k + 1]]
+    return seen
+
+
+# ---------------------------------------------------------------------------------
+# Round trips
+
+
+def test_round_trip_through_partitions(store: Path, fasta: Path) -> None:
+    expected = read_sequences(fasta, PROTEIN)
+    db = Database.open(store)
+    assert db.sequences == len(expected) and len(db) == len(expected)
+    assert db.residues == len(expected.residues)
+    seen = read_all(db)
+    assert sorted(seen) == list(range(len(expected)))
+    for i, codes in seen.items():
+        np.testing.assert_array_equal(codes, expected[i])
+    assert db.names(range(len(expected))) == list(expected.names)
+
+
+def test_round_trip_through_sequence(store: Path, fasta: Path) -> None:
+    expected = read_sequences(fasta, PROTEIN)
+    db = Database.open(store)
+    for i in range(len(expected)):
+        np.testing.assert_array_equal(db.sequence(i), expected[i])
+    np.testing.assert_array_equal(db.sequence(-1), expected[len(expected) - 1])
+    np.testing.assert_array_equal(db.lengths_by_id(), expected.lengths)
+
+
+def test_names_in_any_order(store: Path, records: list[tuple[str, str]]) -> None:
+    db = Database.open(store)
+    ids = np.array([5, 0, 5, 149, 2])
+    assert db.names(ids) == [records[i][0] for i in ids]
+    assert db.names([]) == []
+    part_ids = db.partition(db.partitions - 1)[2]
+    assert db.names(part_ids) == [records[i][0] for i in part_ids]
+
+
+def test_attributes(store: Path, fasta: Path, records: list[tuple[str, str]]) -> None:
+    db = Database.open(store)
+    assert db.alphabet == PROTEIN
+    assert db.source == str(fasta)
+    assert db.sha256 == hashlib.sha256(fasta.read_bytes()).hexdigest()
+    assert db.wildcard is False
+    attrs = zarr.open_group(str(store), mode="r").attrs["swath"]
+    assert isinstance(attrs, dict)
+    assert attrs["layout"] == "database" and attrs["version"] == 1
+    assert attrs["alphabet"] == PROTEIN.letters
+    assert attrs["sequences"] == len(records)
+    assert attrs["residues"] == sum(len(seq) for _, seq in records)
+    assert attrs["partitions"] == db.partitions
+    assert attrs["complete"] is True
+    assert list(attrs)[-1] == "complete"  # written last
+    assert str(attrs["created_by"]).startswith("swath ")
+
+
+def test_sorted_by_length_stable(store: Path, records: list[tuple[str, str]]) -> None:
+    db = Database.open(store)
+    lengths = np.array([len(seq) for _, seq in records])
+    expected_order = np.argsort(lengths, kind="stable")
+    group = zarr.open_group(str(store), mode="r")
+    np.testing.assert_array_equal(group["order"][:], expected_order)
+    np.testing.assert_array_equal(group["lengths"][:], lengths[expected_order])
+    assert group["lengths"].dtype == np.int32
+    ids = np.concatenate([db.partition(p)[2] for p in range(db.partitions)])
+    np.testing.assert_array_equal(ids, expected_order)
+    offsets = [np.diff(db.partition(p)[1]) for p in range(db.partitions)]
+    assert np.all(np.diff(np.concatenate(offsets)) >= 0)
+    rank = group["rank"][:]
+    np.testing.assert_array_equal(expected_order[rank], np.arange(len(records)))
+
+
+def test_partitions_hold_about_equal_residues(tmp_path: Path) -> None:
+    records = random_records(n=600, seed=3, max_len=200)
+    fasta = write_fasta(tmp_path / "big.fasta", records)
+    size = 3000
+    db_path = tmp_path / "big.swdb"
+    info = write_database(fasta, db_path, PROTEIN, partition_residues=size)
+    db = Database.open(db_path)
+    total = sum(len(seq) for _, seq in records)
+    assert info.partitions == db.partitions == -(-total // size)
+    sizes = [db.partition_residues(p) for p in range(db.partitions)]
+    assert sum(sizes) == total
+    longest = max(len(seq) for _, seq in records)
+    share = total / db.partitions
+    assert all(abs(s - share) <= longest for s in sizes), (sizes, share)
+    assert all(s <= size + longest for s in sizes)
+    np.testing.assert_array_equal(db.partition_sizes, sizes)
+
+
+def test_partitions_are_whole_chunks(store: Path) -> None:
+    db = Database.open(store)
+    group = zarr.open_group(str(store), mode="r")
+    residues = group["residues"]
+    width = max(db.partition_residues(p) for p in range(db.partitions))
+    assert residues.shape == (db.partitions, width)
+    assert residues.chunks == (1, width)
+    assert residues.dtype == np.uint8
+    assert residues.fill_value == PAD
+    assert residues.nchunks == residues.nchunks_initialized == db.partitions
+    for p in range(db.partitions):
+        assert (store / "residues" / "c" / str(p) / "0").is_file()
+        row = residues[p]
+        count = db.partition_residues(p)
+        assert np.all(row[count:] == PAD) and not np.any(row[:count] == PAD)
+    bounds = group["partition_bounds"][:]
+    assert bounds[0] == 0 and bounds[-1] == db.sequences and np.all(np.diff(bounds) > 0)
+    np.testing.assert_array_equal(db.partition_bounds, bounds)
+
+
+def test_dimension_names(store: Path) -> None:
+    group = zarr.open_group(str(store), mode="r")
+    expected = {
+        "residues": ("partition", "position"),
+        "partition_bounds": ("partition_bound",),
+        "partition_residues": ("partition",),
+        "starts": ("target",),
+        "lengths": ("target",),
+        "order": ("target",),
+        "rank": ("record",),
+        "names": ("record",),
+    }
+    assert sorted(group.array_keys()) == sorted(expected)
+    for name, dims in expected.items():
+        array = group[name]
+        assert isinstance(array, zarr.Array)
+        assert array.metadata.dimension_names == dims, name
+
+
+def test_checksum(store: Path, fasta: Path) -> None:
+    assert Database.open(store).sha256 == hashlib.sha256(fasta.read_bytes()).hexdigest()
+
+
+def test_gzip_input(tmp_path: Path, fasta: Path, store: Path) -> None:
+    gz = tmp_path / "db.fasta.gz"
+    gz.write_bytes(gzip.compress(fasta.read_bytes()))
+    info = write_database(gz, tmp_path / "gz.swdb", PROTEIN, partition_residues=1000)
+    assert info.sha256 == hashlib.sha256(gz.read_bytes()).hexdigest()
+    plain, packed = Database.open(store), Database.open(tmp_path / "gz.swdb")
+    assert packed.sha256 != plain.sha256
+    assert read_all(plain).keys() == read_all(packed).keys()
+    for i in range(plain.sequences):
+        np.testing.assert_array_equal(plain.sequence(i), packed.sequence(i))
+    assert plain.names(range(plain.sequences)) == packed.names(range(packed.sequences))
+
+
+def test_fastq_and_dna_wildcard(tmp_path: Path) -> None:
+    fastq = tmp_path / "reads.fq"
+    fastq.write_text("@r1\nACGTRY\n+\nIIIIII\n@r2\nGG\n+\nII\n")
+    with pytest.raises(InvalidSequence, match=r"reads\.fq line 2: residue 'R' is not in the DNA"):
+        write_database(fastq, tmp_path / "reads.swdb", DNA)
+    assert not (tmp_path / "reads.swdb").exists()
+    write_database(fastq, tmp_path / "reads.swdb", DNA, wildcard=True)
+    db = Database.open(tmp_path / "reads.swdb")
+    assert db.alphabet == DNA and db.wildcard is True
+    assert DNA.decode(db.sequence(0)) == "ACGTNN"
+    assert db.names([1, 0]) == ["r2", "r1"]
+
+
+def test_file_url(tmp_path: Path, fasta: Path) -> None:
+    url = (tmp_path / "url.swdb").as_uri()
+    assert url.startswith("file://") and is_local(url)
+    info = write_database(fasta, url, PROTEIN, partition_residues=1000)
+    assert info.path == url
+    assert (tmp_path / "url.swdb" / "zarr.json").is_file()
+    expected = read_sequences(fasta, PROTEIN)
+    for db in (Database.open(url), Database.open(tmp_path / "url.swdb")):
+        for i, codes in read_all(db).items():
+            np.testing.assert_array_equal(codes, expected[i])
+
+
+def test_memory_url(fasta: Path) -> None:
+    url = f"memory://swath-test-{uuid.uuid4().hex}/db.swdb"
+    assert not is_local(url)
+    write_database(fasta, url, PROTEIN, partition_residues=1000)
+    db = Database.open(url)
+    expected = read_sequences(fasta, PROTEIN)
+    for i, codes in read_all(db).items():
+        np.testing.assert_array_equal(codes, expected[i])
+    assert db.names([0, 1]) == list(expected.names[:2])
+    with pytest.raises(InvalidParameter, match="already exists"):
+        write_database(fasta, url, PROTEIN)
+    write_database(fasta, url, PROTEIN, partition_residues=10**9, overwrite=True)
+    assert Database.open(url).partitions == 1
+
+
+def test_pickle_reopens(store: Path) -> None:
+    db = Database.open(store)
+    copy = pickle.loads(pickle.dumps(db))
+    assert repr(copy) == repr(db)
+    np.testing.assert_array_equal(copy.partition(0)[0], db.partition(0)[0])
+
+
+def test_one_partition_per_target_and_one_for_all(tmp_path: Path, fasta: Path,
+                                                 records: list[tuple[str, str]]) -> None:
+    one = write_database(fasta, tmp_path / "one.swdb", PROTEIN, partition_residues=1)
+    assert one.partitions == len(records)
+    db = Database.open(tmp_path / "one.swdb")
+    assert all(len(db.partition(p)[2]) == 1 for p in range(db.partitions))
+    whole = write_database(fasta, tmp_path / "whole.swdb", PROTEIN, partition_residues=10**9)
+    assert whole.partitions == 1 and whole.width == whole.residues
+
+
+@pytest.mark.parametrize(("lengths", "size", "bounds"), [
+    ([1, 1, 2, 2, 4], 5, [0, 3, 5]),
+    ([3, 3, 3, 3], 6, [0, 2, 4]),
+    ([1, 1, 1, 100], 10, [0, 3, 4]),  # one long target: fewer, not empty, partitions
+    ([5], 1, [0, 1]),
+    ([1] * 6, 1, [0, 1, 2, 3, 4, 5, 6]),
+    ([1, 2, 3, 50, 60], 1, [0, 1, 2, 3, 4, 5]),
+    ([2, 2, 2], 100, [0, 3]),
+])
+def test_partition_bounds(lengths: list[int], size: int, bounds: list[int]) -> None:
+    assert partition_bounds(np.array(lengths), size).tolist() == bounds
+
+
+def test_long_and_short_targets_copied(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Small thresholds, so that gathering in pieces and slice copies both run.
+    monkeypatch.setattr(database_module, "_SLICE_LENGTH", 50)
+    monkeypatch.setattr(database_module, "_GATHER_RESIDUES", 37)
+    records = random_records(n=80, seed=9, max_len=120)
+    fasta = write_fasta(tmp_path / "mixed.fasta", records)
+    write_database(fasta, tmp_path / "mixed.swdb", PROTEIN, partition_residues=700)
+    db = Database.open(tmp_path / "mixed.swdb")
+    for i, codes in read_all(db).items():
+        assert PROTEIN.decode(codes) == records[i][1]
+
+
+def test_progress_callback(tmp_path: Path, fasta: Path, records: list[tuple[str, str]]) -> None:
+    calls: list[tuple[str, int, int | None]] = []
+    info = write_database(fasta, tmp_path / "p.swdb", PROTEIN, partition_residues=1000,
+                          progress=lambda *args: calls.append(args))
+    assert calls[0] == ("read", len(records), None)
+    writes = [c for c in calls if c[0] == "write"]
+    assert writes == [("write", p + 1, info.partitions) for p in range(info.partitions)]
+
+
+# ---------------------------------------------------------------------------------
+# Errors on open
+
+
+def test_missing_path(tmp_path: Path) -> None:
+    with pytest.raises(StoreNotFound, match=r"nothing\.swdb: no swath store here \(the path does "
+                                            "not exist"):
+        Database.open(tmp_path / "nothing.swdb")
+    with pytest.raises(StoreNotFound, match="no swath store here"):
+        Database.open(f"memory://swath-test-{uuid.uuid4().hex}/nothing.swdb")
+
+
+def test_directory_that_is_not_a_store(tmp_path: Path, fasta: Path) -> None:
+    (tmp_path / "plain").mkdir()
+    (tmp_path / "plain" / "notes.txt").write_text("hello")
+    with pytest.raises(StoreNotFound, match=r"plain: no swath store here \(no Zarr v3 group\)"):
+        Database.open(tmp_path / "plain")
+    with pytest.raises(StoreNotFound, match="no swath store here"):
+        Database.open(fasta)
+    zarr.create_array(str(tmp_path / "array.zarr"), shape=(2,), dtype="int8")
+    with pytest.raises(StoreNotFound, match="holds a Zarr array, not a group"):
+        Database.open(tmp_path / "array.zarr")
+    zarr.open_group(str(tmp_path / "group.zarr"), mode="w")
+    with pytest.raises(StoreNotFound, match=r"group\.zarr: no swath store here \(a Zarr group "
+                                            "without 'swath' attributes"):
+        Database.open(tmp_path / "group.zarr")
+
+
+def test_other_layout_or_version(tmp_path: Path) -> None:
+    path = tmp_path / "result.zarr"
+    group = open_group(path, mode="w")
+    write_attrs(group, "search", 2)
+    mark_complete(group)
+    with pytest.raises(FormatVersionError, match=r"result\.zarr is a 'search' store version 2, "
+                                                 r"this swath reads 'database' version 1$"):
+        Database.open(path)
+    write_attrs(group, "database", 2)
+    mark_complete(group)
+    with pytest.raises(FormatVersionError, match=r"is a 'database' store version 2, this swath "
+                                                 r"reads 'database' version 1 \(.*newer swath"):
+        Database.open(path)
+    with pytest.raises(FormatVersionError, match="older swath"):
+        check_layout(group, path, "database", 3)
+
+
+def test_not_complete(store: Path) -> None:
+    group = zarr.open_group(str(store), mode="r+")
+    attrs: Any = dict(group.attrs["swath"])  # type: ignore[arg-type]
+    attrs["complete"] = False
+    group.attrs["swath"] = attrs
+    with pytest.raises(StoreIncomplete, match=r"db\.swdb: the store was not finished \("):
+        Database.open(store)
+    del attrs["complete"]
+    group.attrs["swath"] = attrs
+    with pytest.raises(StoreIncomplete, match="the store was not finished"):
+        Database.open(store)
+    # A layout without a complete mark reads it anyway when asked to.
+    assert check_layout(group, store, "database", 1, complete=False)["sequences"] == 150
+
+
+def test_missing_array(store: Path) -> None:
+    shutil.rmtree(store / "names")
+    with pytest.raises(StoreIncomplete, match=r"db\.swdb: .*\(array 'names' is missing\)"):
+        Database.open(store)
+
+
+def test_missing_residues_chunk(store: Path) -> None:
+    db = Database.open(store)
+    assert db.partitions >= 3
+    (store / "residues" / "c" / "1" / "0").unlink()
+    db = Database.open(store)
+    db.partition(0)
+    with pytest.raises(StoreIncomplete, match=r"chunk 1 of array 'residues' is missing"):
+        db.partition(1)
+    record = int(db.partition(2)[2][0])
+    db.sequence(record)
+    b0 = int(db.partition_bounds[1])
+    order = zarr.open_group(str(store), mode="r")["order"][:]
+    with pytest.raises(StoreIncomplete, match=r"chunk 1 of array 'residues' is missing"):
+        db.sequence(int(order[b0]))
+
+
+def test_missing_target_chunks(store: Path) -> None:
+    (store / "starts" / "c" / "0").unlink()
+    db = Database.open(store)
+    with pytest.raises(StoreIncomplete, match=r"a chunk of array 'starts' or 'lengths'"):
+        db.partition(0)
+    (store / "names" / "c" / "0").unlink()
+    with pytest.raises(StoreIncomplete, match=r"a chunk of array 'names' is missing"):
+        db.names([0])
+    (store / "partition_bounds" / "c" / "0").unlink()
+    with pytest.raises(StoreIncomplete, match=r"a chunk of array 'partition_bounds'"):
+        Database.open(store)
+
+
+def test_bad_indices(store: Path) -> None:
+    db = Database.open(store)
+    with pytest.raises(IndexError, match=f"partition {db.partitions} is out of range"):
+        db.partition(db.partitions)
+    with pytest.raises(IndexError, match="record 150 is out of range for a database of 150"):
+        db.sequence(150)
+    with pytest.raises(IndexError, match="record -1 is out of range"):
+        db.names([0, -1])
+    with pytest.raises(TypeError, match="partition must be an integer"):
+        db.partition("0")  # type: ignore[arg-type]
+
+
+# ---------------------------------------------------------------------------------
+# Errors on write
+
+
+def test_existing_output(tmp_path: Path, fasta: Path, store: Path) -> None:
+    with pytest.raises(InvalidParameter, match=r"db\.swdb already exists \(use --overwrite"):
+        write_database(fasta, store, PROTEIN)
+    other = write_fasta(tmp_path / "other.fasta", [("only", "MKV")])
+    info = write_database(other, store, PROTEIN, overwrite=True)
+    assert info.sequences == 1
+    db = Database.open(store)
+    assert db.names([0]) == ["only"] and db.source == str(other)
+    assert sorted(os.listdir(tmp_path)) == ["db.fasta", "db.swdb", "other.fasta"]
+
+
+def test_overwrite_never_deletes_other_things(tmp_path: Path, fasta: Path) -> None:
+    keep = tmp_path / "precious"
+    keep.mkdir()
+    (keep / "data.txt").write_text("keep me")
+    with pytest.raises(InvalidParameter, match="is not a swath database; swath will not delete"):
+        write_database(fasta, keep, PROTEIN, overwrite=True)
+    assert (keep / "data.txt").read_text() == "keep me"
+    with pytest.raises(InvalidParameter, match="is not a swath database"):
+        write_database(fasta, fasta, PROTEIN, overwrite=True)
+    (tmp_path / "empty").mkdir()
+    write_database(fasta, tmp_path / "empty", PROTEIN, overwrite=True)
+    Database.open(tmp_path / "empty")
+
+
+@pytest.mark.parametrize("size", [0, -5, 2.5, True])
+def test_bad_partition_residues(tmp_path: Path, fasta: Path, size: Any) -> None:
+    with pytest.raises(InvalidParameter, match="partition_residues must be a positive integer"):
+        write_database(fasta, tmp_path / "x.swdb", PROTEIN, partition_residues=size)
+
+
+def test_bad_input_leaves_nothing(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.fasta"
+    bad.write_text(">a\nMKV\n>b\nMK1V\n")
+    with pytest.raises(InvalidInput, match=r"bad\.fasta line 4: character '1' is not a residue"):
+        write_database(bad, tmp_path / "bad.swdb", PROTEIN)
+    with pytest.raises(InputNotFound, match=r"missing\.fasta: no such file"):
+        write_database(tmp_path / "missing.fasta", tmp_path / "bad.swdb", PROTEIN)
+    assert sorted(os.listdir(tmp_path)) == ["bad.fasta"]
+
+
+def test_interrupted_write_leaves_no_store(tmp_path: Path, fasta: Path,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = []
+    real = database_module._fill_row
+
+    def fail_midway(*args: Any) -> None:
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        real(*args)
+
+    monkeypatch.setattr(database_module, "_fill_row", fail_midway)
+    target = tmp_path / "db.swdb"
+    with pytest.raises(KeyboardInterrupt):
+        write_database(fasta, target, PROTEIN, partition_residues=1000)
+    assert len(calls) == 2
+    assert not target.exists()
+    assert sorted(os.listdir(tmp_path)) == ["db.fasta"]  # no temporary directory, no lock
+    with pytest.raises(StoreNotFound):
+        Database.open(target)
+
+
+def test_interrupted_overwrite_keeps_the_old_store(store: Path, tmp_path: Path, fasta: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(database_module, "mark_complete", _raise_oserror)
+    with pytest.raises(OSError, match="disk full"):
+        write_database(fasta, store, PROTEIN, partition_residues=10**9, overwrite=True)
+    assert Database.open(store).partitions > 1  # the old one, untouched
+    assert sorted(os.listdir(tmp_path)) == ["db.fasta", "db.swdb"]
+
+
+def _raise_oserror(group: Any) -> None:
+    raise OSError("disk full")
+
+
+def test_unfinished_remote_store_is_refused(fasta: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # In place (no rename) the complete mark is what tells readers: a writer killed
+    # before it leaves a store that Database.open refuses.
+    url = f"memory://swath-test-{uuid.uuid4().hex}/db.swdb"
+    monkeypatch.setattr(database_module, "mark_complete", lambda group: None)
+    write_database(fasta, url, PROTEIN)
+    with pytest.raises(StoreIncomplete, match="the store was not finished"):
+        Database.open(url)
+    # An interrupted remote write removes what it wrote.
+    url2 = f"memory://swath-test-{uuid.uuid4().hex}/db.swdb"
+    monkeypatch.setattr(database_module, "mark_complete", _raise_oserror)
+    with pytest.raises(OSError, match="disk full"):
+        write_database(fasta, url2, PROTEIN)
+    with pytest.raises(StoreNotFound):
+        Database.open(url2)
+
+
+# ---------------------------------------------------------------------------------
+# The writer lock
+
+
+def test_second_writer_is_refused(tmp_path: Path, fasta: Path) -> None:
+    target = tmp_path / "db.swdb"
+    refused: list[BaseException] = []
+
+    def second_writer(stage: str, done: int, total: int | None) -> None:
+        if stage == "read" and not refused:
+            assert Path(database_lock_path(target)).is_file()
+            with pytest.raises(StoreLocked) as caught:
+                write_database(fasta, target, PROTEIN, overwrite=True)
+            refused.append(caught.value)
+
+    write_database(fasta, target, PROTEIN, progress=second_writer)
+    message = str(refused[0])
+    assert message.startswith(f"{target} is being written by pid {os.getpid()} on "
+                              f"{socket.gethostname()} since ")
+    assert message.endswith(f"(remove {target}.swath-lock if that job is dead)")
+    assert not Path(database_lock_path(target)).exists()  # released
+    Database.open(target)
+
+
+def test_store_lock_in_place(tmp_path: Path) -> None:
+    path = tmp_path / "result.zarr"
+    with store_lock(path) as lock:
+        assert lock == lock_path(path) == f"{path}/.swath-lock"
+        owner = json.loads(Path(lock).read_text())
+        assert owner["pid"] == os.getpid() and owner["host"] == socket.gethostname()
+        with pytest.raises(StoreLocked, match=rf"result\.zarr is being written by pid "
+                                              rf"{os.getpid()} on .* since .*\(remove .*"
+                                              rf"\.swath-lock if that job is dead\)"):
+            acquire_lock(path)
+    assert not Path(lock).exists()
+    release_lock(path)  # already released: fine
+
+
+def test_store_lock_through_fsspec() -> None:
+    url = f"memory://swath-test-{uuid.uuid4().hex}/result.zarr"
+    with store_lock(url), pytest.raises(StoreLocked, match="is being written by pid"):
+        acquire_lock(url)
+    acquire_lock(url)
+    release_lock(url)
+
+
+def dead_pid() -> int:
+    process = subprocess.Popen([sys.executable, "-c", "pass"])
+    process.wait()
+    return process.pid
+
+
+def test_stale_lock_is_taken_over(tmp_path: Path, fasta: Path,
+                                  caplog: pytest.LogCaptureFixture) -> None:
+    target = tmp_path / "db.swdb"
+    pid = dead_pid()
+    lock = Path(database_lock_path(target))
+    lock.write_text(json.dumps({"pid": pid, "host": socket.gethostname(),
+                                "time": "2020-01-01T00:00:00"}))
+    with caplog.at_level(logging.WARNING, logger="swath"):
+        write_database(fasta, target, PROTEIN)
+    assert f"taking over the lock of pid {pid}" in caplog.text
+    assert not lock.exists()
+    Database.open(target)
+
+
+def test_lock_of_another_host_is_respected(tmp_path: Path, fasta: Path) -> None:
+    target = tmp_path / "db.swdb"
+    lock = Path(database_lock_path(target))
+    lock.write_text(json.dumps({"pid": dead_pid(), "host": "elsewhere.example",
+                                "time": "2020-01-01T00:00:00"}))
+    with pytest.raises(StoreLocked, match=r"on elsewhere\.example since 2020-01-01T00:00:00 "
+                                          r"\(remove .*db\.swdb\.swath-lock if that job"):
+        write_database(fasta, target, PROTEIN)
+    assert lock.exists() and not target.exists()
+    lock.write_text("")
+    with pytest.raises(StoreLocked, match="an unreadable lock"):
+        write_database(fasta, target, PROTEIN)
+
+
+def test_release_leaves_a_lock_taken_over(tmp_path: Path,
+                                          caplog: pytest.LogCaptureFixture) -> None:
+    path = tmp_path / "result.zarr"
+    lock = acquire_lock(path)
+    Path(lock).write_text(json.dumps({"pid": 1, "host": "elsewhere", "time": "now"}))
+    with caplog.at_level(logging.WARNING, logger="swath"):
+        release_lock(path)
+    assert "now belongs to pid 1 on elsewhere" in caplog.text
+    assert Path(lock).exists()
