@@ -53,8 +53,8 @@ def _progress_bar(enabled: bool) -> Iterator[Callable[[int, int], None] | None]:
         return
     import tqdm
 
-    bar = tqdm.tqdm(unit="unit", desc="swath search",  # type: ignore[operator]
-                    file=click.get_text_stream("stderr"))
+    make_bar: Any = tqdm.tqdm
+    bar = make_bar(unit="unit", desc="swath search", file=click.get_text_stream("stderr"))
 
     def update(done: int, total: int) -> None:
         bar.total = total
