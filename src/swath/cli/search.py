@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -54,7 +55,7 @@ def _progress_bar(enabled: bool) -> Iterator[Callable[[int, int], None] | None]:
     import tqdm
 
     make_bar: Any = tqdm.tqdm
-    bar = make_bar(unit="unit", desc="swath search", file=click.get_text_stream("stderr"))
+    bar = make_bar(unit="unit", desc="swath search", file=sys.stderr)
 
     def update(done: int, total: int) -> None:
         bar.total = total

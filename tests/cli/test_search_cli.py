@@ -1,0 +1,110 @@
+"""swath search / resume / inspect from the command line."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from swath.cli import main
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    from distributed import LocalCluster
+
+    with LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
+                      dashboard_address=":0") as c:
+        yield c
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    rng = np.random.default_rng(3)
+    letters = np.array(list("ACDEFGHIKLMNPQRSTVWY"))
+    seqs = ["".join(rng.choice(letters, int(n))) for n in rng.integers(40, 300, 80)]
+    root = tmp_path_factory.mktemp("cli-search")
+    (root / "db.fasta").write_text("".join(f">d{i}\n{s}\n" for i, s in enumerate(seqs)))
+    (root / "q.fasta").write_text(f">qa\n{seqs[5][:120]}\n>qb\n{seqs[60]}\n")
+    (root / "dna.fasta").write_text(">x\nACGTACGTAC\n")
+    run = CliRunner().invoke(main, ["makedb", str(root / "db.fasta"), str(root / "db.swdb"),
+                                    "--partition-residues", "4000", "--no-progress"])
+    assert run.exit_code == 0, run.output
+    return root
+
+
+def invoke(*args: str):
+    return CliRunner().invoke(main, list(args))
+
+
+def test_search_prints_blast_tabular_rows(files, cluster, tmp_path):
+    out = str(tmp_path / "r.zarr")
+    run = invoke("search", str(files / "q.fasta"), str(files / "db.swdb"), "-o", out,
+                 "--top-k", "3", "--outfmt", "tsv", "--scheduler", cluster.scheduler_address,
+                 "--no-progress")
+    assert run.exit_code == 0, run.output
+    rows = [line.split("\t") for line in run.stdout.splitlines()]
+    assert len(rows) == 6 and all(len(r) == 14 for r in rows)
+    assert rows[0][:2] == ["qa", "d5"] and rows[0][2] == "100.000"
+    assert (rows[0][6], rows[0][7]) == ("1", "120")
+    assert rows[3][:2] == ["qb", "d60"]
+    again = invoke("inspect", out)
+    assert again.exit_code == 0 and again.stdout == run.stdout
+    lines = invoke("inspect", out, "--format", "json").stdout.splitlines()
+    first = json.loads(lines[0])
+    assert (first["qseqid"], first["sseqid"], first["qstart"]) == ("qa", "d5", 1)
+    assert first["cigar"] == "120="
+    text = invoke("inspect", out, "--format", "text").stdout
+    assert "# Query:        qa (120 residues)" in text and "# hit: e-value" in text
+    done = invoke("resume", out, "--scheduler", cluster.scheduler_address, "--no-progress")
+    assert done.exit_code == 0 and "is complete" in done.stderr
+
+
+def test_search_starts_a_local_cluster_and_takes_a_fasta_database(files, tmp_path):
+    run = invoke("search", str(files / "q.fasta"), str(files / "db.fasta"), "-o",
+                 str(tmp_path / "r.zarr"), "--top-k", "1", "--outfmt", "tsv", "--device", "cpu",
+                 "--progress")
+    assert run.exit_code == 0, run.output
+    assert "dashboard at http" in run.stderr
+    assert [r.split("\t")[1] for r in run.stdout.splitlines()] == ["d5", "d60"]
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["inspect", "{db}"], "is a 'database' store version 1"),
+        (["inspect", "{root}/nothing.zarr"], "no swath store here"),
+        (["search", "{root}/missing.fasta", "{db}", "-o", "{out}"], "missing.fasta: no such file"),
+        (["search", "{root}/dna.fasta", "{db}", "-o", "{out}", "--dna"], "alphabet"),
+        (["search", "{root}/q.fasta", "{db}", "-o", "{out}", "--scheduler", "tcp://127.0.0.1:1"],
+         "cannot reach a Dask scheduler"),
+        (["search", "{root}/q.fasta", "{db}", "-o", "{out}", "--gap-open", "12",
+          "--gap-extend", "3", "--max-evalue", "1"], "no published Karlin-Altschul parameters"),
+        (["resume", "{db}"], "is a 'database' store"),
+    ],
+)
+def test_errors_are_one_line_with_exit_status_2(files, cluster, tmp_path, args, needle):
+    fill = {"db": str(files / "db.swdb"), "root": str(files), "out": str(tmp_path / "o.zarr")}
+    args = [a.format(**fill) for a in args]
+    if args[0] in ("search", "resume") and "--scheduler" not in args:
+        args += ["--scheduler", cluster.scheduler_address]
+    run = invoke(*args, "--no-progress") if args[0] != "inspect" else invoke(*args)
+    assert run.exit_code == 2, run.output
+    assert needle in run.stderr and len(run.stderr.strip().splitlines()) == 1
+    assert "Traceback" not in run.output
+
+
+def test_inspect_refuses_an_unfinished_store(files, tmp_path):
+    from swath.sequences import sequence_set
+    from swath.storage.results import SearchStore
+    from tests.conftest import PROTEIN
+
+    store = str(tmp_path / "half.zarr")
+    SearchStore.create(store, sequence_set(["ACDE"], PROTEIN.alphabet), top_k=2, query_block=1,
+                       inputs={})
+    run = invoke("inspect", store)
+    assert run.exit_code == 2 and "not finished" in run.stderr
