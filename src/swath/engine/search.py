@@ -85,12 +85,32 @@ def _top(scores: np.ndarray, ids: np.ndarray, k: int) -> tuple[np.ndarray, np.nd
     return np.take_along_axis(scores, order, 1), np.take_along_axis(ids, order, 1)
 
 
+@functools.lru_cache(maxsize=64)
+def _device_partition(path: str, p: int) -> Any:
+    """Partition ``p`` resident on this worker's GPU (uploaded once per worker)."""
+    from swath.kernels.gpu.scores import DeviceTargets
+
+    t_res, t_off, _ = _partition(path, p)
+    return DeviceTargets.upload(t_res, t_off)
+
+
 def score_partition(job: SearchJob, q_res: np.ndarray, q_off: np.ndarray, p: int
                     ) -> tuple[np.ndarray, np.ndarray]:
     """Top-k (scores, target ids) of each query against database partition ``p``."""
     t_res, t_off, ids = _partition(job.database, p)
-    scores = get_backend(job.device).score_many(q_res, q_off, t_res, t_off, job.matrix,
-                                                job.gap_open, job.gap_extend, job.mode)
+    backend = get_backend(job.device)
+    if backend.__name__.endswith(".gpu"):
+        from swath.kernels.gpu.scores import score_against
+
+        targets = _device_partition(job.database, p)
+        scores = np.empty((len(q_off) - 1, len(ids)), dtype=np.int32)
+        for qi in range(len(q_off) - 1):
+            scores[qi, targets.order] = score_against(
+                targets, q_res[q_off[qi]:q_off[qi + 1]], job.matrix, job.gap_open,
+                job.gap_extend, job.mode).get()
+    else:
+        scores = backend.score_many(q_res, q_off, t_res, t_off, job.matrix, job.gap_open,
+                                    job.gap_extend, job.mode)
     return _top(scores, np.broadcast_to(ids, scores.shape), job.top_k)
 
 
