@@ -126,3 +126,10 @@ def test_progress_and_verbose(tmp_path: Path, fasta: Path) -> None:
     assert result.stdout == f"{store}: 3 sequences, 10 residues, 1 partition\n"
     quiet = run("makedb", "--no-progress", "--overwrite", str(fasta), str(store))
     assert quiet.exit_code == 0 and quiet.stderr == ""
+
+
+def test_default_partition_size_matches_the_store_module() -> None:
+    from swath.cli.makedb import DEFAULT_PARTITION_RESIDUES as cli_default
+    from swath.storage.database import DEFAULT_PARTITION_RESIDUES as store_default
+
+    assert cli_default == store_default

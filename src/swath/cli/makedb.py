@@ -6,6 +6,7 @@ import logging
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 import click
 
@@ -17,11 +18,12 @@ from swath.cli.options import (
     wildcard_option,
 )
 from swath.scoring import Scoring
-from swath.storage.database import (
-    DEFAULT_PARTITION_RESIDUES,
-    ProgressCallback,
-    write_database,
-)
+
+if TYPE_CHECKING:
+    from swath.storage.database import ProgressCallback
+
+# the store module (and Zarr) load when the command runs, so `swath --help` stays quick
+DEFAULT_PARTITION_RESIDUES = 1 << 22
 
 __all__ = ["makedb"]
 
@@ -86,6 +88,8 @@ def makedb(source: str, store: str, dna: bool, wildcard: bool, partition_residue
     """
     alphabet = (Scoring.dna() if dna else Scoring.protein()).alphabet
     with _progress_bars(show_progress(progress)) as report:
+        from swath.storage.database import write_database
+
         info = write_database(source, store, alphabet, wildcard=wildcard,
                               partition_residues=partition_residues, overwrite=overwrite,
                               progress=report)
