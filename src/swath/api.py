@@ -163,8 +163,9 @@ def search(queries: SequencesLike, database: SequencesLike, scoring: Scoring | N
     max_evalue : float, optional
         Drop hits with a larger e-value (local mode).
     statistics : dict, optional
-        Karlin-Altschul ``lambda_``, ``K``, ``H`` for matrix and gap combinations without
-        published parameters (local mode).
+        Karlin-Altschul ``lambda_``, ``K``, ``H`` (and optionally ``alpha``, ``beta``) for
+        matrix and gap combinations without published parameters; local mode without
+        either raises ``UnknownStatistics``. Global and semiglobal hits have no e-values.
     query_block : int
         Queries per work unit (the unit of resumption).
     progress : callable, optional
@@ -188,7 +189,6 @@ def search(queries: SequencesLike, database: SequencesLike, scoring: Scoring | N
 
     from swath.engine.cluster import connect
     from swath.engine.search import prepare, run
-    from swath.errors import UnknownStatistics
     from swath.hits import SearchResult
     from swath.statistics import gapped_parameters
     from swath.storage.database import Database, write_database
@@ -209,14 +209,8 @@ def search(queries: SequencesLike, database: SequencesLike, scoring: Scoring | N
             f"{scoring.name} uses {scoring.alphabet.letters!r} (a DNA query against a protein "
             "database, or the reverse?)")
     params = None
-    if mode == "local":
-        try:
-            fit = gapped_parameters(scoring, **(statistics or {}))
-        except UnknownStatistics:
-            if max_evalue is not None:
-                raise
-            fit = None
-        params = None if fit is None else dataclasses.asdict(fit)
+    if mode == "local":   # e-values need Karlin-Altschul parameters: published or given
+        params = dataclasses.asdict(gapped_parameters(scoring, **(statistics or {})))
     path = store or f"{scratch}/result.zarr"
     job = prepare(path, qs, db_path, scoring, top_k=top_k, mode=mode, device=device,
                   query_block=query_block, max_evalue=max_evalue, statistics=params)

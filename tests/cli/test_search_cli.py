@@ -83,7 +83,9 @@ def test_search_starts_a_local_cluster_and_takes_a_fasta_database(files, tmp_pat
         (["search", "{root}/q.fasta", "{db}", "-o", "{out}", "--scheduler", "tcp://127.0.0.1:1"],
          "cannot reach a Dask scheduler"),
         (["search", "{root}/q.fasta", "{db}", "-o", "{out}", "--gap-open", "12",
-          "--gap-extend", "3", "--max-evalue", "1"], "no published Karlin-Altschul parameters"),
+          "--gap-extend", "3"], "no published Karlin-Altschul parameters"),
+        (["search", "{root}/q.fasta", "{db}", "-o", "{out}", "--gap-open", "12",
+          "--gap-extend", "3", "--lambda", "0.3"], "missing K, H"),
         (["resume", "{db}"], "is a 'database' store"),
     ],
 )
@@ -96,6 +98,17 @@ def test_errors_are_one_line_with_exit_status_2(files, cluster, tmp_path, args, 
     assert run.exit_code == 2, run.output
     assert needle in run.stderr and len(run.stderr.strip().splitlines()) == 1
     assert "Traceback" not in run.output
+
+
+def test_user_statistics_for_unpublished_gap_costs(files, cluster, tmp_path):
+    run = invoke("search", str(files / "q.fasta"), str(files / "db.swdb"), "-o",
+                 str(tmp_path / "r.zarr"), "--gap-open", "12", "--gap-extend", "3", "--lambda",
+                 "0.25", "--k", "0.03", "--h", "0.1", "--top-k", "1", "--outfmt", "json",
+                 "--scheduler", cluster.scheduler_address, "--no-progress")
+    assert run.exit_code == 0, run.output
+    hit = json.loads(run.stdout.splitlines()[0])
+    expected = (0.25 * hit["score"] - np.log(0.03)) / np.log(2)
+    assert hit["bitscore"] == pytest.approx(expected)
 
 
 def test_inspect_refuses_an_unfinished_store(files, tmp_path):

@@ -82,6 +82,13 @@ def _progress_bar(enabled: bool) -> Iterator[Callable[[int, int], None] | None]:
               help="Also print the hits to stdout in this format (as `swath inspect`).")
 @click.option("--query-block", type=click.IntRange(min=1), default=32, show_default=True,
               help="Queries per work unit [queries]; a unit is what resume redoes.")
+@click.option("--lambda", "lambda_", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="Karlin-Altschul lambda [nats per score unit], with --k and --h, for a "
+                   "matrix and gap combination without published parameters.")
+@click.option("--k", "K", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="Karlin-Altschul K (with --lambda and --h).")
+@click.option("--h", "H", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="Karlin-Altschul H [nats per aligned pair] (with --lambda and --k).")
 @scoring_options
 @mode_option("local")
 @wildcard_option
@@ -91,9 +98,9 @@ def _progress_bar(enabled: bool) -> Iterator[Callable[[int, int], None] | None]:
 @verbose_option
 @progress_option
 def search(queries: str, database: str, output: str, top_k: int, max_evalue: float | None,
-           outfmt: str | None, query_block: int, scoring: Scoring, mode: str, wildcard: bool,
-           device: str, scheduler: str | None, workers: int | None,
-           progress: bool | None) -> None:
+           outfmt: str | None, query_block: int, lambda_: float | None, K: float | None,
+           H: float | None, scoring: Scoring, mode: str, wildcard: bool, device: str,
+           scheduler: str | None, workers: int | None, progress: bool | None) -> None:
     """Search QUERIES.fasta against a database (a `swath makedb` store or a FASTA file).
 
     \b
@@ -101,11 +108,13 @@ def search(queries: str, database: str, output: str, top_k: int, max_evalue: flo
       swath makedb db.fasta db.swdb
       swath search queries.fasta db.swdb -o result.zarr --top-k 10 --outfmt tsv
     """
+    given = {k: v for k, v in (("lambda_", lambda_), ("K", K), ("H", H)) if v is not None}
     with _client(scheduler, workers, device) as client, \
             _progress_bar(show_progress(progress)) as bar:
         swath.search(queries, database, scoring=scoring, top_k=top_k, client=client,
                      store=output, mode=mode, device=device, max_evalue=max_evalue,
-                     query_block=query_block, wildcard=wildcard, progress=bar)
+                     statistics=given or None, query_block=query_block, wildcard=wildcard,
+                     progress=bar)
     if outfmt:
         _print(output, outfmt)
 
