@@ -151,19 +151,30 @@ def align_batch(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: 
     target start, target end; 0-based, end exclusive), and the CIGARs as one uint8
     text buffer with (N + 1,) int64 offsets.
     """
+    import os
+    from concurrent.futures import ThreadPoolExecutor
+
     from swath.alignment import cigar_from_path
 
     count = len(q_off) - 1
     scores = np.zeros(count, dtype=np.int64)
     coords = np.zeros((count, 4), dtype=np.int64)
-    texts = []
-    for k in range(count):
+
+    def one(k: int) -> bytes:
         query, target = q_res[q_off[k]:q_off[k + 1]], t_res[t_off[k]:t_off[k + 1]]
         score, q_start, q_end, t_start, t_end, ops = align_pair(
             query, target, matrix, gap_open, gap_extend, mode)
         scores[k] = score
         coords[k] = (q_start, q_end, t_start, t_end)
-        texts.append(cigar_from_path(ops, query, target, q_start, t_start).encode("ascii"))
+        return cigar_from_path(ops, query, target, q_start, t_start).encode("ascii")
+
+    # the numba kernels release the GIL: pairs align side by side on every core
+    threads = min(count, int(os.environ.get("NUMBA_NUM_THREADS", os.cpu_count() or 1)))
+    if threads > 1:
+        with ThreadPoolExecutor(threads) as pool:
+            texts = list(pool.map(one, range(count)))
+    else:
+        texts = [one(k) for k in range(count)]
     offsets = np.zeros(count + 1, dtype=np.int64)
     np.cumsum([len(t) for t in texts], out=offsets[1:])
     return scores, coords, np.frombuffer(b"".join(texts), dtype=np.uint8), offsets
