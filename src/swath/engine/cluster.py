@@ -20,7 +20,7 @@ def _gpus() -> int:
 
 
 def connect(scheduler: str | None = None, workers: int | None = None, device: str = "auto",
-            processes: bool = True) -> tuple[Any, bool]:
+            processes: bool = True, threads_per_gpu: int = 1) -> tuple[Any, bool]:
     """A Dask client and whether the caller owns (must close) its cluster.
 
     ``scheduler``: the address of a running scheduler. Without one, a local cluster:
@@ -42,7 +42,8 @@ def connect(scheduler: str | None = None, workers: int | None = None, device: st
         except ImportError:
             logger.warning("GPUs present but dask-cuda is not installed: using CPU workers")
         else:
-            cluster = LocalCUDACluster(n_workers=workers or gpus, threads_per_worker=1)
+            cluster = LocalCUDACluster(n_workers=workers or gpus,
+                                       threads_per_worker=threads_per_gpu)
             return Client(cluster), True
     import os
 
