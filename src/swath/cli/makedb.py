@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from swath.storage.database import ProgressCallback
 
 # the store module (and Zarr) load when the command runs, so `swath --help` stays quick
-DEFAULT_PARTITION_RESIDUES = 1 << 22
+DEFAULT_PARTITION_RESIDUES = 1 << 26
 
 __all__ = ["makedb"]
 

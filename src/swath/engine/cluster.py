@@ -20,12 +20,14 @@ def _gpus() -> int:
 
 
 def connect(scheduler: str | None = None, workers: int | None = None, device: str = "auto",
-            processes: bool = True, threads_per_gpu: int = 1) -> tuple[Any, bool]:
+            processes: bool = True, threads_per_gpu: int = 2) -> tuple[Any, bool]:
     """A Dask client and whether the caller owns (must close) its cluster.
 
     ``scheduler``: the address of a running scheduler. Without one, a local cluster:
     one worker per GPU (dask-cuda) when GPUs are used, else ``workers`` CPU worker
     processes (default 1) of one Dask thread each, whose numba kernels share the cores.
+    GPU workers get two threads, not dask-cuda's one: one task's host work (top-k,
+    downloads) then overlaps another's kernels (S1 on an H100: 3.48 s against 3.86 s).
     """
     from distributed import Client, LocalCluster
 

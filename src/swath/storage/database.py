@@ -88,7 +88,9 @@ logger = logging.getLogger(__name__)
 
 LAYOUT = "database"
 VERSION = 1
-DEFAULT_PARTITION_RESIDUES = 1 << 22
+# 67 M residues a partition: on an H100 the S1 search ran 3.86 s with 4 partitions against
+# 3.99 s with 14 (benchmarks/RESULTS.md); the CPU kernels parallelize inside a partition
+DEFAULT_PARTITION_RESIDUES = 1 << 26
 PAD = 255  # residues past the end of a partition's targets; never a residue code
 
 #: ``progress(stage, done, total)``: stage ``"read"`` counts records read (total
