@@ -220,3 +220,11 @@ def test_bad_inputs(data, client, tmp_path):
 
     with pytest.raises(swath.InvalidParameter, match="cannot reach a Dask scheduler"):
         connect("tcp://127.0.0.1:1")
+
+
+def test_result_store_behind_an_fsspec_url(data, client):
+    store = "memory://swath-tests/result.zarr"
+    result = swath.search(data["qfasta"], data["db"], top_k=2, client=client, store=store)
+    again = swath.hits.SearchResult(store)
+    assert again.to_table() == result.to_table()
+    assert [h.target_id for h in again.hits(1)][:1] == [10]
