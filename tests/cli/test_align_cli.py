@@ -5,12 +5,10 @@ from __future__ import annotations
 import doctest
 import itertools
 import json
-import logging
 import os
 import random
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -32,16 +30,6 @@ DNA_Q = "".join(random.Random(7).choices("ACGT", k=100))
 # Two inserted bases, a substitution and two deleted bases, inside flanks.
 DNA_T = ("TTTT" + DNA_Q[:15] + "GG" + DNA_Q[15:30] + ("A" if DNA_Q[30] != "A" else "C")
          + DNA_Q[31:70] + DNA_Q[72:] + "CCCC")
-
-
-@pytest.fixture(autouse=True)
-def _restore_logging() -> Iterator[None]:
-    """The CLI configures the 'swath' logger; leave it as it was for other tests."""
-    logger = logging.getLogger("swath")
-    level, handlers = logger.level, list(logger.handlers)
-    yield
-    logger.setLevel(level)
-    logger.handlers[:] = handlers
 
 
 def fasta(path: Path, *records: tuple[str, str]) -> str:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -13,16 +11,6 @@ from click.testing import CliRunner, Result
 from swath.cli import main
 from swath.scoring import Scoring
 from swath.storage.database import Database
-
-
-@pytest.fixture(autouse=True)
-def _restore_logging() -> Iterator[None]:
-    """The CLI configures the 'swath' logger; leave it as it was for other tests."""
-    logger = logging.getLogger("swath")
-    level, handlers = logger.level, list(logger.handlers)
-    yield
-    logger.setLevel(level)
-    logger.handlers[:] = handlers
 
 
 def run(*args: str) -> Result:
