@@ -73,6 +73,32 @@ def test_top_k_orders_by_score_then_lowest_id():
     assert padded_ids[:, 2].tolist() == [-1, -1]
 
 
+@pytest.mark.gpu
+def test_top_k_on_the_gpu_equals_the_host():
+    import cupy
+
+    rng = np.random.default_rng(3)
+    scores = rng.integers(-3, 4, (6, 500)).astype(np.int32)     # many ties
+    ids = rng.permutation(10_000)[:500].astype(np.int64)
+    for k in (1, 7, 500, 600):
+        want = _top(scores, np.broadcast_to(ids, scores.shape), k)
+        got = _top(cupy.asarray(scores), cupy.broadcast_to(cupy.asarray(ids), scores.shape), k)
+        assert np.array_equal(got[0].get(), want[0]) and np.array_equal(got[1].get(), want[1])
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("mode", ["local", "global"])
+def test_gpu_search_finds_the_exact_top_hits(data, client, tmp_path, mode):
+    result = swath.search(data["qfasta"], data["db"], top_k=4, client=client,
+                          store=str(tmp_path / "r.zarr"), mode=mode, query_block=3, device="gpu")
+    for qi, want in enumerate(expected_hits(data, 4, mode)):
+        hits = result.hits(qi)
+        assert [(h.target_id, h.score) for h in hits] == want
+        for h in hits:
+            assert h.alignment == swath.align(data["queries"][qi], data["seqs"][h.target_id],
+                                              mode=mode, device="cpu")
+
+
 @pytest.mark.parametrize("mode", ["local", "semiglobal"])
 def test_search_finds_the_exact_top_hits_with_alignments(data, client, tmp_path, mode):
     result = swath.search(data["qfasta"], data["db"], top_k=4, client=client,

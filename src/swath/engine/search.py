@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -72,45 +73,56 @@ def _fetch(path: str, records: np.ndarray) -> list[np.ndarray]:
     return out
 
 
-def _top(scores: np.ndarray, ids: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """The k best of each row: highest score, then lowest id; short rows padded with -1."""
+def _top(scores: Any, ids: Any, k: int) -> tuple[Any, Any]:
+    """The k best of each row: highest score, then lowest id; short rows padded with -1.
+
+    NumPy or CuPy arrays in, the same kind out (the GPU path keeps score rows on the device).
+    """
+    xp = np if isinstance(scores, np.ndarray) else sys.modules["cupy"]
     rows, n = scores.shape
     if n < k:
-        scores = np.concatenate([scores, np.full((rows, k - n), _NONE, np.int64)], axis=1)
-        ids = np.concatenate([ids, np.full((rows, k - n), -1, np.int64)], axis=1)
+        scores = xp.concatenate([scores, xp.full((rows, k - n), _NONE, np.int64)], axis=1)
+        ids = xp.concatenate([ids, xp.full((rows, k - n), -1, np.int64)], axis=1)
     # one int64 key orders by score descending, then id ascending (-1 pads sort last)
-    key = -(scores.astype(np.int64) << 32) + np.where(ids < 0, (1 << 32) - 1, ids)
-    pick = np.argpartition(key, k - 1, axis=1)[:, :k] if n > k else np.argsort(key, axis=1)
-    order = np.take_along_axis(pick, np.argsort(np.take_along_axis(key, pick, 1), axis=1), 1)
-    return np.take_along_axis(scores, order, 1), np.take_along_axis(ids, order, 1)
+    key = -(scores.astype(np.int64) << 32) + xp.where(ids < 0, (1 << 32) - 1, ids)
+    pick = xp.argpartition(key, k - 1, axis=1)[:, :k] if n > k else xp.argsort(key, axis=1)
+    order = xp.take_along_axis(pick, xp.argsort(xp.take_along_axis(key, pick, 1), axis=1), 1)
+    return xp.take_along_axis(scores, order, 1), xp.take_along_axis(ids, order, 1)
 
 
 @functools.lru_cache(maxsize=64)
-def _device_partition(path: str, p: int) -> Any:
-    """Partition ``p`` resident on this worker's GPU (uploaded once per worker)."""
+def _device_partition(path: str, p: int) -> tuple[Any, Any]:
+    """Partition ``p`` resident on this worker's GPU, with its record ids in device order
+    (uploaded once per worker)."""
+    import cupy
+
     from swath.kernels.gpu.scores import DeviceTargets
 
-    t_res, t_off, _ = _partition(path, p)
-    return DeviceTargets.upload(t_res, t_off)
+    t_res, t_off, ids = _partition(path, p)
+    targets = DeviceTargets.upload(t_res, t_off)
+    return targets, cupy.asarray(ids[targets.order].astype(np.int64))
 
 
 def score_partition(job: SearchJob, q_res: np.ndarray, q_off: np.ndarray, p: int
                     ) -> tuple[np.ndarray, np.ndarray]:
     """Top-k (scores, target ids) of each query against database partition ``p``."""
-    t_res, t_off, ids = _partition(job.database, p)
     backend = get_backend(job.device)
     if backend.__name__.endswith(".gpu"):
+        import cupy
+
         from swath.kernels.gpu.scores import score_against
 
-        targets = _device_partition(job.database, p)
-        scores = np.empty((len(q_off) - 1, len(ids)), dtype=np.int32)
-        for qi in range(len(q_off) - 1):
-            scores[qi, targets.order] = score_against(
-                targets, q_res[q_off[qi]:q_off[qi + 1]], job.matrix, job.gap_open,
-                job.gap_extend, job.mode).get()
-    else:
-        scores = backend.score_many(q_res, q_off, t_res, t_off, job.matrix, job.gap_open,
-                                    job.gap_extend, job.mode)
+        targets, device_ids = _device_partition(job.database, p)
+        rows = [score_against(targets, q_res[q_off[qi]:q_off[qi + 1]], job.matrix,
+                              job.gap_open, job.gap_extend, job.mode)
+                for qi in range(len(q_off) - 1)]
+        scores, ids = _top(cupy.stack(rows), cupy.broadcast_to(device_ids, (len(rows),
+                                                                            len(targets))),
+                           job.top_k)
+        return scores.get(), ids.get()
+    t_res, t_off, ids = _partition(job.database, p)
+    scores = backend.score_many(q_res, q_off, t_res, t_off, job.matrix, job.gap_open,
+                                job.gap_extend, job.mode)
     return _top(scores, np.broadcast_to(ids, scores.shape), job.top_k)
 
 
