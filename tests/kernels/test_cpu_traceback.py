@@ -6,7 +6,10 @@ import subprocess
 import sys
 import textwrap
 
+import numpy as np
 import pytest
+
+from tests.conftest import DNA, PROTEIN
 
 SCRIPT = textwrap.dedent("""
     import resource, numpy as np, swath
@@ -31,3 +34,45 @@ def test_two_50kbp_sequences_align_in_under_2_gb():
                           check=True, timeout=600)
     peak = int(done.stdout.split()[-1])
     assert peak < 2 * 1024**3, f"peak memory {peak / 1024**3:.2f} GiB"
+
+
+def _hits_like_batch(rng, queries, per_query, alphabet):
+    """Pairs as a search hands them over: each query with several targets, some of which
+    share a stretch with it (so paths cross gaps of every kind), lengths from 1."""
+    q_list, t_list = [], []
+    for _ in range(queries):
+        q = rng.integers(0, alphabet, int(rng.integers(1, 60))).astype(np.uint8)
+        for _ in range(int(rng.integers(1, per_query + 1))):
+            t = rng.integers(0, alphabet, int(rng.integers(1, 90))).astype(np.uint8)
+            if rng.random() < 0.6:
+                piece = np.delete(q, rng.integers(0, len(q), len(q) // 6))
+                at = int(rng.integers(0, len(t) + 1))
+                t = np.insert(t, at, piece)
+            q_list.append(q)
+            t_list.append(t)
+    offsets = [np.concatenate([[0], np.cumsum([len(x) for x in xs])]).astype(np.int64)
+               for xs in (q_list, t_list)]
+    return np.concatenate(q_list), offsets[0], np.concatenate(t_list), offsets[1]
+
+
+@pytest.mark.parametrize("mode", ["local", "global", "semiglobal"])
+@pytest.mark.parametrize("budget", [1 << 28, 600])
+def test_lane_groups_equal_one_pair_at_a_time(mode, budget, monkeypatch):
+    """Pairs sharing a query run in the lane kernel (or, over the budget, one at a time):
+    the same scores, coordinates and CIGARs as aligning each pair alone."""
+    from swath.alignment import cigar_from_path
+    from swath.kernels.cpu import traceback
+
+    monkeypatch.setattr(traceback, "LANE_CODES_BUDGET", budget)
+    rng = np.random.default_rng(11)
+    for matrix, go, ge, alphabet in ((PROTEIN.matrix, 11, 1, 20), (DNA.matrix, 5, 2, 4)):
+        q_res, q_off, t_res, t_off = _hits_like_batch(rng, 12, 21, alphabet)
+        groups, _ = traceback._lane_groups(q_res, q_off, t_off, matrix, go, ge)
+        assert bool(groups) == (budget > 600)
+        scores, coords, text, at = traceback.align_batch(q_res, q_off, t_res, t_off, matrix,
+                                                         go, ge, mode)
+        for k in range(len(q_off) - 1):
+            q, t = q_res[q_off[k]:q_off[k + 1]], t_res[t_off[k]:t_off[k + 1]]
+            score, qs, qe, ts, te, ops = traceback.align_pair(q, t, matrix, go, ge, mode)
+            assert (scores[k], *coords[k]) == (score, qs, qe, ts, te)
+            assert text[at[k]:at[k + 1]].tobytes().decode() == cigar_from_path(ops, q, t, qs, ts)

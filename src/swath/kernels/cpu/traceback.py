@@ -17,13 +17,20 @@ local mode a cell scoring 0 starts the alignment; E and F prefer opening to exte
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import threading
+from collections.abc import Iterator
+
 import numpy as np
 
 from swath.kernels.cpu._jit import jit
+from swath.kernels.cpu.lane_traceback import LANES, fits_int32, lane_fill, pack_group
 
 OP_MATCH, OP_INSERT, OP_DELETE = 0, 1, 2
 MODE_CODES = {"local": 0, "global": 1, "semiglobal": 2}
 _NEG_INF = -(1 << 40)
+LANE_CODES_BUDGET = 1 << 28   # bytes of direction codes one lane group may fill
 
 
 @jit
@@ -137,15 +144,79 @@ def align_pair(query: np.ndarray, target: np.ndarray, matrix: np.ndarray, gap_op
     code = MODE_CODES[mode]
     dirs = np.empty((len(query), (len(target) + 1) // 2), dtype=np.uint8)
     score, end_i, end_j = _fill(query, target, matrix, gap_open, gap_extend, code, dirs)
-    ops = np.empty(len(query) + len(target), dtype=np.uint8)
-    count, start_i, start_j = _walk(dirs, code, end_i, end_j, ops)
-    return int(score), int(start_i), int(end_i), int(start_j), int(end_j), ops[:count][::-1].copy()
+    return (int(score), *_trace(dirs, code, int(end_i), int(end_j), len(query) + len(target)))
+
+
+def _trace(dirs: np.ndarray, mode_code: int, end_i: int, end_j: int, longest: int
+           ) -> tuple[int, int, int, int, np.ndarray]:
+    """``(query_start, query_end, target_start, target_end, ops)`` walked back from an end."""
+    ops = np.empty(longest, dtype=np.uint8)
+    count, start_i, start_j = _walk(dirs, mode_code, end_i, end_j, ops)
+    return int(start_i), end_i, int(start_j), end_j, ops[:count][::-1].copy()
+
+
+class _Scratch:
+    """Direction-code buffers kept between calls, so that a pair does not pay for fresh
+    pages (a Dask worker's ``MALLOC_TRIM_THRESHOLD_`` returns freed ones to the system:
+    the kept hits of a search aligned 3x slower before)."""
+
+    KEEP = 1 << 26     # larger buffers are not kept
+
+    def __init__(self) -> None:
+        self._free: list[np.ndarray] = []
+        self._lock = threading.Lock()
+
+    @contextlib.contextmanager
+    def take(self, shape: tuple[int, ...]) -> Iterator[np.ndarray]:
+        """An uninitialized uint8 array of ``shape``, returned to the pool afterwards."""
+        size = int(np.prod(shape))
+        with self._lock:
+            buffer = self._free.pop() if self._free else np.empty(0, dtype=np.uint8)
+        if buffer.size < size:
+            buffer = np.empty(size, dtype=np.uint8)
+        try:
+            yield buffer[:size].reshape(shape)
+        finally:
+            if buffer.size <= self.KEEP:
+                with self._lock:
+                    self._free.append(buffer)
+
+
+_SCRATCH = _Scratch()
+
+
+def _lane_groups(q_res: np.ndarray, q_off: np.ndarray, t_off: np.ndarray, matrix: np.ndarray,
+                 gap_open: int, gap_extend: int) -> tuple[list[np.ndarray], np.ndarray]:
+    """Pairs that share a query, in groups of 2 to ``LANES`` of similar target lengths for
+    the lane kernel; and the pairs left to the one-pair kernel."""
+    t_len = np.diff(t_off)
+    by_query: dict[bytes, list[int]] = {}
+    for k in range(len(q_off) - 1):
+        by_query.setdefault(q_res[q_off[k]:q_off[k + 1]].tobytes(), []).append(k)
+    groups, singles = [], []
+    for query, pairs in by_query.items():
+        members = np.array(pairs)
+        members = members[np.argsort(t_len[members], kind="stable")]
+        ok = fits_int32(len(query), t_len[members], matrix, gap_open, gap_extend)
+        singles.extend(members[~ok].tolist())
+        members = members[ok]
+        for start in range(0, len(members), LANES):
+            chunk = members[start:start + LANES]
+            codes = -(-int(t_len[chunk[-1]]) // 2) * len(query) * LANES
+            if len(chunk) > 1 and codes <= LANE_CODES_BUDGET:
+                groups.append(chunk)
+            else:
+                singles.extend(chunk.tolist())
+    return groups, np.array(singles, dtype=np.int64)
 
 
 def align_batch(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: np.ndarray,
                 matrix: np.ndarray, gap_open: int, gap_extend: int, mode: str
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Optimal alignment of query k against target k, for every k.
+
+    Pairs that share a query (a search's kept hits) run side by side in the lane
+    kernel; the others, and pairs too large for it, run one at a time.
 
     Returns ``scores`` (N,) int64, ``coords`` (N, 4) int64 (query start, query end,
     target start, target end; 0-based, end exclusive), and the CIGARs as one uint8
@@ -157,24 +228,52 @@ def align_batch(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: 
     from swath.alignment import cigar_from_path
 
     count = len(q_off) - 1
+    code = MODE_CODES[mode]
     scores = np.zeros(count, dtype=np.int64)
     coords = np.zeros((count, 4), dtype=np.int64)
+    texts = [b""] * count
 
-    def one(k: int) -> bytes:
-        query, target = q_res[q_off[k]:q_off[k + 1]], t_res[t_off[k]:t_off[k + 1]]
-        score, q_start, q_end, t_start, t_end, ops = align_pair(
-            query, target, matrix, gap_open, gap_extend, mode)
+    def query(k: int) -> np.ndarray:
+        return q_res[q_off[k]:q_off[k + 1]]
+
+    def target(k: int) -> np.ndarray:
+        return t_res[t_off[k]:t_off[k + 1]]
+
+    def keep(k: int, dirs: np.ndarray, score: int, end_i: int, end_j: int) -> None:
+        q, t = query(k), target(k)
+        *where, ops = _trace(dirs, code, int(end_i), int(end_j), len(q) + len(t))
         scores[k] = score
-        coords[k] = (q_start, q_end, t_start, t_end)
-        return cigar_from_path(ops, query, target, q_start, t_start).encode("ascii")
+        coords[k] = where
+        texts[k] = cigar_from_path(ops, q, t, where[0], where[2]).encode("ascii")
 
-    # the numba kernels release the GIL: pairs align side by side on every core
-    threads = min(count, int(os.environ.get("NUMBA_NUM_THREADS", os.cpu_count() or 1)))
+    def one(k: int) -> None:
+        q, t = query(k), target(k)
+        with _SCRATCH.take((len(q), (len(t) + 1) // 2)) as dirs:
+            keep(k, dirs, *_fill(q, t, matrix, gap_open, gap_extend, code, dirs))
+
+    sub = np.full((matrix.shape[0] + 1,) * 2, min(int(matrix.min()), 0), dtype=np.int32)
+    sub[:-1, :-1] = matrix
+
+    def lanes(members: np.ndarray) -> None:
+        q = query(members[0])
+        cols, lens = pack_group([target(k) for k in members], pad=matrix.shape[0])
+        ends = np.zeros((3, LANES), dtype=np.int64)
+        with _SCRATCH.take(((len(cols) + 1) // 2, len(q), LANES)) as dirs:
+            lane_fill(q, cols, lens, sub, gap_open, gap_extend, code, dirs, ends)
+            for lane, k in enumerate(members.tolist()):
+                keep(k, dirs[:, :, lane].T, *ends[:, lane])
+
+    groups, singles = _lane_groups(q_res, q_off, t_off, matrix, gap_open, gap_extend)
+    work = [functools.partial(lanes, g) for g in groups] + \
+        [functools.partial(one, k) for k in singles.tolist()]
+    # the numba kernels release the GIL: groups and pairs run side by side on every core
+    threads = min(len(work), int(os.environ.get("NUMBA_NUM_THREADS", os.cpu_count() or 1)))
     if threads > 1:
         with ThreadPoolExecutor(threads) as pool:
-            texts = list(pool.map(one, range(count)))
+            list(pool.map(lambda task: task(), work))
     else:
-        texts = [one(k) for k in range(count)]
+        for task in work:
+            task()
     offsets = np.zeros(count + 1, dtype=np.int64)
     np.cumsum([len(t) for t in texts], out=offsets[1:])
     return scores, coords, np.frombuffer(b"".join(texts), dtype=np.uint8), offsets
