@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
@@ -17,6 +17,22 @@ _CIGAR_RUN = re.compile(r"(\d+)([=XID])")
 def cigar_runs(cigar: str) -> list[tuple[int, str]]:
     """Split an extended CIGAR into ``(length, op)`` runs (ops ``=``, ``X``, ``I``, ``D``)."""
     return [(int(n), op) for n, op in _CIGAR_RUN.findall(cigar)]
+
+
+def join_cigars(pieces: list[str]) -> str:
+    """One CIGAR from consecutive pieces, merging the runs that meet at their joins.
+
+    >>> join_cigars(["3=1X", "2X4=", "", "1I"])
+    '3=3X4=1I'
+    """
+    runs: list[list[Any]] = []
+    for piece in pieces:
+        for length, op in cigar_runs(piece):
+            if runs and runs[-1][1] == op:
+                runs[-1][0] += length
+            else:
+                runs.append([length, op])
+    return "".join(f"{length}{op}" for length, op in runs)
 
 
 @dataclass(frozen=True)

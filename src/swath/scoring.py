@@ -215,3 +215,9 @@ class Scoring:
         return {"name": self.name, "alphabet": self.alphabet.letters,
                 "wildcard": self.alphabet.wildcard, "matrix": self.matrix.tolist(),
                 "gap_open": self.gap_open, "gap_extend": self.gap_extend}
+
+    @classmethod
+    def from_dict(cls, fields: dict[str, Any]) -> Scoring:
+        """The scoring a store recorded with :meth:`to_dict`."""
+        return cls(fields["name"], Alphabet(fields["alphabet"], fields["wildcard"]),
+                   np.array(fields["matrix"]), fields["gap_open"], fields["gap_extend"])

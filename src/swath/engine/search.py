@@ -293,11 +293,9 @@ def prepare(store_path: str, queries: Any, database_path: str, scoring: Any, *, 
 
 def stored_scoring(store: SearchStore) -> Any:
     """The ``Scoring`` a result store was computed with."""
-    from swath.scoring import Alphabet, Scoring
+    from swath.scoring import Scoring
 
-    sc = store.attrs["inputs"]["scoring"]
-    return Scoring(sc["name"], Alphabet(sc["alphabet"], sc["wildcard"]), np.array(sc["matrix"]),
-                   sc["gap_open"], sc["gap_extend"])
+    return Scoring.from_dict(store.attrs["inputs"]["scoring"])
 
 
 def job_from_store(store_path: str, device: str = "auto") -> SearchJob:

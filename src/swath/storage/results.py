@@ -132,11 +132,11 @@ class SearchStore:
     def write_unit(self, unit: int, hits: dict[str, np.ndarray]) -> None:
         """Write the unit's chunk of every per-hit array, then mark the unit done."""
         first, last = self.unit_queries(unit)
-        # every chunk is written, even an empty one: finalize counts them
-        with zarr.config.set({"array.write_empty_chunks": True}):
-            for name in HIT_FIELDS:
-                self.array(name)[first:last, :] = hits[name]
-            self.array("done")[unit] = 1
+        # every chunk is written, even an empty one: finalize counts them (per array, not
+        # zarr.config.set, which is global: a concurrent unit's exit would undo it)
+        for name in HIT_FIELDS:
+            self.array(name).with_config({"write_empty_chunks": True})[first:last, :] = hits[name]
+        self.array("done")[unit] = 1
 
     def finalize(self) -> None:
         """Check that every unit and every chunk is there, then mark the store complete."""

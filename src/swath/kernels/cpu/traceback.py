@@ -94,9 +94,14 @@ def _fill(q, t, sub, gap_open, gap_extend, mode, dirs):
 
 
 @jit
-def _walk(dirs, mode, end_i, end_j, ops):
-    """Trace back from (end_i, end_j); write ops end-first; return (count, start i, start j)."""
-    i, j, state, count = end_i, end_j, 0, 0
+def _walk(dirs, mode, end_i, end_j, state, ops):
+    """Trace back from (end_i, end_j) in ``state`` (0 H, 1 E, 2 F); write ops end-first.
+
+    Stops where a local alignment starts, or on row or column 0 (then, in global and
+    semiglobal mode, adds the end gaps to the matrix corner). Returns (count, start i,
+    start j, state there).
+    """
+    i, j, count = end_i, end_j, 0
     while i > 0 and j > 0:
         code = (dirs[i - 1, (j - 1) >> 1] >> (((j - 1) & 1) * 4)) & 15
         if state == 0:
@@ -130,7 +135,7 @@ def _walk(dirs, mode, end_i, end_j, ops):
             ops[count] = OP_DELETE
             count += 1
             j -= 1
-    return count, i, j
+    return count, i, j, state
 
 
 def align_pair(query: np.ndarray, target: np.ndarray, matrix: np.ndarray, gap_open: int,
@@ -151,7 +156,7 @@ def _trace(dirs: np.ndarray, mode_code: int, end_i: int, end_j: int, longest: in
            ) -> tuple[int, int, int, int, np.ndarray]:
     """``(query_start, query_end, target_start, target_end, ops)`` walked back from an end."""
     ops = np.empty(longest, dtype=np.uint8)
-    count, start_i, start_j = _walk(dirs, mode_code, end_i, end_j, ops)
+    count, start_i, start_j, _ = _walk(dirs, mode_code, end_i, end_j, 0, ops)
     return int(start_i), end_i, int(start_j), end_j, ops[:count][::-1].copy()
 
 
