@@ -25,6 +25,8 @@ if TYPE_CHECKING:
 
 SequencesLike = str | os.PathLike[str] | Sequence[SequenceLike] | SequenceSet
 
+TILED_ABOVE = 1 << 30   # bytes of direction codes (m * n / 2) above which align() tiles
+
 
 def _scoring(scoring: Scoring | None) -> Scoring:
     if scoring is None:
@@ -58,7 +60,10 @@ def _sequences(value: SequencesLike, scoring: Scoring, wildcard: bool, what: str
 
 
 def align(query: SequenceLike, target: SequenceLike, scoring: Scoring | None = None,
-          mode: str = "local", device: str = "auto", *, wildcard: bool = False) -> Alignment:
+          mode: str = "local", device: str = "auto", *, wildcard: bool = False,
+          store: str | None = None, tile_size: int | None = None, strip: int | None = None,
+          client: Any = None, names: tuple[str, str] = ("query", "target"),
+          progress: Callable[[str, int, int, int], None] | None = None) -> Alignment:
     """Align one query against one target exactly, with traceback.
 
     Parameters
@@ -75,6 +80,22 @@ def align(query: SequenceLike, target: SequenceLike, scoring: Scoring | None = N
         Where to compute; "auto" picks the GPU when one is usable.
     wildcard : bool
         Map residues outside the alphabet to its wildcard (X or N) instead of failing.
+    store : str, optional
+        Align through the tiled long-pair engine and keep its Zarr store here (resumable
+        with ``swath resume``; ``swath inspect`` reads it).
+    tile_size : int, optional
+        Tiles of ``tile_size x tile_size`` cells for the tiled engine. Pairs whose
+        direction codes would exceed ``TILED_ABOVE`` bytes take the tiled engine even
+        without ``store`` or ``tile_size`` (default tile: ``DEFAULT_TILE``).
+    strip : int, optional
+        Strip width inside a tile (default ``DEFAULT_STRIP``).
+    client : distributed.Client, optional
+        The Dask client of the tiled engine; default: a local cluster.
+    names : (str, str)
+        The sequences' names, kept in the store.
+    progress : callable, optional
+        ``progress(phase, done, total, cells)`` as the tiled engine's tiles and
+        segments finish.
 
     Returns
     -------
@@ -94,12 +115,50 @@ def align(query: SequenceLike, target: SequenceLike, scoring: Scoring | None = N
     backend = get_backend(device)
     q = encode_sequence(query, scoring.alphabet, wildcard=wildcard, name="query")
     t = encode_sequence(target, scoring.alphabet, wildcard=wildcard, name="target")
+    if store is not None or tile_size is not None or len(q) * len(t) // 2 > TILED_ABOVE:
+        return _align_tiled(q, t, scoring, mode, device, store, tile_size, strip, client,
+                            names, progress)
     scores, coords, cigar, _ = backend.align_batch(
         q, np.array([0, len(q)]), t, np.array([0, len(t)]), scoring.matrix, scoring.gap_open,
         scoring.gap_extend, mode)
     q_start, q_end, t_start, t_end = (int(x) for x in coords[0])
     return Alignment(int(scores[0]), q_start, q_end, t_start, t_end, cigar.tobytes().decode(),
                      mode)
+
+
+def _align_tiled(q: np.ndarray, t: np.ndarray, scoring: Scoring, mode: str, device: str,
+                 store: str | None, tile_size: int | None, strip: int | None, client: Any,
+                 names: tuple[str, str],
+                 progress: Callable[[str, int, int, int], None] | None) -> Alignment:
+    """One pair through the tiled long-pair engine (Dask tiles, Zarr boundaries)."""
+    import shutil
+    import tempfile
+
+    from swath.engine.cluster import connect
+    from swath.engine.longpair import DEFAULT_STRIP, DEFAULT_TILE, prepare, run
+
+    for name, value in (("tile_size", tile_size), ("strip", strip)):
+        if value is not None and (not isinstance(value, int) or value < 1):
+            raise InvalidParameter(f"{name} must be a positive integer, got {value!r}")
+    if device == "gpu":
+        raise InvalidParameter("the tiled long-pair engine has CPU tile kernels only in this "
+                               "version: use device='cpu' or 'auto'")
+    scratch = None if store is not None else tempfile.mkdtemp(prefix="swath-")
+    path = store if store is not None else f"{scratch}/alignment.zarr"
+    job = prepare(path, q, t, scoring, mode=mode, tile=tile_size or DEFAULT_TILE,
+                  strip=strip or DEFAULT_STRIP, names=names)
+    own = client is None
+    if own:
+        client, own = connect(device="cpu")
+    try:
+        return run(job, client, progress)
+    finally:
+        if own:
+            cluster = client.cluster
+            client.close()
+            cluster.close()
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)
 
 
 def scores(queries: SequencesLike, targets: SequencesLike, scoring: Scoring | None = None,

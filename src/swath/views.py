@@ -29,8 +29,10 @@ __all__ = [
     "aligned_rows",
     "alignment_record",
     "alignment_summary",
+    "dot_plot",
     "format_text",
     "pairwise_lines",
+    "path_vertices",
     "summary_lines",
 ]
 
@@ -464,3 +466,66 @@ def alignment_record(alignment: Alignment, query_id: str, target_id: str) -> dic
         "identity": float(alignment.identity),
         "mode": alignment.mode,
     }
+
+
+def path_vertices(alignment: Alignment) -> np.ndarray:
+    """(k, 2) int64 (target, query) positions where the alignment path turns.
+
+    >>> path_vertices(Alignment(5, 1, 5, 0, 6, "2=1X2D1=", "local")).tolist()
+    [[0, 1], [3, 4], [5, 4], [6, 5]]
+    """
+    runs = [(n, "M" if op in "=X" else op) for n, op in cigar_runs(alignment.cigar)]
+    points = [(alignment.target_start, alignment.query_start)]
+    last = None
+    for n, op in runs:
+        t, q = points[-1]
+        step = (t + n, q + n) if op == "M" else (t + n, q) if op == "D" else (t, q + n)
+        if op == last:
+            points[-1] = step
+        else:
+            points.append(step)
+        last = op
+    return np.array(points, dtype=np.int64)
+
+
+def dot_plot(alignment: Alignment, query_length: int, target_length: int, path: str, *,
+             query_name: str = "query", target_name: str = "target") -> None:
+    """Draw the alignment path over the whole matrix to an image file (matplotlib).
+
+    Parameters
+    ----------
+    alignment : Alignment
+        The alignment to draw.
+    query_length, target_length : int
+        The matrix's extent (the whole sequences).
+    path : str
+        The image file; its suffix picks the format (``.png``, ``.svg``, ``.pdf``).
+    query_name, target_name : str
+        Axis labels.
+
+    Raises
+    ------
+    InvalidParameter
+        matplotlib is not installed.
+    """
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise InvalidParameter("drawing needs matplotlib: pip install 'swath[plot]'") from None
+    points = path_vertices(alignment)
+    if len(points) > 200_000:            # more turns than pixels: keep every k-th
+        points = np.concatenate([points[::len(points) // 100_000], points[-1:]])
+    figure, axes = plt.subplots(figsize=(6, 6), dpi=150)
+    axes.plot(points[:, 0], points[:, 1], linewidth=0.8, color="tab:blue")
+    axes.set_xlim(0, max(target_length, 1))
+    axes.set_ylim(max(query_length, 1), 0)
+    axes.set_xlabel(f"{target_name} ({target_length:,} residues)")
+    axes.set_ylabel(f"{query_name} ({query_length:,} residues)")
+    axes.set_title(f"{alignment.mode} alignment, score {alignment.score:,}, "
+                   f"identity {alignment.identity:.3f}", fontsize=9)
+    figure.tight_layout()
+    figure.savefig(path)
+    plt.close(figure)

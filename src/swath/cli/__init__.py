@@ -13,7 +13,8 @@ from swath import __version__
 from swath.cli.align import align
 from swath.cli.makedb import makedb
 from swath.cli.options import SwathGroup
-from swath.cli.search import inspect, resume, search
+from swath.cli.search import search
+from swath.cli.stores import inspect, resume
 
 __all__ = ["main"]
 

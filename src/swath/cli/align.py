@@ -1,29 +1,37 @@
-"""``swath align A.fasta B.fasta``: align the first record of each file and print it."""
+"""``swath align A.fasta B.fasta``: align the first record of each file; long pairs in tiles
+with a resumable store (``-o``)."""
 
 from __future__ import annotations
 
 import json
 import logging
+import sys
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
 
 import click
 
 import swath
 from swath.cli.options import (
     SwathCommand,
+    dask_client,
     device_option,
     mode_option,
     progress_option,
+    scheduler_option,
     scoring_options,
     show_progress,
     verbose_option,
     wildcard_option,
+    workers_option,
 )
 from swath.scoring import Scoring
 from swath.sequences import read_sequences
 from swath.views import RECORD_FIELDS, alignment_record, format_text
 
-__all__ = ["align"]
+__all__ = ["align", "print_alignment_store", "resume_alignment"]
 
 logger = logging.getLogger(__name__)
 
@@ -37,29 +45,48 @@ def _tsv_value(value: object) -> str:
 @click.command(cls=SwathCommand)
 @click.argument("query", metavar="A.fasta", type=click.Path(path_type=str))
 @click.argument("target", metavar="B.fasta", type=click.Path(path_type=str))
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True,
-              help="text: header and pairwise view (like EMBOSS water/needle); json: one "
-                   "object; tsv: a header line and one row. json and tsv coordinates are "
-                   "0-based, end exclusive.")
+@click.option("-o", "--output", metavar="RESULT.zarr", default=None,
+              help="Align in tiles on Dask and keep the result in this Zarr store "
+                   "(resumable with `swath resume`, printed by `swath inspect`).")
+@click.option("--tile-size", type=click.IntRange(min=1), default=None, metavar="N",
+              help="Tiles of N x N cells (forces the tiled path) [default with -o: 4096]. "
+                   "Pairs whose traceback would need over 1 GiB take the tiled path anyway.")
+@click.option("--strip", type=click.IntRange(min=1), default=None, metavar="S",
+              help="Strip width inside a tile [default: 256].")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default=None,
+              help="text: header and pairwise view (like EMBOSS water/needle; the default "
+                   "without -o); json: one object; tsv: a header line and one row. json and "
+                   "tsv coordinates are 0-based, end exclusive. With -o nothing is printed "
+                   "unless a format is given.")
 @scoring_options
 @mode_option("local")
 @wildcard_option
 @device_option
+@scheduler_option
+@workers_option
 @verbose_option
 @progress_option
-def align(query: str, target: str, fmt: str, scoring: Scoring, mode: str, wildcard: bool,
-          device: str, progress: bool | None) -> None:
+def align(query: str, target: str, output: str | None, tile_size: int | None,
+          strip: int | None, fmt: str | None, scoring: Scoring, mode: str, wildcard: bool,
+          device: str, scheduler: str | None, workers: int | None,
+          progress: bool | None) -> None:
     """Align the first sequence of A.fasta against the first sequence of B.fasta.
 
     Files are FASTA or FASTQ, plain or gzip; only their first records are read.
     The alignment is exact, with affine gaps (a gap of length k costs
-    open + k * extend), and is printed to stdout.
+    open + k * extend). Long pairs (genomes, chromosomes) are cut into tiles run
+    as a Dask wavefront; their boundaries go to the -o store, so an interrupted
+    job resumes where it stopped.
 
     \b
     Examples:
       swath align examples/query.fasta examples/target.fasta
       swath align --dna --mode global a.fa b.fa --format json
+      swath align --dna genome1.fa genome2.fa -o pair.zarr
+      swath inspect pair.zarr --format json
     """
+    from swath.api import TILED_ABOVE
+
     queries = read_sequences(query, scoring.alphabet, wildcard=wildcard, limit=1)
     targets = read_sequences(target, scoring.alphabet, wildcard=wildcard, limit=1)
     query_id, target_id = queries.names[0], targets.names[0]
@@ -69,13 +96,24 @@ def align(query: str, target: str, fmt: str, scoring: Scoring, mode: str, wildca
         click.echo(f"swath: aligning {query_id} ({len(q)} residues) against {target_id} "
                    f"({len(t)} residues), {mode}", err=True)
     started = time.perf_counter()
-    alignment = swath.align(q, t, scoring=scoring, mode=mode, device=device)
+    if output or tile_size or len(q) * len(t) // 2 > TILED_ABOVE:
+        with dask_client(scheduler, workers, device) as client, _tile_bar(report) as bar:
+            alignment = swath.align(q, t, scoring=scoring, mode=mode, device=device,
+                                    store=output, tile_size=tile_size, strip=strip,
+                                    client=client, names=(query_id, target_id), progress=bar)
+    else:
+        alignment = swath.align(q, t, scoring=scoring, mode=mode, device=device)
     elapsed = time.perf_counter() - started
     logger.info("aligned %s against %s in %.3f s: score %d", query_id, target_id, elapsed,
                 alignment.score)
     if report:
-        click.echo(f"swath: done in {elapsed:.2f} s", err=True)
+        click.echo(f"swath: done in {elapsed:.2f} s, score {alignment.score}", err=True)
+    if fmt or not output:
+        _print(alignment, q, t, scoring, query_id, target_id, fmt or "text")
 
+
+def _print(alignment: swath.Alignment, q: Any, t: Any, scoring: Scoring, query_id: str,
+           target_id: str, fmt: str) -> None:
     if fmt == "text":
         click.echo(format_text(alignment, q, t, scoring, query_name=query_id,
                                target_name=target_id), nl=False)
@@ -86,3 +124,67 @@ def align(query: str, target: str, fmt: str, scoring: Scoring, mode: str, wildca
     else:
         click.echo("\t".join(RECORD_FIELDS))
         click.echo("\t".join(_tsv_value(record[field]) for field in RECORD_FIELDS))
+
+
+@contextmanager
+def _tile_bar(enabled: bool) -> Iterator[Callable[[str, int, int, int], None] | None]:
+    """A progress bar of tiles (with cells per second), then of segments."""
+    if not enabled:
+        yield None
+        return
+    import tqdm
+
+    make_bar: Any = tqdm.tqdm
+    bars: dict[str, Any] = {}
+    started = time.perf_counter()
+
+    def update(phase: str, done: int, total: int, cells: int) -> None:
+        if phase not in bars:
+            bars[phase] = make_bar(total=total, unit=phase[:-1], desc=f"swath {phase}",
+                                   file=sys.stderr)
+        bar = bars[phase]
+        bar.n = done
+        if cells:
+            rate = cells / max(time.perf_counter() - started, 1e-9)
+            bar.set_postfix_str(f"{rate / 1e9:.2f} Gcells/s", refresh=False)
+        bar.refresh()
+
+    try:
+        yield update
+    finally:
+        for bar in bars.values():
+            bar.close()
+
+
+def resume_alignment(store: str, device: str, scheduler: str | None, workers: int | None,
+                     progress: bool | None) -> None:
+    """Finish a long pair's store: its missing tiles, phase 2, its missing segments."""
+    from swath.engine.longpair import job_from_store, run
+
+    job = job_from_store(store)
+    with dask_client(scheduler, workers, "cpu") as client, \
+            _tile_bar(show_progress(progress)) as bar:
+        run(job, client, bar)
+
+
+def print_alignment_store(store: str, fmt: str, plot: str | None) -> None:
+    """Print a finished alignment store (json, tsv or text); draw its dot plot."""
+    from swath.storage.longpair import AlignmentStore
+
+    opened = AlignmentStore.open(store)
+    fields = opened.attrs["alignment"]
+    alignment = swath.Alignment(fields["score"], fields["query_start"], fields["query_end"],
+                                fields["target_start"], fields["target_end"], opened.cigar(),
+                                opened.attrs["inputs"]["mode"])
+    query_id, target_id = opened.attrs["names"]
+    q, t = opened.sequences()
+    scoring = Scoring.from_dict(opened.attrs["inputs"]["scoring"])
+    if fmt == "text":
+        click.echo(f"# {store}: a {len(q)} x {len(t)} matrix in {opened.tiles[0]} x "
+                   f"{opened.tiles[1]} tiles, {opened.stored_bytes():,} bytes of boundaries")
+    _print(alignment, q, t, scoring, query_id, target_id, fmt)
+    if plot:
+        from swath.views import dot_plot
+
+        dot_plot(alignment, len(q), len(t), plot, query_name=query_id, target_name=target_id)
+        click.echo(f"swath: wrote {plot}", err=True)

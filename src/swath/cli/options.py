@@ -327,3 +327,20 @@ workers_option = click.option(
     "--workers", type=click.IntRange(min=1), default=None,
     help="Workers of the local cluster [processes; default: one per GPU, or 1 on the CPU, "
          "whose kernels use every core].")
+
+
+@contextmanager
+def dask_client(scheduler: str | None, workers: int | None, device: str) -> Iterator[Any]:
+    """A Dask client for a command; a local cluster's dashboard address goes to stderr."""
+    from swath.engine.cluster import connect
+
+    client, own = connect(scheduler, workers, device)
+    if own:
+        click.echo(f"swath: local Dask cluster, dashboard at {client.dashboard_link}", err=True)
+    try:
+        yield client
+    finally:
+        if own:
+            cluster = client.cluster
+            client.close()
+            cluster.close()

@@ -1,4 +1,4 @@
-"""``swath search``, ``swath resume`` and ``swath inspect``: database search jobs."""
+"""``swath search``: database search jobs, and how their stores are resumed and printed."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import click
 import swath
 from swath.cli.options import (
     SwathCommand,
+    dask_client,
     device_option,
     mode_option,
     progress_option,
@@ -25,26 +26,9 @@ from swath.cli.options import (
 )
 from swath.scoring import Scoring
 
-__all__ = ["inspect", "resume", "search"]
+__all__ = ["print_search", "resume_search", "search"]
 
 FORMATS = ("tsv", "json", "text")
-
-
-@contextmanager
-def _client(scheduler: str | None, workers: int | None, device: str) -> Iterator[Any]:
-    """A Dask client for a command; a local cluster's dashboard address goes to stderr."""
-    from swath.engine.cluster import connect
-
-    client, own = connect(scheduler, workers, device)
-    if own:
-        click.echo(f"swath: local Dask cluster, dashboard at {client.dashboard_link}", err=True)
-    try:
-        yield client
-    finally:
-        if own:
-            cluster = client.cluster
-            client.close()
-            cluster.close()
 
 
 @contextmanager
@@ -109,47 +93,28 @@ def search(queries: str, database: str, output: str, top_k: int, max_evalue: flo
       swath search queries.fasta db.swdb -o result.zarr --top-k 10 --outfmt tsv
     """
     given = {k: v for k, v in (("lambda_", lambda_), ("K", K), ("H", H)) if v is not None}
-    with _client(scheduler, workers, device) as client, \
+    with dask_client(scheduler, workers, device) as client, \
             _progress_bar(show_progress(progress)) as bar:
         swath.search(queries, database, scoring=scoring, top_k=top_k, client=client,
                      store=output, mode=mode, device=device, max_evalue=max_evalue,
                      statistics=given or None, query_block=query_block, wildcard=wildcard,
                      progress=bar)
     if outfmt:
-        _print(output, outfmt)
+        print_search(output, outfmt)
 
 
-@click.command(cls=SwathCommand)
-@click.argument("store", metavar="RESULT.zarr")
-@device_option
-@scheduler_option
-@workers_option
-@verbose_option
-@progress_option
-def resume(store: str, device: str, scheduler: str | None, workers: int | None,
-           progress: bool | None) -> None:
-    """Finish an interrupted job: run only the work units not marked done."""
+def resume_search(store: str, device: str, scheduler: str | None, workers: int | None,
+                  progress: bool | None) -> None:
+    """Run the work units of a search store not marked done, then finalize it."""
     from swath.engine.search import job_from_store, run
 
     job = job_from_store(store, device)
-    with _client(scheduler, workers, device) as client, \
+    with dask_client(scheduler, workers, device) as client, \
             _progress_bar(show_progress(progress)) as bar:
         run(job, client, bar)
-    click.echo(f"swath: {store} is complete", err=True)
 
 
-@click.command(cls=SwathCommand)
-@click.argument("store", metavar="RESULT.zarr")
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="tsv", show_default=True,
-              help="tsv: BLAST's 12 tabular columns (1-based inclusive) then the raw score "
-                   "and the CIGAR; json: one object per hit and line; text: pairwise views.")
-@verbose_option
-def inspect(store: str, fmt: str) -> None:
-    """Print the hits of a finished search store."""
-    _print(store, fmt)
-
-
-def _print(store: str, fmt: str) -> None:
+def print_search(store: str, fmt: str) -> None:
     from swath.hits import TABULAR_COLUMNS, SearchResult
 
     result = SearchResult(store)

@@ -244,6 +244,15 @@ def open_store(path: StorePath, layout: str, version: int, *, mode: str = "r",
     return group, check_layout(group, path, layout, version, complete=complete)
 
 
+def store_layout(path: StorePath) -> tuple[str, int]:
+    """The layout name and version of the swath store at ``path`` (``StoreNotFound`` if none)."""
+    attrs = open_group(path, mode="r").attrs.get(ROOT_KEY)
+    if not isinstance(attrs, dict) or not isinstance(attrs.get("layout"), str):
+        raise StoreNotFound(f"{_display(path)}: no swath store here (a Zarr group without "
+                            f"{ROOT_KEY!r} attributes)")
+    return str(attrs["layout"]), int(attrs.get("version", 0))
+
+
 def write_attrs(group: zarr.Group, layout: str, version: int, **fields: Any) -> None:
     """Set the store's ``"swath"`` attributes: layout, version, the fields, not complete.
 

@@ -1,0 +1,347 @@
+"""One long pair, exactly: the matrix in tiles run as a Dask wavefront, then traceback.
+
+# m, n: query and target lengths; th x tw: tile shape; TR x TC: tiles; s: strip width.
+
+Phase 1 (StripedAlignment's forward pass over tiles): tile (ti, tj) reads the last row
+of tile (ti - 1, tj) and the last column of tile (ti, tj - 1) from the store, runs the
+tile kernel (strips of ``s`` columns), and writes its own last row and column with the
+origin of every cell's optimal path (where it entered the tile), then its done mark.
+The graph is the wavefront: each tile task depends on the tasks above and left of it;
+tiles already done are read from the store, so a killed job resumes where it stopped.
+
+Phase 2 (serial, cheap): from the end cell, follow origins tile to tile back to where
+the alignment starts. Each tile the path crosses is a segment: its exit and entry.
+
+Phase 3: every segment's tile is recomputed from its stored input boundary with
+direction codes, all segments in parallel; the walk from the exit must reach the
+entry. Each segment writes its CIGAR piece; the pieces join into the alignment.
+
+The stored boundaries play the part of ChunkedAlignment's saved rows: phase 3
+recomputes only the tiles the path crosses, each in ``th * tw / 2`` bytes of codes.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from swath.alignment import Alignment, cigar_from_path, join_cigars
+from swath.errors import InvalidParameter
+from swath.kernels.cpu.tiles import START, E, F, H, tile_codes, tile_forward, walk_tile
+from swath.storage.longpair import AlignmentStore
+
+logger = logging.getLogger(__name__)
+
+_NEG_INF = -(1 << 40)
+DEFAULT_STRIP = 256
+DEFAULT_TILE = 4096
+
+
+@dataclass(frozen=True)
+class PairJob:
+    """What every task of a long pair needs (picklable, small)."""
+
+    store: str
+    matrix: np.ndarray
+    gap_open: int
+    gap_extend: int
+    mode: str
+    strip: int
+
+    @property
+    def local(self) -> bool:
+        return self.mode == "local"
+
+
+@functools.lru_cache(maxsize=4)
+def _sequences(path: str) -> tuple[np.ndarray, np.ndarray]:
+    return AlignmentStore.open(path, complete=False).sequences()
+
+
+def _open(path: str) -> AlignmentStore:
+    return AlignmentStore.open(path, mode="r+", complete=False)
+
+
+# ---------------------------------------------------------------------------------
+# The matrix border and a tile's input boundary
+
+
+def border_h(job: PairJob, index: np.ndarray, row: bool) -> np.ndarray:
+    """H on row 0 (``row``) or column 0 at ``index``: free or charged as end gaps."""
+    charged = job.mode == "global" or (job.mode == "semiglobal" and not row)
+    values = -(job.gap_open + job.gap_extend * index.astype(np.int64))
+    return np.where(charged & (index > 0), values, 0)
+
+
+def tile_input(job: PairJob, store: AlignmentStore, ti: int, tj: int
+               ) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
+    """``(top_h, top_f), (left_h, left_e)`` of tile (ti, tj), from the store or the border."""
+    m, n = (len(s) for s in _sequences(job.store))
+    th, tw = store.tile
+    i0, j0 = ti * th, tj * tw
+    h, w = min(th, m - i0), min(tw, n - j0)
+    top_h = np.empty(w + 1, dtype=np.int64)
+    top_f = np.full(w + 1, _NEG_INF, dtype=np.int64)
+    if ti == 0:
+        top_h[:] = border_h(job, np.arange(j0, j0 + w + 1), row=True)
+    else:
+        above = store.bottom(ti - 1, max(j0 - 1, 0), j0 + w)
+        top_h[1:], top_f[1:] = above[0, -w:], above[1, -w:]
+        top_h[0] = above[0, 0] if j0 else border_h(job, np.array([i0]), row=False)[0]
+    if tj == 0:
+        left_h = border_h(job, np.arange(i0 + 1, i0 + h + 1), row=False)
+        left_e = np.full(h, _NEG_INF, dtype=np.int64)
+    else:
+        left_h, left_e = store.right(tj - 1, i0, i0 + h)[:2]
+    return (top_h, top_f), (np.ascontiguousarray(left_h), np.ascontiguousarray(left_e))
+
+
+def _tile_sequences(job: PairJob, store: AlignmentStore, ti: int, tj: int
+                    ) -> tuple[np.ndarray, np.ndarray, int, int]:
+    query, target = _sequences(job.store)
+    th, tw = store.tile
+    i0, j0 = ti * th, tj * tw
+    return query[i0:i0 + th], target[j0:j0 + tw], i0, j0
+
+
+# ---------------------------------------------------------------------------------
+# Phase 1
+
+
+def run_tile(job: PairJob, ti: int, tj: int, *after: Any) -> int:
+    """Phase 1 on tile (ti, tj): write its output boundary and best cell; its cells."""
+    store = _open(job.store)
+    q, t, i0, j0 = _tile_sequences(job, store, ti, tj)
+    top, left = tile_input(job, store, ti, tj)
+    bottom, right, best = tile_forward(q, t, job.matrix, job.gap_open, job.gap_extend,
+                                       job.local, (i0, j0), len(_sequences(job.store)[1]),
+                                       job.strip, top, left)
+    store.write_tile(ti, tj, bottom, right, best)
+    return len(q) * len(t)
+
+
+def tile_graph(job: PairJob, store: AlignmentStore) -> dict[tuple[int, int], Any]:
+    """Delayed tasks of the tiles not yet done, each after the ones above and left of it."""
+    import dask
+
+    run_id = uuid.uuid4().hex[:8]
+    done = store.tiles_done()
+    tasks: dict[tuple[int, int], Any] = {}
+    for ti in range(done.shape[0]):
+        for tj in range(done.shape[1]):
+            if done[ti, tj]:
+                continue
+            after = [tasks[d] for d in ((ti - 1, tj), (ti, tj - 1)) if d in tasks]
+            tasks[ti, tj] = dask.delayed(run_tile, pure=False)(
+                job, ti, tj, *after, dask_key_name=f"swath-tile-{run_id}-{ti}-{tj}")
+    return tasks
+
+
+# ---------------------------------------------------------------------------------
+# Phase 2
+
+
+def _cell(code: int, n: int) -> tuple[int, int, int]:
+    """(row, column, state) of an origin code."""
+    cell, state = divmod(int(code), 4)
+    i, j = divmod(cell, n + 1)
+    return i, j, state
+
+
+def _code(i: int, j: int, state: int, n: int) -> int:
+    return (i * (n + 1) + j) * 4 + state
+
+
+def end_cell(job: PairJob, store: AlignmentStore) -> tuple[int, int, int, int]:
+    """``(score, row, column, origin)`` where the optimal alignment ends (its tie rules:
+    the first best cell in row-major order; the first best column of the last row)."""
+    m, n = (len(s) for s in _sequences(job.store))
+    if job.local:
+        best = store.tile_best().reshape(-1, 4)
+        found = best[best[:, 1] >= 0]
+        if not len(found):
+            return 0, 0, 0, _code(0, 0, START, n)
+        top = found[np.lexsort((found[:, 2], found[:, 1], -found[:, 0]))[0]]
+        return int(top[0]), int(top[1]), int(top[2]), int(top[3])
+    last = store.bottom(store.tiles[0] - 1, 0, n)
+    j = n if job.mode == "global" else int(np.argmax(last[0])) + 1
+    return int(last[0, j - 1]), m, j, int(last[2, j - 1])
+
+
+def origin_of(store: AlignmentStore, i: int, j: int, state: int) -> int:
+    """The stored origin of cell (i, j) in ``state``, a cell of some tile's output boundary."""
+    th, tw = store.tile
+    if state in (H, F) and i % th == 0:          # the last row of tile row i / th - 1
+        return int(store.bottom(i // th - 1, j - 1, j)[2 if state == H else 3, 0])
+    if state in (H, E) and j % tw == 0:          # the last column of tile column j / tw - 1
+        return int(store.right(j // tw - 1, i - 1, i)[2 if state == H else 3, 0])
+    raise RuntimeError(f"cell ({i}, {j}) state {state} is on no stored boundary")
+
+
+def trace_segments(job: PairJob, store: AlignmentStore) -> tuple[np.ndarray, dict[str, int]]:
+    """Phase 2: the tiles the path crosses, from its end: rows (ti, tj, exit, entry)."""
+    n = len(_sequences(job.store)[1])
+    th, tw = store.tile
+    score, i, j, origin = end_cell(job, store)
+    end = {"score": score, "query_end": i, "target_end": j}
+    segments: list[tuple[int, int, int, int]] = []
+    state = H
+    while i > 0 and j > 0:
+        if segments:
+            origin = origin_of(store, i, j, state)
+        segments.append(((i - 1) // th, (j - 1) // tw, _code(i, j, state, n), origin))
+        i, j, state = _cell(origin, n)
+        if state == START:
+            break
+    return np.array(segments, dtype=np.int64).reshape(-1, 4), end
+
+
+# ---------------------------------------------------------------------------------
+# Phase 3
+
+
+def run_segment(job: PairJob, k: int, segment: tuple[int, int, int, int]) -> str:
+    """Phase 3 on one segment: recompute its tile with codes, walk exit to entry."""
+    store = _open(job.store)
+    ti, tj, exit_code, entry_code = segment
+    q, t, i0, j0 = _tile_sequences(job, store, ti, tj)
+    n = len(_sequences(job.store)[1])
+    top, left = tile_input(job, store, ti, tj)
+    dirs = tile_codes(q, t, job.matrix, job.gap_open, job.gap_extend, job.local, job.strip,
+                      top, left)
+    ei, ej, state = _cell(exit_code, n)
+    ops, ri, rj, state = walk_tile(dirs, ei - i0, ej - j0, state)
+    want = _cell(entry_code, n)
+    got = (i0 + ri, j0 + rj, START if ri > 0 and rj > 0 else state)
+    if want[:2] != got[:2] or (want[2] != START and want[2] != got[2]):
+        raise RuntimeError(f"{job.store}: tile ({ti}, {tj}): the walk left at {got}, phase 1 "
+                           f"recorded {want}")
+    piece = cigar_from_path(ops, q, t, ri, rj)
+    store.write_piece(k, piece)
+    return piece
+
+
+def assemble(job: PairJob, store: AlignmentStore) -> Alignment:
+    """Join the pieces, add the end gaps the mode charges, and finish the store."""
+    segments = store.segments()
+    assert segments is not None
+    end = store.attrs["end"]
+    n = len(_sequences(job.store)[1])
+    pieces = store.pieces()[::-1]
+    i, j = (end["query_end"], end["target_end"])
+    if len(segments):
+        i, j, _ = _cell(segments[-1, 3], n)
+    lead = ""
+    if job.mode != "local":    # the walk's end gaps: target first, then query (as _walk)
+        lead = (f"{j}D" if j and job.mode == "global" else "") + (f"{i}I" if i else "")
+        j = 0 if job.mode == "global" else j
+        i = 0
+    cigar = join_cigars([lead, *pieces])
+    aln = Alignment(int(end["score"]), i, int(end["query_end"]), j, int(end["target_end"]),
+                    cigar, job.mode)
+    store.finish({"score": aln.score, "query_start": aln.query_start,
+                  "query_end": aln.query_end, "target_start": aln.target_start,
+                  "target_end": aln.target_end, "identity": aln.identity}, cigar)
+    return aln
+
+
+# ---------------------------------------------------------------------------------
+# The job
+
+
+def run(job: PairJob, client: Any,
+        progress: Callable[[str, int, int, int], None] | None = None) -> Alignment:
+    """Run (or finish) every phase on ``client``; the alignment.
+
+    ``progress(phase, done, total, cells)`` is called as tiles and segments finish.
+    """
+    from distributed import as_completed
+
+    from swath.storage.common import store_lock
+
+    with store_lock(job.store):
+        store = _open(job.store)
+        if store.segments() is None:
+            tasks = tile_graph(job, store)
+            rows, cols = store.tiles
+            done, cells = rows * cols - len(tasks), 0
+            if progress:
+                progress("tiles", done, rows * cols, cells)
+            futures = client.compute(list(tasks.values()))
+            for future in as_completed(futures):
+                done += 1
+                cells += future.result()
+                if progress:
+                    progress("tiles", done, rows * cols, cells)
+            store.write_segments(*trace_segments(job, store))
+        segments = store.segments()
+        assert segments is not None
+        pending = np.flatnonzero(~store.segments_done()).tolist()
+        if pending:
+            import dask
+
+            run_id = uuid.uuid4().hex[:8]
+            futures = client.compute([dask.delayed(run_segment, pure=False)(
+                job, k, tuple(int(v) for v in segments[k]),
+                dask_key_name=f"swath-segment-{run_id}-{k}") for k in pending])
+            done = len(segments) - len(pending)
+            for _ in as_completed(futures):
+                done += 1
+                if progress:
+                    progress("segments", done, len(segments), 0)
+            client.gather(futures)
+        return assemble(job, _open(job.store))
+
+
+def prepare(store_path: str, query: np.ndarray, target: np.ndarray, scoring: Any, *,
+            mode: str, tile: int, strip: int, names: tuple[str, str]) -> PairJob:
+    """Create the store of a new long-pair job, or reopen one holding the same job."""
+    from swath.errors import StoreNotFound
+    from swath.storage.common import open_group
+
+    inputs = {"query_sha256": _digest(query), "target_sha256": _digest(target),
+              "scoring": scoring.to_dict(), "mode": mode, "strip": strip}
+    try:
+        existing = AlignmentStore.open(store_path, complete=False)
+    except StoreNotFound:
+        existing = None
+    if existing is not None:
+        if existing.attrs.get("inputs") != inputs or existing.tile != (tile, tile):
+            raise InvalidParameter(
+                f"{store_path} holds another alignment (other sequences, scoring or tiles); "
+                "choose another output path or remove it")
+        logger.info("%s: same alignment found, running what is missing", store_path)
+    else:
+        try:
+            open_group(store_path, mode="r")
+        except StoreNotFound:
+            pass
+        else:
+            raise InvalidParameter(f"{store_path} exists and is not a swath alignment store")
+        AlignmentStore.create(store_path, query, target, tile=(tile, tile), inputs=inputs,
+                              names=list(names))
+    return PairJob(str(store_path), scoring.matrix, scoring.gap_open, scoring.gap_extend,
+                   mode, strip)
+
+
+def job_from_store(store_path: str) -> PairJob:
+    """The job a store was written for (``swath resume``)."""
+    from swath.scoring import Scoring
+
+    store = AlignmentStore.open(store_path, complete=False)
+    inputs = store.attrs["inputs"]
+    scoring = Scoring.from_dict(inputs["scoring"])
+    return PairJob(str(store_path), scoring.matrix, scoring.gap_open, scoring.gap_extend,
+                   inputs["mode"], int(inputs["strip"]))
+
+
+def _digest(array: np.ndarray) -> str:
+    import hashlib
+
+    return hashlib.sha256(np.ascontiguousarray(array).tobytes()).hexdigest()

@@ -1,0 +1,192 @@
+"""The store of one long pair's alignment: layout "alignment", version 1.
+
+# m, n: query and target lengths, TR x TC: tiles (rows x columns) of th x tw cells,
+# S: tiles the optimal path crosses (segments).
+
+Phase 1 (tiles, any order the wavefront allows) writes, per tile (ti, tj), its chunk
+of the boundary arrays, its best cell, then its ``tile_done`` mark:
+
+    bottom (TR, 4, n)  chunks (1, 4, tw): last row of every tile row: H, F, origin of H,
+                       origin of F (column c at index c - 1; values in origins' int64)
+    right  (TC, 4, m)  chunks (1, 4, th): last column of every tile column: H, E, origins
+    tile_best (TR, TC, 4) chunks (1, 1, 4): score, row, column, origin of the first best
+                       cell (local mode)
+
+Phase 2 writes the segments (tile, exit, entry: cell-state codes) in one go and sets
+the ``segments`` attribute; phase 3 writes each segment's CIGAR piece, then its
+``segment_done`` mark; the assembled alignment comes last (``alignment`` attribute,
+``cigar`` array), then ``complete``. The sequences are in the store, so phases 2 and 3
+and ``swath resume`` need nothing else. Stored bytes: 32 per boundary cell, about
+``32 (m * TC + n * TR)``, that is O(m n / tile edge).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, cast
+
+import numpy as np
+import zarr
+
+from swath.errors import StoreIncomplete
+from swath.storage.common import (
+    StorePath,
+    mark_complete,
+    missing,
+    open_group,
+    open_store,
+    update_attrs,
+    write_attrs,
+)
+
+LAYOUT = "alignment"
+VERSION = 1
+SEQUENCE_CHUNK = 1 << 24
+
+
+@dataclass(frozen=True)
+class AlignmentStore:
+    """A long pair's alignment store on disk (or behind an fsspec URL)."""
+
+    path: str
+    group: zarr.Group
+    attrs: dict[str, Any]
+
+    @classmethod
+    def create(cls, path: StorePath, query: np.ndarray, target: np.ndarray, *,
+               tile: tuple[int, int], **fields: Any) -> AlignmentStore:
+        """An empty store for ``query`` against ``target`` in tiles of ``tile`` cells;
+        ``fields`` (JSON values) go to the root attributes."""
+        group = open_group(path, mode="w")
+        m, n = len(query), len(target)
+        rows, cols = -(-m // tile[0]), -(-n // tile[1])
+        write_attrs(group, LAYOUT, VERSION, tile=list(tile), tiles=[rows, cols], **fields)
+        for name, seq, dim in (("query", query, "query_residue"),
+                               ("target", target, "target_residue")):
+            group.create_array(name, data=seq, chunks=(min(max(len(seq), 1), SEQUENCE_CHUNK),),
+                               dimension_names=(dim,))
+        group.create_array("bottom", shape=(rows, 4, n), chunks=(1, 4, tile[1]), dtype=np.int64,
+                           dimension_names=("tile_row", "field", "target_residue"))
+        group.create_array("right", shape=(cols, 4, m), chunks=(1, 4, tile[0]), dtype=np.int64,
+                           dimension_names=("tile_column", "field", "query_residue"))
+        group.create_array("tile_best", shape=(rows, cols, 4), chunks=(1, 1, 4), dtype=np.int64,
+                           fill_value=-1, dimension_names=("tile_row", "tile_column", "field"))
+        group.create_array("tile_done", shape=(rows, cols), chunks=(1, 1), dtype=np.uint8,
+                           fill_value=0, dimension_names=("tile_row", "tile_column"))
+        return cls(str(path), group, dict(cast(dict[str, Any], group.attrs["swath"])))
+
+    @classmethod
+    def open(cls, path: StorePath, *, mode: str = "r", complete: bool = True
+             ) -> AlignmentStore:
+        """Open an existing store, checking its layout and version (and completeness)."""
+        group, attrs = open_store(path, LAYOUT, VERSION, mode=mode, complete=complete)
+        return cls(str(path), group, attrs)
+
+    def array(self, name: str) -> zarr.Array:
+        """One of the store's arrays (``StoreIncomplete`` if it is missing)."""
+        try:
+            return cast(zarr.Array, self.group[name])
+        except KeyError:
+            raise missing(f"array {name!r}", self.path) from None
+
+    @property
+    def tile(self) -> tuple[int, int]:
+        th, tw = self.attrs["tile"]
+        return int(th), int(tw)
+
+    @property
+    def tiles(self) -> tuple[int, int]:
+        rows, cols = self.attrs["tiles"]
+        return int(rows), int(cols)
+
+    def sequences(self) -> tuple[np.ndarray, np.ndarray]:
+        """The query and target codes (uint8)."""
+        return (np.asarray(self.array("query")[:], dtype=np.uint8),
+                np.asarray(self.array("target")[:], dtype=np.uint8))
+
+    # phase 1 -------------------------------------------------------------------
+
+    def tiles_done(self) -> np.ndarray:
+        """(TR, TC) bool: which tiles have their boundary written."""
+        return np.asarray(self.array("tile_done")[:], dtype=bool)
+
+    def write_tile(self, ti: int, tj: int, bottom: np.ndarray, right: np.ndarray,
+                   best: tuple[int, int, int, int]) -> None:
+        """A tile's output boundary and best cell, then its done mark."""
+        th, tw = self.tile
+        self.array("bottom")[ti, :, tj * tw:tj * tw + bottom.shape[1]] = bottom
+        self.array("right")[tj, :, ti * th:ti * th + right.shape[1]] = right
+        self.array("tile_best")[ti, tj] = np.asarray(best, dtype=np.int64)
+        self.array("tile_done")[ti, tj] = 1
+
+    def bottom(self, ti: int, first: int, last: int) -> np.ndarray:
+        """(4, last - first) of tile row ``ti``'s last row, matrix columns ``first+1..last``."""
+        return np.asarray(self.array("bottom")[ti, :, first:last])
+
+    def right(self, tj: int, first: int, last: int) -> np.ndarray:
+        """(4, last - first) of tile column ``tj``'s last column, rows ``first+1..last``."""
+        return np.asarray(self.array("right")[tj, :, first:last])
+
+    def tile_best(self) -> np.ndarray:
+        """(TR, TC, 4) int64: score, row, column, origin of each tile's best cell."""
+        return np.asarray(self.array("tile_best")[:])
+
+    # phase 2 -------------------------------------------------------------------
+
+    def segments(self) -> np.ndarray | None:
+        """(S, 4) int64 rows ``(tile row, tile column, exit, entry)`` in path order from
+        the end, or None before phase 2."""
+        if "segments" not in self.attrs:
+            return None
+        return np.asarray(self.array("segment")[:], dtype=np.int64)
+
+    def write_segments(self, segments: np.ndarray, end: dict[str, int]) -> None:
+        """Phase 2's result: the segments, their piece and done arrays, the path's end."""
+        count = len(segments)
+        self.group.create_array("segment", data=segments.astype(np.int64).reshape(count, 4),
+                                chunks=(max(count, 1), 4), dimension_names=("segment", "field"),
+                                overwrite=True)
+        self.group.create_array("segment_cigar", shape=(count,), chunks=(1,), dtype=str,
+                                dimension_names=("segment",), overwrite=True)
+        self.group.create_array("segment_done", shape=(count,), chunks=(1,), dtype=np.uint8,
+                                fill_value=0, dimension_names=("segment",), overwrite=True)
+        update_attrs(self.group, segments=count, end=end)
+        self.attrs.update(segments=count, end=end)
+
+    # phase 3 -------------------------------------------------------------------
+
+    def segments_done(self) -> np.ndarray:
+        """(S,) bool: which segments have their CIGAR piece written."""
+        return np.asarray(self.array("segment_done")[:], dtype=bool)
+
+    def write_piece(self, segment: int, cigar: str) -> None:
+        """A segment's CIGAR piece, then its done mark."""
+        self.array("segment_cigar")[segment] = cigar
+        self.array("segment_done")[segment] = 1
+
+    def pieces(self) -> list[str]:
+        """Every segment's CIGAR piece, in path order from the end."""
+        if not self.segments_done().all():
+            raise StoreIncomplete(f"{self.path}: phase 3 is not finished "
+                                  f"(run `swath resume {self.path}`)")
+        return [str(p) for p in np.asarray(self.array("segment_cigar")[:])]
+
+    # the alignment -------------------------------------------------------------
+
+    def finish(self, alignment: dict[str, Any], cigar: str) -> None:
+        """Write the assembled alignment, then mark the store complete."""
+        self.group.create_array("cigar", shape=(1,), chunks=(1,), dtype=str,
+                                dimension_names=("alignment",), overwrite=True)[0] = cigar
+        update_attrs(self.group, alignment=alignment)
+        mark_complete(self.group)
+        self.attrs.update(alignment=alignment, complete=True)
+
+    def cigar(self) -> str:
+        """The assembled CIGAR."""
+        return str(self.array("cigar")[0])
+
+    def stored_bytes(self) -> int:
+        """Bytes of the boundary buffers and segments (uncompressed)."""
+        names = ["bottom", "right", "tile_best"] + (["segment"] if "segments" in self.attrs
+                                                    else [])
+        return sum(int(self.array(name).nbytes) for name in names)

@@ -1,0 +1,206 @@
+"""One long pair in tiles: equal to the whole-matrix aligner, resumable in every phase."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import numpy as np
+import pytest
+
+import swath
+from swath.alignment import cigar_from_path
+from swath.engine import longpair
+from swath.kernels.cpu.tiles import START, E, F, H
+from swath.kernels.cpu.traceback import align_pair
+from swath.storage.longpair import AlignmentStore
+from swath.testing import rescore
+from tests.conftest import DNA, PROTEIN
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def client():
+    from distributed import Client, LocalCluster
+
+    with LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
+                      dashboard_address=":0") as cluster, Client(cluster) as c:
+        yield c
+
+
+def related_pair(rng, length, alphabet):
+    """A sequence and a mutated copy inside random flanks: substitutions, and gaps of
+    1 to 12 residues on both sides (the path crosses tiles in H, E and F states)."""
+    a = rng.integers(0, alphabet, length).astype(np.uint8)
+    b = a.copy()
+    for _ in range(max(1, length // 15)):
+        at, size = int(rng.integers(0, len(b))), int(rng.integers(1, 13))
+        b = np.delete(b, slice(at, at + size)) if rng.random() < 0.5 else \
+            np.insert(b, at, rng.integers(0, alphabet, size).astype(np.uint8))
+    b[rng.integers(0, len(b), len(b) // 10)] = rng.integers(0, alphabet, len(b) // 10)
+    flank = [rng.integers(0, alphabet, int(rng.integers(0, 40))).astype(np.uint8)
+             for _ in range(2)]
+    return a, np.concatenate([flank[0], b, flank[1]]).astype(np.uint8)
+
+
+def whole_matrix(a, b, scoring, mode):
+    score, qs, qe, ts, te, ops = align_pair(a, b, scoring.matrix, scoring.gap_open,
+                                            scoring.gap_extend, mode)
+    return swath.Alignment(score, qs, qe, ts, te, cigar_from_path(ops, a, b, qs, ts), mode)
+
+
+@pytest.mark.parametrize("mode", ["local", "global", "semiglobal"])
+def test_tiled_equals_the_whole_matrix(client, tmp_path, mode):
+    """Many tile sizes and strip widths, protein and DNA: the same alignment, and the path
+    crosses tile boundaries in every state."""
+    rng = np.random.default_rng({"local": 1, "global": 2, "semiglobal": 3}[mode])
+    crossed = set()
+    for trial in range(14):
+        scoring, alphabet = (DNA, 4) if trial % 2 else (PROTEIN, 20)
+        a, b = related_pair(rng, int(rng.integers(1, 160)), alphabet)
+        # at most about 12 x 12 tiles (each tile is a task and a few chunk writes)
+        smallest = max(2, max(len(a), len(b)) // 12)
+        tile, strip = int(rng.integers(smallest, smallest + 30)), int(rng.integers(1, 20))
+        store = str(tmp_path / f"t{trial}.zarr")
+        got = swath.align(a, b, scoring=scoring, mode=mode, store=store, tile_size=tile,
+                          strip=strip, client=client)
+        assert got == whole_matrix(a, b, scoring, mode), (trial, tile, strip)
+        assert rescore(got, a, b, scoring) == got.score
+        segments = AlignmentStore.open(store).segments()
+        crossed |= {int(code) % 4 for code in segments[:, 3]}
+    assert {H, E, F} <= crossed
+    if mode == "local":
+        assert START in crossed
+
+
+def test_one_tile_and_one_strip_per_column(client, tmp_path):
+    a, b = related_pair(np.random.default_rng(4), 90, 4)
+    want = whole_matrix(a, b, DNA, "local")
+    for tile, strip in ((1000, 1000), (len(a), 1), (9, 1)):
+        got = swath.align(a, b, scoring=DNA, store=str(tmp_path / f"{tile}-{strip}.zarr"),
+                          tile_size=tile, strip=strip, client=client)
+        assert got == want
+
+
+def test_no_positive_cell_gives_the_empty_local_alignment(client, tmp_path):
+    got = swath.align("AAAA", "CCCCC", scoring=DNA, tile_size=2, client=client,
+                      store=str(tmp_path / "x.zarr"))
+    assert (got.score, got.cigar, got.query_end, got.target_end) == (0, "", 0, 0)
+
+
+def test_store_reports_its_bytes_and_its_alignment(client, tmp_path):
+    a, b = related_pair(np.random.default_rng(5), 200, 4)
+    store = str(tmp_path / "x.zarr")
+    aln = swath.align(a, b, scoring=DNA, store=store, tile_size=32, client=client)
+    opened = AlignmentStore.open(store)
+    assert opened.cigar() == aln.cigar and opened.attrs["alignment"]["score"] == aln.score
+    rows, cols = opened.tiles
+    boundaries = 32 * (len(a) * cols + len(b) * rows)      # O(m n / tile edge)
+    assert opened.stored_bytes() == boundaries + 32 * (rows * cols + len(opened.segments()))
+
+
+def test_each_phase_resumes_without_redoing_the_last(client, tmp_path, monkeypatch):
+    """Stop after some tiles, after phase 2, after some segments: the result is the same
+    and finished work is not redone (counted through a file: tasks are pickled)."""
+    rng = np.random.default_rng(6)
+    a, b = related_pair(rng, 150, 4)
+    want = whole_matrix(a, b, DNA, "local")
+    store = str(tmp_path / "x.zarr")
+    job = longpair.prepare(store, a, b, DNA, mode="local", tile=16, strip=5, names=("a", "b"))
+    opened = AlignmentStore.open(store, complete=False)
+    rows, cols = opened.tiles
+    for ti in range(rows // 2):            # phase 1 half done (a wavefront-valid prefix)
+        for tj in range(cols):
+            longpair.run_tile(job, ti, tj)
+    log = tmp_path / "tiles.log"
+    real_tile = longpair.run_tile
+
+    def counting_tile(job, ti, tj, *after):
+        with open(log, "a") as out:
+            out.write(f"{ti},{tj}\n")
+        return real_tile(job, ti, tj, *after)
+
+    monkeypatch.setattr(longpair, "run_tile", counting_tile)
+    real_segment = longpair.run_segment
+
+    def failing_segment(job, k, segment):
+        if k == 1:
+            raise RuntimeError("worker lost")
+        return real_segment(job, k, segment)
+
+    monkeypatch.setattr(longpair, "run_segment", failing_segment)
+    with pytest.raises(RuntimeError, match="worker lost"):
+        longpair.run(job, client)
+    redone = {tuple(map(int, line.split(","))) for line in log.read_text().split()}
+    assert len(redone) == rows * cols - (rows // 2) * cols
+    assert all(ti >= rows // 2 for ti, _ in redone)
+    partial = AlignmentStore.open(store, complete=False)
+    assert partial.segments() is not None and not partial.segments_done()[1]
+    assert partial.attrs["complete"] is False
+    monkeypatch.setattr(longpair, "run_segment", real_segment)
+    log.unlink()
+    assert longpair.run(job, client) == want
+    assert not log.exists()                  # phase 1 was not run again
+
+
+KILLED_JOB = textwrap.dedent("""
+    import sys, numpy as np, swath
+    from distributed import Client, LocalCluster
+    rng = np.random.default_rng(7)
+    a = rng.integers(0, 4, 600).astype(np.uint8)
+    b = np.concatenate([a[:250], a[262:], rng.integers(0, 4, 50).astype(np.uint8)])
+    sc = swath.Scoring.dna(match=2, mismatch=-3, gap_open=5, gap_extend=2)
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False) as cluster, \\
+            Client(cluster) as client:
+        swath.align(a, b, scoring=sc, mode=sys.argv[2], store=sys.argv[1], tile_size=40,
+                    strip=3, client=client)
+""")
+
+
+@pytest.mark.parametrize("mode", ["local", "global"])
+def test_killed_at_random_points_then_resumed(tmp_path, mode):
+    """SIGKILL the client at several points of phase 1 to 3; `swath resume` finishes it
+    with the alignment of an uninterrupted run."""
+    from click.testing import CliRunner
+
+    from swath.cli import main
+
+    rng = np.random.default_rng(8)
+    a = rng.integers(0, 4, 600).astype(np.uint8)
+    b = np.concatenate([a[:250], a[262:], rng.integers(0, 4, 50).astype(np.uint8)])
+    want = whole_matrix(a, b, DNA, mode)
+    phases = set()
+    for delay in (2.5, 4.0, 5.5, 7.0):
+        store = str(tmp_path / f"k{delay}.zarr")
+        job = subprocess.Popen([sys.executable, "-c", KILLED_JOB, store, mode])
+        time.sleep(delay)
+        os.kill(job.pid, signal.SIGKILL)
+        job.wait()
+        try:
+            partial = AlignmentStore.open(store, complete=False)
+        except swath.SwathError:
+            continue                       # killed before the store was created
+        if partial.attrs["complete"]:
+            phases.add("done")
+            continue
+        phases.add("tiles" if partial.segments() is None else "segments")
+        resumed = CliRunner().invoke(main, ["resume", store, "--no-progress"])
+        assert resumed.exit_code == 0, resumed.output
+        got = AlignmentStore.open(store)
+        assert got.cigar() == want.cigar and got.attrs["alignment"]["score"] == want.score
+    assert "tiles" in phases
+
+
+def test_a_store_of_another_alignment_is_refused(client, tmp_path):
+    store = str(tmp_path / "x.zarr")
+    swath.align("ACGTACGT", "ACGTTACGT", scoring=DNA, store=store, tile_size=3, client=client)
+    with pytest.raises(swath.InvalidParameter, match="another alignment"):
+        swath.align("ACGTACGA", "ACGTTACGT", scoring=DNA, store=store, tile_size=3,
+                    client=client)
+    with pytest.raises(swath.InvalidParameter, match="tile_size"):
+        swath.align("ACGT", "ACGT", scoring=DNA, tile_size=0, client=client)
