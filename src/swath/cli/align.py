@@ -97,7 +97,8 @@ def align(query: str, target: str, output: str | None, tile_size: int | None,
                    f"({len(t)} residues), {mode}", err=True)
     started = time.perf_counter()
     if output or tile_size or len(q) * len(t) // 2 > TILED_ABOVE:
-        with dask_client(scheduler, workers, device) as client, _tile_bar(report) as bar:
+        with dask_client(scheduler, workers, "cpu", cpu_tasks=True) as client, \
+                _tile_bar(report) as bar:
             alignment = swath.align(q, t, scoring=scoring, mode=mode, device=device,
                                     store=output, tile_size=tile_size, strip=strip,
                                     client=client, names=(query_id, target_id), progress=bar)
@@ -162,7 +163,7 @@ def resume_alignment(store: str, device: str, scheduler: str | None, workers: in
     from swath.engine.longpair import job_from_store, run
 
     job = job_from_store(store)
-    with dask_client(scheduler, workers, "cpu") as client, \
+    with dask_client(scheduler, workers, "cpu", cpu_tasks=True) as client, \
             _tile_bar(show_progress(progress)) as bar:
         run(job, client, bar)
 

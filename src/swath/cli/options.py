@@ -330,11 +330,12 @@ workers_option = click.option(
 
 
 @contextmanager
-def dask_client(scheduler: str | None, workers: int | None, device: str) -> Iterator[Any]:
+def dask_client(scheduler: str | None, workers: int | None, device: str,
+                cpu_tasks: bool = False) -> Iterator[Any]:
     """A Dask client for a command; a local cluster's dashboard address goes to stderr."""
     from swath.engine.cluster import connect
 
-    client, own = connect(scheduler, workers, device)
+    client, own = connect(scheduler, workers, device, cpu_tasks=cpu_tasks)
     if own:
         click.echo(f"swath: local Dask cluster, dashboard at {client.dashboard_link}", err=True)
     try:

@@ -20,12 +20,15 @@ def _gpus() -> int:
 
 
 def connect(scheduler: str | None = None, workers: int | None = None, device: str = "auto",
-            processes: bool = True, threads_per_gpu: int = 2) -> tuple[Any, bool]:
+            processes: bool = True, threads_per_gpu: int = 2, cpu_tasks: bool = False
+            ) -> tuple[Any, bool]:
     """A Dask client and whether the caller owns (must close) its cluster.
 
     ``scheduler``: the address of a running scheduler. Without one, a local cluster:
     one worker per GPU (dask-cuda) when GPUs are used, else ``workers`` CPU worker
-    processes (default 1) of one Dask thread each, whose numba kernels share the cores.
+    processes (default 1) of one Dask thread each, whose numba kernels share the cores;
+    with ``cpu_tasks`` (single-threaded kernels, such as a long pair's tiles), the
+    workers get one Dask thread per core instead.
     GPU workers get two threads, not dask-cuda's one: one task's host work (top-k,
     downloads) then overlaps another's kernels (S1 on an H100: 3.48 s against 3.86 s).
     """
@@ -51,6 +54,7 @@ def connect(scheduler: str | None = None, workers: int | None = None, device: st
 
     n = workers or 1
     threads = max(1, (os.cpu_count() or 1) // n)
-    cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=processes,
-                           dashboard_address=":0", env={"NUMBA_NUM_THREADS": str(threads)})
+    cluster = LocalCluster(n_workers=n, threads_per_worker=threads if cpu_tasks else 1,
+                           processes=processes, dashboard_address=":0",
+                           env={"NUMBA_NUM_THREADS": str(threads)})
     return Client(cluster), True

@@ -1,7 +1,7 @@
 """One tile of a long pair's matrix: its input boundary in, its output boundary out.
 
-# h: tile rows (query residues), w: tile columns (target residues), s: strip width,
-# values: int64. Matrix cells are numbered ``i * (n + 1) + j`` over (m + 1) x (n + 1);
+# h: tile rows (query residues), w: tile columns (target residues), s: strip width;
+# values int32 in the kernel, int64 outside. Matrix cells are numbered ``i * (n + 1) + j`` over (m + 1) x (n + 1);
 # an origin is ``cell * 4 + state`` with state H, E, F, or START.
 
 A tile covers matrix rows ``i0 + 1 .. i0 + h`` and columns ``j0 + 1 .. j0 + w``. Its
@@ -10,15 +10,19 @@ corner; ``top_f``: F, index 0 unused) and column ``j0`` (``left_h``, ``left_e``:
 E at rows ``i0 + 1 .. i0 + h``). Its output boundary is its last row (H and F) and its
 last column (H and E).
 
-The tile is computed in vertical strips of ``s`` columns, each strip top to bottom,
-passing the strip's right column to the next (the StripedScore order; a strip's rows
-stay in cache). Recurrences and tie rules are those of ``traceback._fill``, so a path
-walked through tiles is the path walked through the whole matrix.
+The tile is computed in vertical strips of ``s`` columns, left to right, passing each
+strip's right column to the next (StripedScore's order). Inside a strip the tile's rows
+are cut into 16 bands that run side by side in 16 int32 lanes, which numba vectorizes:
+lane k works one column behind lane k - 1 and takes the H and F of that lane's last
+row as its top input (a wavefront of bands, as thread blocks do on a GPU). Recurrences
+and tie rules are those of ``traceback._fill``, so a path walked through tiles is the
+path walked through the whole matrix.
 
 With ``origins``, every output cell and state also gets the origin of the optimal
 path reaching it: the input-boundary cell and state where the traceback from it
 would leave the tile, or START at the cell where a local alignment begins (phase 1
-of StripedAlignment). With ``codes``, the tile's 4-bit direction codes are written
+of StripedAlignment). Inside the kernel origins are tile-local 32-bit codes (hence
+``MAX_TILE``); ``tile_forward`` returns them matrix-wide. With ``codes``, the tile's 4-bit direction codes are written
 as ``_fill`` writes them (phase 3).
 """
 
@@ -29,136 +33,194 @@ from typing import Any
 
 import numpy as np
 
+from swath.errors import InvalidParameter
 from swath.kernels.cpu._jit import jit
 from swath.kernels.cpu.traceback import _walk
 
 H, E, F, START = 0, 1, 2, 3
-_NEG_INF = -(1 << 40)
+
+
+I32, I64, U8 = np.int32, np.int64, np.uint8
+LANES = 16
+_NEG32 = I32(-(1 << 30))
+MAX_TILE = 16384
+_NO_CODES = np.empty((0, 0), dtype=np.uint8)
 
 
 @functools.cache
 def _make_tile(local: bool, origins: bool, codes: bool) -> Any:
+    L = LANES
+    # rows of the lane vectors: all int32 in one array, so that numba vectorizes the
+    # lane loop (64-bit origins, or more arrays that may alias, keep it scalar)
+    UP, FV, DIAG, SCORE, ON, COL, O_UP, O_F, O_DIAG, BEST, BEST_I, BEST_J, BEST_O = range(13)
 
     @jit
-    def tile(q, t, sub, gap_open, gap_extend, i0, j0, n, strip, top_h, top_f, left_h, left_e,
-             bottom, right, dirs):
-        h_rows = q.shape[0]
+    def tile(q, t, sub, gap_open, gap_extend, strip, top_h, top_f, left_h, left_e, bottom,
+             right, dirs, best_out):
+        h = q.shape[0]
         w = t.shape[0]
-        goe = gap_open + gap_extend
-        stride = n + 1
-        # column left of the current strip, rows 0..h: H, E and their origins
-        col_h = np.empty(h_rows + 1, np.int64)
-        col_e = np.empty(h_rows + 1, np.int64)
-        col_oh = np.empty(h_rows + 1, np.int64)
-        col_oe = np.empty(h_rows + 1, np.int64)
-        col_h[0] = top_h[0]
-        col_oh[0] = (i0 * stride + j0) * 4 + H
-        for r in range(1, h_rows + 1):
-            col_h[r] = left_h[r - 1]
-            col_e[r] = left_e[r - 1]
-            cell = (i0 + r) * stride + j0
-            col_oh[r] = cell * 4 + H
-            col_oe[r] = cell * 4 + E
-        # row above, for the columns of the tile: H, F and their origins
-        row_h = np.empty(w, np.int64)
-        row_f = np.empty(w, np.int64)
-        row_oh = np.empty(w, np.int64)
-        row_of = np.empty(w, np.int64)
-        for c in range(w):
-            row_h[c] = top_h[c + 1]
-            row_f[c] = top_f[c + 1]
-            cell = i0 * stride + j0 + c + 1
-            row_oh[c] = cell * 4 + H
-            row_of[c] = cell * 4 + F
-        best = 0 if local else _NEG_INF
-        best_i = -1
-        best_j = -1
-        best_o = -1
+        hb = max(1, -(-h // L))
+        goe = I32(gap_open + gap_extend)
+        ge = I32(gap_extend)
+        zero = I32(0)
+        wide = I32(w + 1)      # tile-local origins: (row * (w + 1) + column) * 4 + state
+        # band row r of lane k is tile row k * hb + r + 1; per row: H and E of the last
+        # column done and their origins
+        s = np.empty((hb, 4, L), np.int32)
+        q_res = np.zeros((hb, L), np.uint8)
+        for k in range(L):
+            for r in range(hb):
+                row = min(k * hb + r, h - 1)
+                s[r, 0, k] = I32(left_h[row])
+                s[r, 1, k] = I32(max(left_e[row], _NEG32))
+                s[r, 2, k] = I32((row + 1) * wide * 4 + H)
+                s[r, 3, k] = I32((row + 1) * wide * 4 + E)
+                q_res[r, k] = q[row]
+        v = np.zeros((13, L), np.int32)
+        for k in range(L):
+            v[BEST, k] = zero if local else _NEG32
+            v[BEST_I, k] = I32(h + 1)
+        # what each lane handed down at the last two steps (its band's last row)
+        prev = np.empty((4, L), np.int32)
+        prev2 = np.empty((2, L), np.int32)
+        corner = np.empty((2, L), np.int32)
+        t_res = np.empty(L, np.int64)
+        last_lane = (h - 1) // hb
+        last_r = (h - 1) % hb
+        code_buf = np.empty((strip + L, hb, L), np.uint8)
         for s0 in range(0, w, strip):
-            s1 = min(s0 + strip, w)
-            # H left of the strip one row up: the diagonal of the strip's first column
-            corner = col_h[0]
-            corner_o = col_oh[0]
-            for r in range(1, h_rows + 1):
-                scores = sub[q[r - 1]]
-                diag = corner
-                diag_o = corner_o
-                h_left = col_h[r]
-                left_o = col_oh[r]
-                corner = h_left
-                corner_o = left_o
-                e = col_e[r]
-                e_o = col_oe[r]
-                i = i0 + r
-                for c in range(s0, s1):
-                    e_open = h_left - goe
-                    e_ext = e - gap_extend
-                    if e_ext > e_open:
-                        e = e_ext
-                    else:
-                        e = e_open
-                        e_o = left_o
-                    up = row_h[c]
-                    f_open = up - goe
-                    f_ext = row_f[c] - gap_extend
-                    if f_ext > f_open:
-                        f = f_ext
-                        f_o = row_of[c]
-                    else:
-                        f = f_open
-                        f_o = row_oh[c]
-                    h = diag + scores[t[c]]
-                    h_o = diag_o
-                    src = 1
-                    if e > h:
-                        h = e
-                        h_o = e_o
-                        src = 2
-                    if f > h:
-                        h = f
-                        h_o = f_o
-                        src = 3
-                    j = j0 + c + 1
-                    if local and h <= 0:
-                        h = 0
-                        h_o = (i * stride + j) * 4 + START
-                        src = 0
-                    if local and (h > best or (h == best and i < best_i)):
-                        best, best_i, best_j, best_o = h, i, j, h_o
-                    if codes:
-                        code = src | (4 if e_ext > e_open else 0) | (8 if f_ext > f_open else 0)
-                        if c & 1:
-                            dirs[r - 1, c >> 1] |= code << 4
-                        else:
-                            dirs[r - 1, c >> 1] = code
-                    diag = up
-                    diag_o = row_oh[c]
-                    row_h[c] = h
-                    row_f[c] = f
-                    if origins:
-                        row_oh[c] = h_o
-                        row_of[c] = f_o
-                    h_left = h
-                    left_o = h_o
-                col_h[r] = h_left
-                col_e[r] = e
-                if origins:
-                    col_oh[r] = left_o
-                    col_oe[r] = e_o
-            col_h[0] = top_h[s1]
-            col_oh[0] = (i0 * stride + j0 + s1) * 4 + H
+            ws = min(strip, w - s0)
+            # the corner above each band, one column left of the strip
+            corner[0, 0] = I32(top_h[s0])
+            corner[1, 0] = I32(s0 * 4 + H)
+            for k in range(1, L):
+                corner[0, k] = s[hb - 1, 0, k - 1]
+                corner[1, k] = s[hb - 1, 2, k - 1]
+            for step in range(ws + L - 1):
+                for k in range(L):
+                    c = step - k
+                    v[ON, k] = 1 if c >= 0 and c < ws else 0
+                    v[COL, k] = I32(s0 + c + 1)
+                    t_res[k] = t[min(max(s0 + c, 0), w - 1)]
+                # inputs from above: the tile's top row for lane 0, the lane above else
+                c0 = s0 + step
+                if step < ws:
+                    v[UP, 0] = I32(top_h[c0 + 1])
+                    v[FV, 0] = I32(max(top_f[c0 + 1], _NEG32))
+                    v[DIAG, 0] = I32(top_h[c0])
+                    v[O_UP, 0] = I32((c0 + 1) * 4 + H)
+                    v[O_F, 0] = I32((c0 + 1) * 4 + F)
+                    v[O_DIAG, 0] = I32(c0 * 4 + H)
+                for k in range(1, L):
+                    first = step - k == 0
+                    v[UP, k] = prev[0, k - 1]
+                    v[FV, k] = prev[1, k - 1]
+                    v[O_UP, k] = prev[2, k - 1]
+                    v[O_F, k] = prev[3, k - 1]
+                    v[DIAG, k] = corner[0, k] if first else prev2[0, k - 1]
+                    v[O_DIAG, k] = corner[1, k] if first else prev2[1, k - 1]
+                for k in range(L):
+                    prev2[0, k] = prev[0, k]
+                    prev2[1, k] = prev[2, k]
+                for r in range(hb):
+                    row = s[r]
+                    qr = q_res[r]
+                    for k in range(L):
+                        v[SCORE, k] = sub[qr[k], t_res[k]]
+                    codes_r = code_buf[step, r]
+                    first_row = I32(r + 1)
+                    for k in range(L):
+                        # every load first, then selects of values (a select of two
+                        # loads becomes a branch, and the loop stays scalar)
+                        left, e_left, o_left, oe_left = row[0, k], row[1, k], row[2, k], row[3, k]
+                        up, f_up, o_up, of_up = v[UP, k], v[FV, k], v[O_UP, k], v[O_F, k]
+                        diag, o_diag, col = v[DIAG, k], v[O_DIAG, k], v[COL, k]
+                        on = v[ON, k] != 0
+                        e_open = I32(left - goe)
+                        e_ext = I32(e_left - ge)
+                        extend_e = e_ext > e_open
+                        e = max(e_open, e_ext)
+                        oe = oe_left if extend_e else o_left
+                        f_open = I32(up - goe)
+                        f_ext = I32(f_up - ge)
+                        extend_f = f_ext > f_open
+                        fk = max(f_open, f_ext)
+                        of = of_up if extend_f else o_up
+                        hv = I32(diag + v[SCORE, k])
+                        from_e = e > hv
+                        src = I32(2) if from_e else I32(1)
+                        oh = oe if from_e else o_diag
+                        hv = max(hv, e)
+                        from_f = fk > hv
+                        src = I32(3) if from_f else src
+                        oh = of if from_f else oh
+                        hv = max(hv, fk)
+                        if local:
+                            i = I32(first_row + k * hb)
+                            start = hv <= zero
+                            src = zero if start else src
+                            here = I32((i * wide + col) * 4 + START)
+                            oh = here if start else oh
+                            hv = max(hv, zero)
+                            b, b_i, b_j, b_o = v[BEST, k], v[BEST_I, k], v[BEST_J, k], v[BEST_O, k]
+                            # a tie replaces only a real cell (b > 0: the sentinel row is h + 1)
+                            tie = (hv == b) & (b > zero) & (i < b_i)
+                            better = on & (i <= h) & ((hv > b) | tie)
+                            v[BEST, k] = hv if better else b
+                            v[BEST_I, k] = i if better else b_i
+                            v[BEST_J, k] = col if better else b_j
+                            v[BEST_O, k] = oh if better else b_o
+                        if codes:
+                            codes_r[k] = U8(src | (I32(4) if extend_e else zero)
+                                            | (I32(8) if extend_f else zero))
+                        v[DIAG, k] = left
+                        v[O_DIAG, k] = o_left
+                        row[0, k] = hv if on else left
+                        row[1, k] = e if on else e_left
+                        if origins:
+                            row[2, k] = oh if on else o_left
+                            row[3, k] = oe if on else oe_left
+                        v[UP, k] = hv
+                        v[FV, k] = fk
+                        v[O_UP, k] = oh
+                        v[O_F, k] = of
+                    if origins and r == last_r and v[ON, last_lane]:
+                        c = v[COL, last_lane] - 1
+                        bottom[0, c] = v[UP, last_lane]
+                        bottom[1, c] = v[FV, last_lane]
+                        bottom[2, c] = v[O_UP, last_lane]
+                        bottom[3, c] = v[O_F, last_lane]
+                for k in range(L):
+                    prev[0, k] = v[UP, k]
+                    prev[1, k] = v[FV, k]
+                    prev[2, k] = v[O_UP, k]
+                    prev[3, k] = v[O_F, k]
+            if codes:
+                for step in range(ws + L - 1):
+                    for k in range(L):
+                        c = s0 + step - k
+                        if c < s0 or c >= s0 + ws:
+                            continue
+                        for r in range(min(hb, h - k * hb)):
+                            code = code_buf[step, r, k]
+                            if c & 1:
+                                dirs[k * hb + r, c >> 1] |= code << 4
+                            else:
+                                dirs[k * hb + r, c >> 1] = code
         if origins:
-            for c in range(w):
-                bottom[0, c] = row_h[c]
-                bottom[1, c] = row_f[c]
-                bottom[2, c] = row_oh[c]
-                bottom[3, c] = row_of[c]
-            for r in range(h_rows):
-                right[0, r] = col_h[r + 1]
-                right[1, r] = col_e[r + 1]
-                right[2, r] = col_oh[r + 1]
-                right[3, r] = col_oe[r + 1]
-        return best, best_i, best_j, best_o
+            for g in range(h):
+                k, r = g // hb, g % hb
+                for x in range(4):
+                    right[x, g] = s[r, x, k]
+        top = 0
+        for k in range(1, L):
+            if v[BEST, k] > v[BEST, top] or (v[BEST, k] == v[BEST, top]
+                                             and v[BEST_I, k] < v[BEST_I, top]):
+                top = k
+        best_out[0] = v[BEST, top]
+        best_out[1] = v[BEST_I, top] if v[BEST_I, top] <= h else -1
+        best_out[2] = v[BEST_J, top]
+        best_out[3] = v[BEST_O, top]
 
     return tile
 
@@ -173,27 +235,45 @@ def tile_forward(q: np.ndarray, t: np.ndarray, sub: np.ndarray, gap_open: int, g
     ``left`` is ``(left_h, left_e)`` (``len(q)`` each). Returns ``bottom`` (4, w) and
     ``right`` (4, h) int64 arrays of rows H, F or E, origin of H, origin of F or E; and,
     in local mode, ``(score, i, j, origin)`` of the tile's first best cell in row-major
-    order (``i = -1`` when no cell scores above 0).
+    order (``i = -1`` when no cell scores above 0). Origins are matrix-wide codes.
     """
+    _check_tile(len(q), len(t))
     bottom = np.empty((4, len(t)), dtype=np.int64)
     right = np.empty((4, len(q)), dtype=np.int64)
-    dirs = np.empty((0, 0), dtype=np.uint8)
-    best = _make_tile(local, True, False)(q, t, sub, gap_open, gap_extend, corner[0],
-                                          corner[1], n, strip, top[0], top[1], left[0],
-                                          left[1], bottom, right, dirs)
-    score, i, j, origin = (int(v) for v in best)
-    return bottom, right, (score, i, j, origin)
+    best = np.empty(4, dtype=np.int64)
+    _make_tile(local, True, False)(q, t, sub, gap_open, gap_extend, strip, top[0], top[1],
+                                   left[0], left[1], bottom, right, _NO_CODES, best)
+
+    def matrix_wide(code: np.ndarray) -> np.ndarray:
+        cell, state = np.divmod(code, 4)
+        row, column = np.divmod(cell, len(t) + 1)
+        return ((corner[0] + row) * (n + 1) + corner[1] + column) * 4 + state
+
+    bottom[2:] = matrix_wide(bottom[2:])
+    right[2:] = matrix_wide(right[2:])
+    score, i, j = (int(x) for x in best[:3])
+    if i < 0:
+        return bottom, right, (score, -1, -1, -1)
+    return bottom, right, (score, corner[0] + i, corner[1] + j, int(matrix_wide(best[3:])[0]))
 
 
 def tile_codes(q: np.ndarray, t: np.ndarray, sub: np.ndarray, gap_open: int, gap_extend: int,
                local: bool, strip: int, top: tuple[np.ndarray, np.ndarray],
                left: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
     """Phase 3 on one tile: its direction codes, ``(h, ceil(w / 2))`` uint8 as ``_fill``'s."""
+    _check_tile(len(q), len(t))
     dirs = np.empty((len(q), (len(t) + 1) // 2), dtype=np.uint8)
     empty = np.empty((4, 0), dtype=np.int64)
-    _make_tile(local, False, True)(q, t, sub, gap_open, gap_extend, 0, 0, len(t), strip,
-                                   top[0], top[1], left[0], left[1], empty, empty, dirs)
+    _make_tile(local, False, True)(q, t, sub, gap_open, gap_extend, strip, top[0], top[1],
+                                   left[0], left[1], empty, empty, dirs,
+                                   np.empty(4, dtype=np.int64))
     return dirs
+
+
+def _check_tile(h: int, w: int) -> None:
+    if (h + 1) * (w + 1) * 4 >= 1 << 31:
+        raise InvalidParameter(f"a {h} x {w} tile is too large for the CPU tile kernel "
+                               f"(tile-local origins are 32-bit): at most {MAX_TILE} a side")
 
 
 def walk_tile(dirs: np.ndarray, exit_i: int, exit_j: int, state: int
