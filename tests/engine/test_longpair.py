@@ -204,3 +204,6 @@ def test_a_store_of_another_alignment_is_refused(client, tmp_path):
                     client=client)
     with pytest.raises(swath.InvalidParameter, match="tile_size"):
         swath.align("ACGT", "ACGT", scoring=DNA, tile_size=0, client=client)
+    with pytest.raises(swath.InvalidParameter, match="limit"):
+        swath.align("ACGT", "ACGT", scoring=DNA, tile_size=1 << 20, client=client,
+                    store=str(tmp_path / "y.zarr"))

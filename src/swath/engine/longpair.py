@@ -40,7 +40,7 @@ logger = logging.getLogger(__name__)
 
 _NEG_INF = -(1 << 40)
 DEFAULT_STRIP = 256
-DEFAULT_TILE = 4096
+DEFAULT_TILE = 8192
 
 
 @dataclass(frozen=True)
@@ -303,8 +303,18 @@ def prepare(store_path: str, query: np.ndarray, target: np.ndarray, scoring: Any
             mode: str, tile: int, strip: int, names: tuple[str, str]) -> PairJob:
     """Create the store of a new long-pair job, or reopen one holding the same job."""
     from swath.errors import StoreNotFound
+    from swath.kernels.bounds import fits, score_bounds
+    from swath.kernels.cpu.tiles import MAX_TILE
     from swath.storage.common import open_group
 
+    if tile > MAX_TILE:
+        raise InvalidParameter(f"tile_size {tile} is above the CPU tile kernel's limit "
+                               f"({MAX_TILE})")
+    low, high = score_bounds(len(query), len(target), scoring.matrix, scoring.gap_open,
+                             scoring.gap_extend, "global")   # these hold every mode's values
+    if not fits(low, high, np.int32, scoring.gap_extend):
+        raise InvalidParameter(f"a {len(query)} x {len(target)} pair's scores may exceed "
+                               "the tile kernel's 32-bit range")
     inputs = {"query_sha256": _digest(query), "target_sha256": _digest(target),
               "scoring": scoring.to_dict(), "mode": mode, "strip": strip}
     try:

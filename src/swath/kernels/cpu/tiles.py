@@ -1,8 +1,9 @@
 """One tile of a long pair's matrix: its input boundary in, its output boundary out.
 
 # h: tile rows (query residues), w: tile columns (target residues), s: strip width;
-# values int32 in the kernel, int64 outside. Matrix cells are numbered ``i * (n + 1) + j`` over (m + 1) x (n + 1);
-# an origin is ``cell * 4 + state`` with state H, E, F, or START.
+# values int32 in the kernel, int64 outside. Matrix cells are numbered
+# ``i * (n + 1) + j`` over (m + 1) x (n + 1); an origin is ``cell * 4 + state`` with
+# state H, E, F, or START.
 
 A tile covers matrix rows ``i0 + 1 .. i0 + h`` and columns ``j0 + 1 .. j0 + w``. Its
 input boundary is row ``i0`` (``top_h``: H at columns ``j0 .. j0 + w``, index 0 the
@@ -22,8 +23,8 @@ With ``origins``, every output cell and state also gets the origin of the optima
 path reaching it: the input-boundary cell and state where the traceback from it
 would leave the tile, or START at the cell where a local alignment begins (phase 1
 of StripedAlignment). Inside the kernel origins are tile-local 32-bit codes (hence
-``MAX_TILE``); ``tile_forward`` returns them matrix-wide. With ``codes``, the tile's 4-bit direction codes are written
-as ``_fill`` writes them (phase 3).
+``MAX_TILE``); ``tile_forward`` returns them matrix-wide. With ``codes``, the tile's
+4-bit direction codes are written as ``_fill`` writes them (phase 3).
 """
 
 from __future__ import annotations
