@@ -1,6 +1,7 @@
 """The search engine on the CPU against the CPU kernel alone (issue 4's CPU ratio).
 
-Queries: the first 300 residues of each of the 20 S1 queries; database: S2's
+Queries: the first 300 residues of each of the 20 S1 queries (``--queries-repeat R``:
+those 20, R times over); database: S2's
 (`synth.py protein 20000 3`). Kernel-only: `swath.kernels.cpu.score_many` of all
 queries against all targets. Engine: `swath.search` (top 10, aligned, statistics,
 result store) on a local Dask cluster of one worker whose kernels use every core,
@@ -34,13 +35,18 @@ def main() -> None:
     parser.add_argument("--db", type=Path, default=Path("/tmp/swath-s2-db.fasta"))
     parser.add_argument("--queries", type=Path, default=shared / "data/search_queries_20.fasta")
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--queries-repeat", type=int, default=1,
+                        help="search the queries this many times over (a longer job)")
     args = parser.parse_args()
     if not args.db.exists():
         subprocess.run([sys.executable, str(shared / "bench/synth.py"), "protein", "20000", "3",
                         str(args.db)], check=True)
     scoring = swath.Scoring.protein("BLOSUM62", 11, 1)
     full = read_sequences(args.queries, scoring.alphabet)
-    queries = sequence_set([q[:300] for q in full], scoring.alphabet, names=list(full.names))
+    n = len(full) * args.queries_repeat
+    queries = sequence_set([full[i % len(full)][:300] for i in range(n)], scoring.alphabet,
+                           names=[f"{full.names[i % len(full)]}_{i // len(full)}"
+                                  for i in range(n)])
     db = read_sequences(args.db, scoring.alphabet)
     cells = int(queries.lengths.sum()) * len(db.residues)
 
