@@ -207,3 +207,32 @@ def test_a_store_of_another_alignment_is_refused(client, tmp_path):
     with pytest.raises(swath.InvalidParameter, match="limit"):
         swath.align("ACGT", "ACGT", scoring=DNA, tile_size=1 << 20, client=client,
                     store=str(tmp_path / "y.zarr"))
+
+
+def test_killed_in_phase_two_reruns_phase_two_only(client, tmp_path, monkeypatch):
+    """Segments are recorded by one attribute write after their arrays: a job stopped
+    between the two traces them again from the stored tiles, not from scratch."""
+    from swath.storage import longpair as storage
+
+    a, b = related_pair(np.random.default_rng(9), 120, 4)
+    store = str(tmp_path / "x.zarr")
+
+    def stopped(*args, **kwargs):
+        raise KeyboardInterrupt("stopped in phase 2")
+
+    monkeypatch.setattr(storage, "update_attrs", stopped)
+    with pytest.raises(KeyboardInterrupt):
+        swath.align(a, b, scoring=DNA, store=store, tile_size=16, client=client)
+    partial = AlignmentStore.open(store, complete=False)
+    assert partial.tiles_done().all() and partial.segments() is None
+    monkeypatch.undo()
+    log = tmp_path / "tiles.log"
+    real_tile = longpair.run_tile
+
+    def counting_tile(job, ti, tj, *after):
+        log.write_text("ran")
+        return real_tile(job, ti, tj, *after)
+
+    monkeypatch.setattr(longpair, "run_tile", counting_tile)
+    got = swath.align(a, b, scoring=DNA, store=store, tile_size=16, client=client)
+    assert got == whole_matrix(a, b, DNA, "local") and not log.exists()
