@@ -53,6 +53,7 @@ class PairJob:
     gap_extend: int
     mode: str
     strip: int
+    store_id: str      # the store's creation id: worker caches are keyed on it
 
     @property
     def local(self) -> bool:
@@ -60,12 +61,29 @@ class PairJob:
 
 
 @functools.lru_cache(maxsize=4)
-def _sequences(path: str) -> tuple[np.ndarray, np.ndarray]:
-    return AlignmentStore.open(path, complete=False).sequences()
+def _worker_store(path: str, store_id: str) -> AlignmentStore:
+    """The store, opened once per worker (arrays and their metadata stay open)."""
+    store = AlignmentStore.open(path, mode="r+", complete=False)
+    if store.attrs.get("id") != store_id:
+        raise InvalidParameter(f"{path} was replaced while the job ran")
+    return store
+
+
+def _open_worker(job: PairJob) -> AlignmentStore:
+    return _worker_store(job.store, job.store_id)
 
 
 def _open(path: str) -> AlignmentStore:
     return AlignmentStore.open(path, mode="r+", complete=False)
+
+
+def _sequences(job: PairJob) -> tuple[np.ndarray, np.ndarray]:
+    return _worker_sequences(job.store, job.store_id)
+
+
+@functools.lru_cache(maxsize=4)
+def _worker_sequences(path: str, store_id: str) -> tuple[np.ndarray, np.ndarray]:
+    return _worker_store(path, store_id).sequences()
 
 
 # ---------------------------------------------------------------------------------
@@ -82,7 +100,7 @@ def border_h(job: PairJob, index: np.ndarray, row: bool) -> np.ndarray:
 def tile_input(job: PairJob, store: AlignmentStore, ti: int, tj: int
                ) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
     """``(top_h, top_f), (left_h, left_e)`` of tile (ti, tj), from the store or the border."""
-    m, n = (len(s) for s in _sequences(job.store))
+    m, n = (len(s) for s in _sequences(job))
     th, tw = store.tile
     i0, j0 = ti * th, tj * tw
     h, w = min(th, m - i0), min(tw, n - j0)
@@ -104,7 +122,7 @@ def tile_input(job: PairJob, store: AlignmentStore, ti: int, tj: int
 
 def _tile_sequences(job: PairJob, store: AlignmentStore, ti: int, tj: int
                     ) -> tuple[np.ndarray, np.ndarray, int, int]:
-    query, target = _sequences(job.store)
+    query, target = _sequences(job)
     th, tw = store.tile
     i0, j0 = ti * th, tj * tw
     return query[i0:i0 + th], target[j0:j0 + tw], i0, j0
@@ -116,11 +134,11 @@ def _tile_sequences(job: PairJob, store: AlignmentStore, ti: int, tj: int
 
 def run_tile(job: PairJob, ti: int, tj: int, *after: Any) -> int:
     """Phase 1 on tile (ti, tj): write its output boundary and best cell; its cells."""
-    store = _open(job.store)
+    store = _open_worker(job)
     q, t, i0, j0 = _tile_sequences(job, store, ti, tj)
     top, left = tile_input(job, store, ti, tj)
     bottom, right, best = tile_forward(q, t, job.matrix, job.gap_open, job.gap_extend,
-                                       job.local, (i0, j0), len(_sequences(job.store)[1]),
+                                       job.local, (i0, j0), len(_sequences(job)[1]),
                                        job.strip, top, left)
     store.write_tile(ti, tj, bottom, right, best)
     return len(q) * len(t)
@@ -161,7 +179,7 @@ def _code(i: int, j: int, state: int, n: int) -> int:
 def end_cell(job: PairJob, store: AlignmentStore) -> tuple[int, int, int, int]:
     """``(score, row, column, origin)`` where the optimal alignment ends (its tie rules:
     the first best cell in row-major order; the first best column of the last row)."""
-    m, n = (len(s) for s in _sequences(job.store))
+    m, n = (len(s) for s in _sequences(job))
     if job.local:
         best = store.tile_best().reshape(-1, 4)
         found = best[best[:, 1] >= 0]
@@ -186,7 +204,7 @@ def origin_of(store: AlignmentStore, i: int, j: int, state: int) -> int:
 
 def trace_segments(job: PairJob, store: AlignmentStore) -> tuple[np.ndarray, dict[str, int]]:
     """Phase 2: the tiles the path crosses, from its end: rows (ti, tj, exit, entry)."""
-    n = len(_sequences(job.store)[1])
+    n = len(_sequences(job)[1])
     th, tw = store.tile
     score, i, j, origin = end_cell(job, store)
     end = {"score": score, "query_end": i, "target_end": j}
@@ -208,10 +226,10 @@ def trace_segments(job: PairJob, store: AlignmentStore) -> tuple[np.ndarray, dic
 
 def run_segment(job: PairJob, k: int, segment: tuple[int, int, int, int]) -> str:
     """Phase 3 on one segment: recompute its tile with codes, walk exit to entry."""
-    store = _open(job.store)
+    store = _open_worker(job)
     ti, tj, exit_code, entry_code = segment
     q, t, i0, j0 = _tile_sequences(job, store, ti, tj)
-    n = len(_sequences(job.store)[1])
+    n = len(_sequences(job)[1])
     top, left = tile_input(job, store, ti, tj)
     dirs = tile_codes(q, t, job.matrix, job.gap_open, job.gap_extend, job.local, job.strip,
                       top, left)
@@ -232,7 +250,7 @@ def assemble(job: PairJob, store: AlignmentStore) -> Alignment:
     segments = store.segments()
     assert segments is not None
     end = store.attrs["end"]
-    n = len(_sequences(job.store)[1])
+    n = len(_sequences(job)[1])
     pieces = store.pieces()[::-1]
     i, j = (end["query_end"], end["target_end"])
     if len(segments):
@@ -335,9 +353,8 @@ def prepare(store_path: str, query: np.ndarray, target: np.ndarray, scoring: Any
         else:
             raise InvalidParameter(f"{store_path} exists and is not a swath alignment store")
         AlignmentStore.create(store_path, query, target, tile=(tile, tile), inputs=inputs,
-                              names=list(names))
-    return PairJob(str(store_path), scoring.matrix, scoring.gap_open, scoring.gap_extend,
-                   mode, strip)
+                              names=list(names), id=uuid.uuid4().hex)
+    return job_from_store(str(store_path))
 
 
 def job_from_store(store_path: str) -> PairJob:
@@ -348,7 +365,7 @@ def job_from_store(store_path: str) -> PairJob:
     inputs = store.attrs["inputs"]
     scoring = Scoring.from_dict(inputs["scoring"])
     return PairJob(str(store_path), scoring.matrix, scoring.gap_open, scoring.gap_extend,
-                   inputs["mode"], int(inputs["strip"]))
+                   inputs["mode"], int(inputs["strip"]), str(store.attrs["id"]))
 
 
 def _digest(array: np.ndarray) -> str:

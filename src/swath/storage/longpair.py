@@ -22,7 +22,7 @@ and ``swath resume`` need nothing else. Stored bytes: 32 per boundary cell, abou
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, cast
 
 import numpy as np
@@ -51,6 +51,7 @@ class AlignmentStore:
     path: str
     group: zarr.Group
     attrs: dict[str, Any]
+    _arrays: dict[str, zarr.Array] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def create(cls, path: StorePath, query: np.ndarray, target: np.ndarray, *,
@@ -65,9 +66,12 @@ class AlignmentStore:
                                ("target", target, "target_residue")):
             group.create_array(name, data=seq, chunks=(min(max(len(seq), 1), SEQUENCE_CHUNK),),
                                dimension_names=(dim,))
+        # boundaries are written and read once each, on the critical path: not compressed
         group.create_array("bottom", shape=(rows, 4, n), chunks=(1, 4, tile[1]), dtype=np.int64,
+                           compressors=None,
                            dimension_names=("tile_row", "field", "target_residue"))
         group.create_array("right", shape=(cols, 4, m), chunks=(1, 4, tile[0]), dtype=np.int64,
+                           compressors=None,
                            dimension_names=("tile_column", "field", "query_residue"))
         group.create_array("tile_best", shape=(rows, cols, 4), chunks=(1, 1, 4), dtype=np.int64,
                            fill_value=-1, dimension_names=("tile_row", "tile_column", "field"))
@@ -83,11 +87,13 @@ class AlignmentStore:
         return cls(str(path), group, attrs)
 
     def array(self, name: str) -> zarr.Array:
-        """One of the store's arrays (``StoreIncomplete`` if it is missing)."""
-        try:
-            return cast(zarr.Array, self.group[name])
-        except KeyError:
-            raise missing(f"array {name!r}", self.path) from None
+        """One of the store's arrays, opened once (``StoreIncomplete`` if it is missing)."""
+        if name not in self._arrays:
+            try:
+                self._arrays[name] = cast(zarr.Array, self.group[name])
+            except KeyError:
+                raise missing(f"array {name!r}", self.path) from None
+        return self._arrays[name]
 
     @property
     def tile(self) -> tuple[int, int]:
