@@ -196,18 +196,16 @@ def _make_tile(local: bool, origins: bool, codes: bool) -> Any:
                     prev[1, k] = v[FV, k]
                     prev[2, k] = v[O_UP, k]
                     prev[3, k] = v[O_F, k]
-            if codes:
-                for step in range(ws + L - 1):
-                    for k in range(L):
-                        c = s0 + step - k
-                        if c < s0 or c >= s0 + ws:
-                            continue
-                        for r in range(min(hb, h - k * hb)):
-                            code = code_buf[step, r, k]
+            if codes:      # lane k did strip column c at step k + c
+                for k in range(L):
+                    for r in range(min(hb, h - k * hb)):
+                        out = dirs[k * hb + r]
+                        for c in range(s0, s0 + ws):
+                            code = code_buf[k + c - s0, r, k]
                             if c & 1:
-                                dirs[k * hb + r, c >> 1] |= code << 4
+                                out[c >> 1] |= code << 4
                             else:
-                                dirs[k * hb + r, c >> 1] = code
+                                out[c >> 1] = code
         if origins:
             for g in range(h):
                 k, r = g // hb, g % hb
