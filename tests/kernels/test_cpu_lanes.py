@@ -6,8 +6,7 @@ import numpy as np
 import pytest
 
 from swath.kernels.bounds import score_bounds
-from swath.kernels.cpu.lanes import LANES, lane_kernel, pack_lanes
-from swath.kernels.cpu.scores import _padded
+from swath.kernels.cpu.lanes import LANES, lane_kernel, pack_lanes, padded_matrix
 from tests.conftest import PROTEIN
 
 
@@ -21,8 +20,8 @@ def run_narrow(mode: str, query: np.ndarray, targets: list[np.ndarray], dtype=np
     out = np.zeros((1, groups, LANES[narrow]), dtype=narrow)
     flags = np.zeros((1, groups, LANES[narrow]), dtype=np.uint8)
     lane_kernel(mode, narrow)(query, np.array([0, len(query)]), cols, col_off, lens,
-                              np.zeros((1, groups), dtype=bool), _padded(PROTEIN.matrix, narrow),
-                              11, 1, out, flags)
+                              np.zeros((1, groups), dtype=bool),
+                              padded_matrix(PROTEIN.matrix, narrow), 11, 1, out, flags)
     return out.reshape(-1)[np.argsort(order)], flags.reshape(-1)[np.argsort(order)]
 
 

@@ -321,16 +321,15 @@ def prepare(store_path: str, query: np.ndarray, target: np.ndarray, scoring: Any
             mode: str, tile: int, strip: int, names: tuple[str, str]) -> PairJob:
     """Create the store of a new long-pair job, or reopen one holding the same job."""
     from swath.errors import StoreNotFound
-    from swath.kernels.bounds import fits, score_bounds
+    from swath.kernels.bounds import fits_every_mode
     from swath.kernels.cpu.tiles import MAX_TILE
     from swath.storage.common import open_group
 
     if tile > MAX_TILE:
         raise InvalidParameter(f"tile_size {tile} is above the CPU tile kernel's limit "
                                f"({MAX_TILE})")
-    low, high = score_bounds(len(query), len(target), scoring.matrix, scoring.gap_open,
-                             scoring.gap_extend, "global")   # these hold every mode's values
-    if not fits(low, high, np.int32, scoring.gap_extend):
+    if not fits_every_mode(len(query), len(target), scoring.matrix, scoring.gap_open,
+                           scoring.gap_extend, np.int32):
         raise InvalidParameter(f"a {len(query)} x {len(target)} pair's scores may exceed "
                                "the tile kernel's 32-bit range")
     inputs = {"query_sha256": _digest(query), "target_sha256": _digest(target),

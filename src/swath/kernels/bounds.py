@@ -38,3 +38,12 @@ def fits(low: np.ndarray, high: np.ndarray, dtype: np.dtype | type, gap_extend: 
 def saturation_ceiling(matrix: np.ndarray, dtype: np.dtype | type) -> int:
     """A local best score above this may have wrapped at the width of ``dtype``."""
     return int(np.iinfo(dtype).max) - max(int(matrix.max()), 0)
+
+
+def fits_every_mode(query_length: int, target_lengths: ArrayLike, matrix: np.ndarray,
+                    gap_open: int, gap_extend: int, dtype: np.dtype | type) -> np.ndarray:
+    """Where every DP value of a pair, in any mode, fits ``dtype`` (the global bounds
+    hold local and semiglobal values too)."""
+    low, high = score_bounds(query_length, target_lengths, matrix, gap_open, gap_extend,
+                             "global")
+    return fits(low, high, dtype, gap_extend)

@@ -10,7 +10,8 @@ target against the same query. ``dirs[:, :, k].T`` is then laid out exactly as
 ``_fill``'s codes for lane ``k``, and ``traceback._walk`` reads it as it is. A search's
 kept hits are this shape: each query with its top-k targets.
 
-Values are int32; callers send only pairs whose value bounds fit (``fits_int32``).
+Values are int32; callers send only pairs whose value bounds fit
+(``bounds.fits_every_mode``).
 """
 
 from __future__ import annotations
@@ -20,20 +21,11 @@ from typing import Any
 
 import numpy as np
 
-from swath.kernels.bounds import fits, score_bounds
 from swath.kernels.cpu._jit import jit
 
 LANES = 16
 I32, U8 = np.int32, np.uint8
 _NEG_INF = I32(-(1 << 30))
-
-
-def fits_int32(query_length: int, target_lengths: np.ndarray, matrix: np.ndarray,
-               gap_open: int, gap_extend: int) -> np.ndarray:
-    """Where every DP value of a pair (any mode) fits this kernel's int32 lanes."""
-    low, high = score_bounds(query_length, target_lengths, matrix, gap_open, gap_extend,
-                             "global")   # global bounds hold local and semiglobal values too
-    return fits(low, high, np.int32, gap_extend)
 
 
 @functools.cache
@@ -135,16 +127,6 @@ def lane_fill(q: np.ndarray, cols: np.ndarray, lens: np.ndarray, sub: np.ndarray
     (score, end row, end column) of lane ``k`` under ``_fill``'s tie rules.
 
     ``sub`` is the (A + 1, A + 1) int32 matrix with the padding code; ``mode`` is
-    0 local, 1 global, 2 semiglobal; ``lens[k]`` (int32) is 0 for an unused lane.
+    0 local, 1 global, 2 semiglobal; ``lens[k]`` is 0 for an unused lane.
     """
     _make_fill(mode)(q, cols, lens, sub, gap_open, gap_extend, dirs, ends)
-
-
-def pack_group(targets: list[np.ndarray], pad: int) -> tuple[np.ndarray, np.ndarray]:
-    """``cols`` (longest x LANES, ``pad`` past each end) and ``lens`` (LANES,) of targets."""
-    lens = np.zeros(LANES, dtype=np.int32)
-    lens[:len(targets)] = [len(t) for t in targets]
-    cols = np.full((int(lens.max()), LANES), pad, dtype=np.uint8)
-    for k, t in enumerate(targets):
-        cols[:len(t), k] = t
-    return cols, lens

@@ -125,6 +125,14 @@ def lane_kernel(mode: str, dtype: np.dtype | type) -> Any:
     return _make_kernel(mode, np.dtype(dtype))
 
 
+def padded_matrix(matrix: np.ndarray, dtype: np.dtype | type) -> np.ndarray:
+    """The matrix with a padding residue (last code) scoring ``min(matrix, 0)``."""
+    size = matrix.shape[0]
+    sub = np.full((size + 1, size + 1), min(int(matrix.min()), 0), dtype=dtype)
+    sub[:size, :size] = matrix
+    return sub
+
+
 def pack_lanes(res: np.ndarray, off: np.ndarray, order: np.ndarray, lanes: int, pad: int
                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Lay targets ``order[0], order[1], ...`` side by side in groups of ``lanes``.

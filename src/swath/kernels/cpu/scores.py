@@ -15,18 +15,10 @@ import numpy as np
 
 from swath.errors import InvalidParameter
 from swath.kernels.bounds import fits, score_bounds
-from swath.kernels.cpu.lanes import LANES, lane_kernel, pack_lanes
+from swath.kernels.cpu.lanes import LANES, lane_kernel, pack_lanes, padded_matrix
 
 WIDTHS = {"local": (np.int8, np.int16, np.int32), "global": (np.int16, np.int32),
           "semiglobal": (np.int16, np.int32)}
-
-
-def _padded(matrix: np.ndarray, dtype: np.dtype) -> np.ndarray:
-    """The matrix with a padding residue (last code) scoring ``min(matrix, 0)``."""
-    size = matrix.shape[0]
-    sub = np.full((size + 1, size + 1), min(int(matrix.min()), 0), dtype=dtype)
-    sub[:size, :size] = matrix
-    return sub
 
 
 def _pass(dtype: np.dtype, mode: str, q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray,
@@ -46,7 +38,7 @@ def _pass(dtype: np.dtype, mode: str, q_res: np.ndarray, q_off: np.ndarray, t_re
     if not skip.all():
         numba.set_parallel_chunksize(1)
         lane_kernel(mode, dtype)(q_res, q_off, cols, col_off, lens, skip,
-                                 _padded(matrix, dtype), gap_open, gap_extend,
+                                 padded_matrix(matrix, dtype), gap_open, gap_extend,
                                  out.reshape(nq, ngroups, lanes), flags.reshape(nq, ngroups, lanes))
     back = np.empty(len(order), dtype=np.int64)
     back[np.searchsorted(targets, order)] = np.arange(len(order))

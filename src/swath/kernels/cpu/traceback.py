@@ -24,8 +24,10 @@ from collections.abc import Iterator
 
 import numpy as np
 
+from swath.kernels.bounds import fits_every_mode
 from swath.kernels.cpu._jit import jit
-from swath.kernels.cpu.lane_traceback import LANES, fits_int32, lane_fill, pack_group
+from swath.kernels.cpu.lane_traceback import LANES, lane_fill
+from swath.kernels.cpu.lanes import pack_lanes, padded_matrix
 
 OP_MATCH, OP_INSERT, OP_DELETE = 0, 1, 2
 MODE_CODES = {"local": 0, "global": 1, "semiglobal": 2}
@@ -202,7 +204,8 @@ def _lane_groups(q_res: np.ndarray, q_off: np.ndarray, t_off: np.ndarray, matrix
     for query, pairs in by_query.items():
         members = np.array(pairs)
         members = members[np.argsort(t_len[members], kind="stable")]
-        ok = fits_int32(len(query), t_len[members], matrix, gap_open, gap_extend)
+        ok = fits_every_mode(len(query), t_len[members], matrix, gap_open, gap_extend,
+                             np.int32)
         singles.extend(members[~ok].tolist())
         members = members[ok]
         for start in range(0, len(members), LANES):
@@ -256,15 +259,14 @@ def align_batch(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: 
         with _SCRATCH.take((len(q), (len(t) + 1) // 2)) as dirs:
             keep(k, dirs, *_fill(q, t, matrix, gap_open, gap_extend, code, dirs))
 
-    sub = np.full((matrix.shape[0] + 1,) * 2, min(int(matrix.min()), 0), dtype=np.int32)
-    sub[:-1, :-1] = matrix
+    sub = padded_matrix(matrix, np.int32)
 
     def lanes(members: np.ndarray) -> None:
         q = query(members[0])
-        cols, lens = pack_group([target(k) for k in members], pad=matrix.shape[0])
+        cols, _, lens = pack_lanes(t_res, t_off, members, LANES, pad=matrix.shape[0])
         ends = np.zeros((3, LANES), dtype=np.int64)
         with _SCRATCH.take(((len(cols) + 1) // 2, len(q), LANES)) as dirs:
-            lane_fill(q, cols, lens, sub, gap_open, gap_extend, code, dirs, ends)
+            lane_fill(q, cols, lens[0], sub, gap_open, gap_extend, code, dirs, ends)
             for lane, k in enumerate(members.tolist()):
                 keep(k, dirs[:, :, lane].T, *ends[:, lane])
 
