@@ -320,10 +320,10 @@ def run(job: PairJob, client: Any,
 def prepare(store_path: str, query: np.ndarray, target: np.ndarray, scoring: Any, *,
             mode: str, tile: int, strip: int, names: tuple[str, str]) -> PairJob:
     """Create the store of a new long-pair job, or reopen one holding the same job."""
-    from swath.errors import StoreNotFound
     from swath.kernels.bounds import fits_every_mode
     from swath.kernels.cpu.tiles import MAX_TILE
-    from swath.storage.common import open_group
+    from swath.storage.common import reopen_or_create
+    from swath.storage.longpair import LAYOUT, VERSION
 
     if tile > MAX_TILE:
         raise InvalidParameter(f"tile_size {tile} is above the CPU tile kernel's limit "
@@ -333,26 +333,10 @@ def prepare(store_path: str, query: np.ndarray, target: np.ndarray, scoring: Any
         raise InvalidParameter(f"a {len(query)} x {len(target)} pair's scores may exceed "
                                "the tile kernel's 32-bit range")
     inputs = {"query_sha256": _digest(query), "target_sha256": _digest(target),
-              "scoring": scoring.to_dict(), "mode": mode, "strip": strip}
-    try:
-        existing = AlignmentStore.open(store_path, complete=False)
-    except StoreNotFound:
-        existing = None
-    if existing is not None:
-        if existing.attrs.get("inputs") != inputs or existing.tile != (tile, tile):
-            raise InvalidParameter(
-                f"{store_path} holds another alignment (other sequences, scoring or tiles); "
-                "choose another output path or remove it")
-        logger.info("%s: same alignment found, running what is missing", store_path)
-    else:
-        try:
-            open_group(store_path, mode="r")
-        except StoreNotFound:
-            pass
-        else:
-            raise InvalidParameter(f"{store_path} exists and is not a swath alignment store")
-        AlignmentStore.create(store_path, query, target, tile=(tile, tile), inputs=inputs,
-                              names=list(names), id=uuid.uuid4().hex)
+              "scoring": scoring.to_dict(), "mode": mode, "strip": strip, "tile": tile}
+    reopen_or_create(store_path, LAYOUT, VERSION, inputs, lambda: AlignmentStore.create(
+        store_path, query, target, tile=(tile, tile), inputs=inputs, names=list(names),
+        id=uuid.uuid4().hex), what="alignment", differs="other sequences, scoring or tiles")
     return job_from_store(str(store_path))
 
 

@@ -261,33 +261,17 @@ def prepare(store_path: str, queries: Any, database_path: str, scoring: Any, *, 
 
     A store that exists with other inputs is refused (``InvalidParameter``).
     """
-    from swath.errors import InvalidParameter, StoreNotFound
-    from swath.storage.common import open_group
+    from swath.storage.common import reopen_or_create
+    from swath.storage.results import LAYOUT, VERSION
 
     db = _database(database_path)
     inputs = {"database": str(database_path), "database_sha256": db.sha256,
               "queries_sha256": _digest(queries.residues, queries.offsets),
               "scoring": scoring.to_dict(), "mode": mode, "top_k": top_k,
               "max_evalue": max_evalue, "statistics": statistics}
-    try:
-        existing = SearchStore.open(store_path, complete=False)
-    except StoreNotFound:
-        existing = None
-    if existing is not None:
-        if existing.attrs.get("inputs") != inputs:
-            raise InvalidParameter(
-                f"{store_path} holds another search (other queries, database or options); "
-                "choose another output path or remove it")
-        logger.info("%s: same search found, running what is missing", store_path)
-    else:
-        try:
-            open_group(store_path, mode="r")
-        except StoreNotFound:
-            pass
-        else:
-            raise InvalidParameter(f"{store_path} exists and is not a swath search store")
-        SearchStore.create(store_path, queries, top_k=top_k, query_block=query_block,
-                           inputs=inputs)
+    reopen_or_create(store_path, LAYOUT, VERSION, inputs, lambda: SearchStore.create(
+        store_path, queries, top_k=top_k, query_block=query_block, inputs=inputs),
+        what="search", differs="other queries, database or options")
     return job_from_store(store_path, device)
 
 

@@ -24,16 +24,23 @@ import logging
 import os
 import socket
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, TypeVar, cast
 
 import fsspec
 import zarr
 import zarr.errors
 from fsspec.implementations.local import LocalFileSystem
 
-from swath.errors import FormatVersionError, StoreIncomplete, StoreLocked, StoreNotFound
+from swath.errors import (
+    FormatVersionError,
+    InvalidParameter,
+    StoreIncomplete,
+    StoreLocked,
+    StoreNotFound,
+)
 
 __all__ = [
     "LOCK_NAME",
@@ -251,6 +258,66 @@ def store_layout(path: StorePath) -> tuple[str, int]:
         raise StoreNotFound(f"{_display(path)}: no swath store here (a Zarr group without "
                             f"{ROOT_KEY!r} attributes)")
     return str(attrs["layout"]), int(attrs.get("version", 0))
+
+
+_S = TypeVar("_S", bound="LayoutStore")
+
+
+@dataclass(frozen=True)
+class LayoutStore:
+    """A store of one layout (a subclass names it in ``LAYOUT`` and ``VERSION``): its
+    path, root group and ``"swath"`` attributes, with each array opened once."""
+
+    LAYOUT: ClassVar[str]
+    VERSION: ClassVar[int]
+
+    path: str
+    group: zarr.Group
+    attrs: dict[str, Any]
+    _arrays: dict[str, zarr.Array] = field(default_factory=dict, compare=False, repr=False)
+
+    @classmethod
+    def open(cls: type[_S], path: StorePath, *, mode: str = "r", complete: bool = True) -> _S:
+        """Open an existing store, checking its layout and version (and completeness)."""
+        group, attrs = open_store(path, cls.LAYOUT, cls.VERSION, mode=mode, complete=complete)
+        return cls(str(path), group, attrs)
+
+    def array(self, name: str) -> zarr.Array:
+        """One of the store's arrays (``StoreIncomplete`` if it is missing)."""
+        if name not in self._arrays:
+            try:
+                self._arrays[name] = cast(zarr.Array, self.group[name])
+            except KeyError:
+                raise missing(f"array {name!r}", self.path) from None
+        return self._arrays[name]
+
+
+def reopen_or_create(path: StorePath, layout: str, version: int, inputs: dict[str, Any],
+                     create: Callable[[], object], *, what: str, differs: str) -> None:
+    """Reopen the ``layout`` store at ``path`` if it holds the job of ``inputs`` (its
+    ``"inputs"`` attribute), or ``create`` it where nothing is.
+
+    Raises
+    ------
+    InvalidParameter
+        The store holds another job (``differs`` says what may differ), or the path
+        holds something that is not a swath store.
+    FormatVersionError
+        The path holds a swath store of another layout or version.
+    """
+    try:
+        _, attrs = open_store(path, layout, version, complete=False)
+    except StoreNotFound:
+        try:
+            open_group(path, mode="r")
+        except StoreNotFound:
+            create()
+            return
+        raise InvalidParameter(f"{path} exists and is not a swath {what} store") from None
+    if attrs.get("inputs") != inputs:
+        raise InvalidParameter(f"{path} holds another {what} ({differs}); choose another "
+                               "output path or remove it")
+    logger.info("%s: same %s found, running what is missing", path, what)
 
 
 def write_attrs(group: zarr.Group, layout: str, version: int, **fields: Any) -> None:

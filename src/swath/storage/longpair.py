@@ -22,19 +22,16 @@ and ``swath resume`` need nothing else. Stored bytes: 32 per boundary cell, abou
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any, cast
 
 import numpy as np
-import zarr
 
 from swath.errors import StoreIncomplete
 from swath.storage.common import (
+    LayoutStore,
     StorePath,
     mark_complete,
-    missing,
     open_group,
-    open_store,
     update_attrs,
     write_attrs,
 )
@@ -44,14 +41,11 @@ VERSION = 1
 SEQUENCE_CHUNK = 1 << 24
 
 
-@dataclass(frozen=True)
-class AlignmentStore:
+class AlignmentStore(LayoutStore):
     """A long pair's alignment store on disk (or behind an fsspec URL)."""
 
-    path: str
-    group: zarr.Group
-    attrs: dict[str, Any]
-    _arrays: dict[str, zarr.Array] = field(default_factory=dict, compare=False, repr=False)
+    LAYOUT = LAYOUT
+    VERSION = VERSION
 
     @classmethod
     def create(cls, path: StorePath, query: np.ndarray, target: np.ndarray, *,
@@ -78,22 +72,6 @@ class AlignmentStore:
         group.create_array("tile_done", shape=(rows, cols), chunks=(1, 1), dtype=np.uint8,
                            fill_value=0, dimension_names=("tile_row", "tile_column"))
         return cls(str(path), group, dict(cast(dict[str, Any], group.attrs["swath"])))
-
-    @classmethod
-    def open(cls, path: StorePath, *, mode: str = "r", complete: bool = True
-             ) -> AlignmentStore:
-        """Open an existing store, checking its layout and version (and completeness)."""
-        group, attrs = open_store(path, LAYOUT, VERSION, mode=mode, complete=complete)
-        return cls(str(path), group, attrs)
-
-    def array(self, name: str) -> zarr.Array:
-        """One of the store's arrays, opened once (``StoreIncomplete`` if it is missing)."""
-        if name not in self._arrays:
-            try:
-                self._arrays[name] = cast(zarr.Array, self.group[name])
-            except KeyError:
-                raise missing(f"array {name!r}", self.path) from None
-        return self._arrays[name]
 
     @property
     def tile(self) -> tuple[int, int]:

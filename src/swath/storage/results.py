@@ -14,20 +14,18 @@ opens them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, cast
 
 import numpy as np
-import zarr
 
 from swath.errors import StoreIncomplete
 from swath.sequences import SequenceSet
 from swath.storage.common import (
+    LayoutStore,
     StorePath,
     mark_complete,
     missing,
     open_group,
-    open_store,
     write_attrs,
 )
 
@@ -60,13 +58,11 @@ def empty_hits(queries: int, top_k: int) -> dict[str, np.ndarray]:
             for name, (dtype, fill) in HIT_FIELDS.items()}
 
 
-@dataclass(frozen=True)
-class SearchStore:
+class SearchStore(LayoutStore):
     """A search result store on disk (or behind an fsspec URL)."""
 
-    path: str
-    group: zarr.Group
-    attrs: dict[str, Any]
+    LAYOUT = LAYOUT
+    VERSION = VERSION
 
     @classmethod
     def create(cls, path: StorePath, queries: SequenceSet, *, top_k: int, query_block: int,
@@ -91,19 +87,6 @@ class SearchStore:
         group.create_array("done", shape=(units,), chunks=(1,), dtype=np.uint8, fill_value=0,
                            dimension_names=("unit",))
         return cls(str(path), group, dict(cast(dict[str, Any], group.attrs["swath"])))
-
-    @classmethod
-    def open(cls, path: StorePath, *, mode: str = "r", complete: bool = True) -> SearchStore:
-        """Open an existing store, checking its layout and version (and completeness)."""
-        group, attrs = open_store(path, LAYOUT, VERSION, mode=mode, complete=complete)
-        return cls(str(path), group, attrs)
-
-    def array(self, name: str) -> zarr.Array:
-        """One of the store's arrays (``StoreIncomplete`` if it is missing)."""
-        try:
-            return cast(zarr.Array, self.group[name])
-        except KeyError:
-            raise missing(f"array {name!r}", self.path) from None
 
     @property
     def units(self) -> int:
