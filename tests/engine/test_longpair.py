@@ -24,15 +24,6 @@ from tests.conftest import DNA, PROTEIN
 pytestmark = pytest.mark.slow
 
 
-@pytest.fixture(scope="module")
-def client():
-    from distributed import Client, LocalCluster
-
-    with LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
-                      dashboard_address=":0") as cluster, Client(cluster) as c:
-        yield c
-
-
 def related_pair(rng, length, alphabet):
     """A sequence and a mutated copy inside random flanks: substitutions, and gaps of
     1 to 12 residues on both sides (the path crosses tiles in H, E and F states)."""

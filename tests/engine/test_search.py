@@ -22,15 +22,6 @@ pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-def client():
-    from distributed import Client, LocalCluster
-
-    with LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
-                      dashboard_address=":0") as cluster, Client(cluster) as c:
-        yield c
-
-
-@pytest.fixture(scope="module")
 def data(tmp_path_factory):
     """150 random proteins, 7 queries made from some of them (mutated), a database store."""
     rng = np.random.default_rng(8)
