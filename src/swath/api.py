@@ -134,7 +134,7 @@ def _align_tiled(q: np.ndarray, t: np.ndarray, scoring: Scoring, mode: str, devi
     import shutil
     import tempfile
 
-    from swath.engine.cluster import connect
+    from swath.engine.cluster import session
     from swath.engine.longpair import DEFAULT_STRIP, DEFAULT_TILE, prepare, run
 
     for name, value in (("tile_size", tile_size), ("strip", strip)):
@@ -147,16 +147,10 @@ def _align_tiled(q: np.ndarray, t: np.ndarray, scoring: Scoring, mode: str, devi
     path = store if store is not None else f"{scratch}/alignment.zarr"
     job = prepare(path, q, t, scoring, mode=mode, tile=tile_size or DEFAULT_TILE,
                   strip=strip or DEFAULT_STRIP, names=names)
-    own = client is None
-    if own:
-        client, own = connect(device="cpu", cpu_tasks=True)
     try:
-        return run(job, client, progress)
+        with session(client, device="cpu", cpu_tasks=True) as (client, _):
+            return run(job, client, progress)
     finally:
-        if own:
-            cluster = client.cluster
-            client.close()
-            cluster.close()
         if scratch is not None:
             shutil.rmtree(scratch, ignore_errors=True)
 
@@ -246,7 +240,7 @@ def search(queries: SequencesLike, database: SequencesLike, scoring: Scoring | N
     import dataclasses
     import tempfile
 
-    from swath.engine.cluster import connect
+    from swath.engine.cluster import session
     from swath.engine.search import prepare, run
     from swath.hits import SearchResult
     from swath.statistics import gapped_parameters
@@ -273,16 +267,8 @@ def search(queries: SequencesLike, database: SequencesLike, scoring: Scoring | N
     path = store or f"{scratch}/result.zarr"
     job = prepare(path, qs, db_path, scoring, top_k=top_k, mode=mode, device=device,
                   query_block=query_block, max_evalue=max_evalue, statistics=params)
-    own = client is None
-    if own:
-        client, own = connect(device=device)
-    try:
+    with session(client, device=device) as (client, _):
         run(job, client, progress)
-    finally:
-        if own:
-            cluster = client.cluster
-            client.close()
-            cluster.close()
     return SearchResult(path)
 
 

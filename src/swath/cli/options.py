@@ -333,15 +333,11 @@ workers_option = click.option(
 def dask_client(scheduler: str | None, workers: int | None, device: str,
                 cpu_tasks: bool = False) -> Iterator[Any]:
     """A Dask client for a command; a local cluster's dashboard address goes to stderr."""
-    from swath.engine.cluster import connect
+    from swath.engine.cluster import session
 
-    client, own = connect(scheduler, workers, device, cpu_tasks=cpu_tasks)
-    if own:
-        click.echo(f"swath: local Dask cluster, dashboard at {client.dashboard_link}", err=True)
-    try:
-        yield client
-    finally:
+    with session(scheduler=scheduler, workers=workers, device=device,
+                 cpu_tasks=cpu_tasks) as (client, own):
         if own:
-            cluster = client.cluster
-            client.close()
-            cluster.close()
+            click.echo(f"swath: local Dask cluster, dashboard at {client.dashboard_link}",
+                       err=True)
+        yield client

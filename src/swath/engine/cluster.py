@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from swath.errors import InvalidParameter
@@ -58,3 +60,20 @@ def connect(scheduler: str | None = None, workers: int | None = None, device: st
                            processes=processes, dashboard_address=":0",
                            env={"NUMBA_NUM_THREADS": str(threads)})
     return Client(cluster), True
+
+
+@contextmanager
+def session(client: Any = None, **options: Any) -> Iterator[tuple[Any, bool]]:
+    """``client`` as given, or one from :func:`connect` (``options``); and whether its
+    cluster was started here, in which case it is closed on exit."""
+    if client is not None:
+        yield client, False
+        return
+    client, own = connect(**options)
+    try:
+        yield client, own
+    finally:
+        if own:
+            cluster = client.cluster
+            client.close()
+            cluster.close()
