@@ -15,8 +15,8 @@ import pytest
 import swath
 from swath.alignment import cigar_from_path
 from swath.engine import longpair
-from swath.kernels.cpu.tiles import START, E, F, H
 from swath.kernels.cpu.traceback import align_pair
+from swath.kernels.tile_origins import START, E, F, H
 from swath.storage.longpair import AlignmentStore
 from swath.testing import rescore
 from tests.conftest import DNA, PROTEIN

@@ -33,7 +33,8 @@ import numpy as np
 
 from swath.alignment import Alignment, cigar_from_path, join_cigars
 from swath.errors import InvalidParameter
-from swath.kernels.cpu.tiles import START, E, F, H, tile_codes, tile_forward, walk_tile
+from swath.kernels.cpu.tiles import tile_codes, tile_forward, walk_tile
+from swath.kernels.tile_origins import START, E, F, H
 from swath.storage.longpair import AlignmentStore
 
 logger = logging.getLogger(__name__)
@@ -321,7 +322,7 @@ def prepare(store_path: str, query: np.ndarray, target: np.ndarray, scoring: Any
             mode: str, tile: int, strip: int, names: tuple[str, str]) -> PairJob:
     """Create the store of a new long-pair job, or reopen one holding the same job."""
     from swath.kernels.bounds import fits_every_mode
-    from swath.kernels.cpu.tiles import MAX_TILE
+    from swath.kernels.tile_origins import MAX_TILE
     from swath.storage.common import reopen_or_create
     from swath.storage.longpair import LAYOUT, VERSION
 

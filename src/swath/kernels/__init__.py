@@ -11,7 +11,12 @@ functions with the same arguments:
     exclusive) and the extended CIGARs as one text buffer with (N + 1,) offsets;
 ``score_ends(q_res, q_off, t_res, t_off, matrix, gap_open, gap_extend, mode)``
     the score and end cell (query end, target end; exclusive) of query k against
-    target k, without traceback (what the engine needs to rank and re-align hits).
+    target k, without traceback (what the engine needs to rank and re-align hits);
+``tile_forward(q, t, matrix, gap_open, gap_extend, local, corner, n, strip, top, left)``
+    one tile of a long pair from its input boundary: its last row and column with
+    the origin of every cell's optimal path, and its best cell (phase 1);
+``tile_scores(q, t, matrix, gap_open, gap_extend, local, strip, top, left)``
+    the same tile's last row and column and best cell, scores only.
 
 Kernels import neither Dask nor Zarr, do no I/O and log nothing.
 """
@@ -24,7 +29,7 @@ from types import ModuleType
 from swath.errors import BackendUnavailable, InvalidParameter
 
 DEVICES = ("auto", "cpu", "gpu")
-_FUNCTIONS = ("score_many", "align_batch", "score_ends")
+_FUNCTIONS = ("score_many", "align_batch", "score_ends", "tile_forward", "tile_scores")
 
 
 def _gpu() -> ModuleType:

@@ -34,17 +34,13 @@ from typing import Any
 
 import numpy as np
 
-from swath.errors import InvalidParameter
 from swath.kernels.cpu._jit import jit
 from swath.kernels.cpu.traceback import _walk
-
-H, E, F, START = 0, 1, 2, 3
-
+from swath.kernels.tile_origins import START, Best, E, F, H, check_origins, matrix_wide
 
 I32, I64, U8 = np.int32, np.int64, np.uint8
 LANES = 16
 _NEG32 = I32(-(1 << 30))
-MAX_TILE = 16384
 _NO_CODES = np.empty((0, 0), dtype=np.uint8)
 
 
@@ -185,12 +181,13 @@ def _make_tile(local: bool, origins: bool, codes: bool) -> Any:
                         v[FV, k] = fk
                         v[O_UP, k] = oh
                         v[O_F, k] = of
-                    if origins and r == last_r and v[ON, last_lane]:
+                    if not codes and r == last_r and v[ON, last_lane]:
                         c = v[COL, last_lane] - 1
                         bottom[0, c] = v[UP, last_lane]
                         bottom[1, c] = v[FV, last_lane]
-                        bottom[2, c] = v[O_UP, last_lane]
-                        bottom[3, c] = v[O_F, last_lane]
+                        if origins:
+                            bottom[2, c] = v[O_UP, last_lane]
+                            bottom[3, c] = v[O_F, last_lane]
                 for k in range(L):
                     prev[0, k] = v[UP, k]
                     prev[1, k] = v[FV, k]
@@ -206,10 +203,10 @@ def _make_tile(local: bool, origins: bool, codes: bool) -> Any:
                                 out[c >> 1] |= code << 4
                             else:
                                 out[c >> 1] = code
-        if origins:
+        if not codes:
             for g in range(h):
                 k, r = g // hb, g % hb
-                for x in range(4):
+                for x in range(4 if origins else 2):
                     right[x, g] = s[r, x, k]
         top = 0
         for k in range(1, L):
@@ -227,7 +224,7 @@ def _make_tile(local: bool, origins: bool, codes: bool) -> Any:
 def tile_forward(q: np.ndarray, t: np.ndarray, sub: np.ndarray, gap_open: int, gap_extend: int,
                  local: bool, corner: tuple[int, int], n: int, strip: int,
                  top: tuple[np.ndarray, np.ndarray], left: tuple[np.ndarray, np.ndarray]
-                 ) -> tuple[np.ndarray, np.ndarray, tuple[int, int, int, int]]:
+                 ) -> tuple[np.ndarray, np.ndarray, Best]:
     """Phase 1 on one tile: its output boundary with origins, and its best cell.
 
     ``corner`` is ``(i0, j0)``; ``top`` is ``(top_h, top_f)`` (``len(t) + 1`` each) and
@@ -236,43 +233,45 @@ def tile_forward(q: np.ndarray, t: np.ndarray, sub: np.ndarray, gap_open: int, g
     in local mode, ``(score, i, j, origin)`` of the tile's first best cell in row-major
     order (``i = -1`` when no cell scores above 0). Origins are matrix-wide codes.
     """
-    _check_tile(len(q), len(t))
+    check_origins(len(q), len(t))
+    bottom, right, best = _run(q, t, sub, gap_open, gap_extend, local, True, strip, top, left)
+    return bottom, right, matrix_wide(bottom, right, best, corner, len(t), n)
+
+
+def tile_scores(q: np.ndarray, t: np.ndarray, sub: np.ndarray, gap_open: int, gap_extend: int,
+                local: bool, strip: int, top: tuple[np.ndarray, np.ndarray],
+                left: tuple[np.ndarray, np.ndarray]
+                ) -> tuple[np.ndarray, np.ndarray, tuple[int, int, int]]:
+    """One tile's scores only (StripedScore): ``bottom`` (2, w) and ``right`` (2, h) int64
+    (H and F, H and E) and, in local mode, the tile-local ``(score, i, j)`` of its first
+    best cell (``i = -1`` when none scores above 0). No size limit but the int32 range."""
+    bottom, right, best = _run(q, t, sub, gap_open, gap_extend, local, False, strip, top, left)
+    score, i, j = (int(x) for x in best[:3])
+    return bottom[:2], right[:2], (score, i, j) if i >= 0 else (score, -1, -1)
+
+
+def _run(q: np.ndarray, t: np.ndarray, sub: np.ndarray, gap_open: int, gap_extend: int,
+         local: bool, origins: bool, strip: int, top: tuple[np.ndarray, np.ndarray],
+         left: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     bottom = np.empty((4, len(t)), dtype=np.int64)
     right = np.empty((4, len(q)), dtype=np.int64)
     best = np.empty(4, dtype=np.int64)
-    _make_tile(local, True, False)(q, t, sub, gap_open, gap_extend, strip, top[0], top[1],
-                                   left[0], left[1], bottom, right, _NO_CODES, best)
-
-    def matrix_wide(code: np.ndarray) -> np.ndarray:
-        cell, state = np.divmod(code, 4)
-        row, column = np.divmod(cell, len(t) + 1)
-        return ((corner[0] + row) * (n + 1) + corner[1] + column) * 4 + state
-
-    bottom[2:] = matrix_wide(bottom[2:])
-    right[2:] = matrix_wide(right[2:])
-    score, i, j = (int(x) for x in best[:3])
-    if i < 0:
-        return bottom, right, (score, -1, -1, -1)
-    return bottom, right, (score, corner[0] + i, corner[1] + j, int(matrix_wide(best[3:])[0]))
+    _make_tile(local, origins, False)(q, t, sub, gap_open, gap_extend, strip, top[0], top[1],
+                                      left[0], left[1], bottom, right, _NO_CODES, best)
+    return bottom, right, best
 
 
 def tile_codes(q: np.ndarray, t: np.ndarray, sub: np.ndarray, gap_open: int, gap_extend: int,
                local: bool, strip: int, top: tuple[np.ndarray, np.ndarray],
                left: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
     """Phase 3 on one tile: its direction codes, ``(h, ceil(w / 2))`` uint8 as ``_fill``'s."""
-    _check_tile(len(q), len(t))
+    check_origins(len(q), len(t))
     dirs = np.empty((len(q), (len(t) + 1) // 2), dtype=np.uint8)
     empty = np.empty((4, 0), dtype=np.int64)
     _make_tile(local, False, True)(q, t, sub, gap_open, gap_extend, strip, top[0], top[1],
                                    left[0], left[1], empty, empty, dirs,
                                    np.empty(4, dtype=np.int64))
     return dirs
-
-
-def _check_tile(h: int, w: int) -> None:
-    if (h + 1) * (w + 1) * 4 >= 1 << 31:
-        raise InvalidParameter(f"a {h} x {w} tile is too large for the CPU tile kernel "
-                               f"(tile-local origins are 32-bit): at most {MAX_TILE} a side")
 
 
 def walk_tile(dirs: np.ndarray, exit_i: int, exit_j: int, state: int

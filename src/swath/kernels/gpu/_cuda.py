@@ -33,12 +33,22 @@ def walk_name(group: int) -> str:
     return f"traceback_walk<{group}, {ROWS}>"
 
 
+TILE_ROWS = {False: (8, 16, 32), True: (8, 16)}     # rows per lane: scores, origins
+
+
+def tile_name(rows: int, local: bool, origins: bool, packed: bool) -> str:
+    flags = ", ".join(str(x).lower() for x in (local, origins, packed))
+    return f"tile_forward<{rows}, {flags}>"
+
+
 _NAMES = {
     "search.cu": tuple(search_name(g, r, c, m) for g, r in SEARCH_CONFIGS for c in CELLS
                        for m in MODES),
     "traceback.cu": tuple([fill_name(g, m, d) for g in GROUP_SIZES for m in MODES
                            for d in (True, False)]
                           + [walk_name(g) for g in GROUP_SIZES] + ["compact_text"]),
+    "tiles.cu": tuple(tile_name(r, local, origins, packed) for origins, rows in TILE_ROWS.items()
+                      for r in rows for local in (True, False) for packed in (True, False)),
 }
 
 

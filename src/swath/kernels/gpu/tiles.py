@@ -1,0 +1,112 @@
+"""One tile of a long pair on the GPU: the twin of ``kernels/cpu/tiles.py``.
+
+# h x w: the tile; R: rows per lane; bands of 32 R rows, one warp each (see tiles.cu).
+
+Same inputs and outputs as the CPU twin, so the engine swaps one for the other. The
+CPU's ``strip`` has no part here: the GPU computes in bands of rows, the strips
+transposed, and its granularity is ``rows`` (R) instead.
+
+GPU memory of one tile: every band's last row (``h * w * 8 / (32 R)`` bytes with
+scores only, twice that with origins) plus the tile's inputs and outputs, O(h + w).
+"""
+
+from __future__ import annotations
+
+import functools
+
+import cupy as cp
+import numpy as np
+
+from swath.kernels.gpu._cuda import kernel, tile_name
+from swath.kernels.tile_origins import Best, check_origins, matrix_wide
+
+ROWS = {False: 16, True: 8}      # rows per lane: scores only, with origins
+WARP = 32
+WARPS_PER_BLOCK = 4
+_NEG32 = -(1 << 30)
+
+Boundary = tuple[np.ndarray, np.ndarray]
+
+
+def tile_forward(q: np.ndarray, t: np.ndarray, sub: np.ndarray, gap_open: int, gap_extend: int,
+                 local: bool, corner: tuple[int, int], n: int, strip: int,
+                 top: Boundary, left: Boundary, rows: int | None = None
+                 ) -> tuple[np.ndarray, np.ndarray, Best]:
+    """Phase 1 on one tile, on the GPU: as ``kernels.cpu.tiles.tile_forward``.
+
+    ``rows`` (8 or 16) overrides the rows per lane, for measurements.
+    """
+    check_origins(len(q), len(t))
+    bottom, right, best = (cp.asnumpy(x).astype(np.int64) for x in _launch(
+        q, t, sub, gap_open, gap_extend, local, True, top, left, rows))
+    return bottom, right, matrix_wide(bottom, right, best, corner, len(t), n)
+
+
+def tile_scores(q: np.ndarray, t: np.ndarray, sub: np.ndarray, gap_open: int, gap_extend: int,
+                local: bool, strip: int, top: Boundary, left: Boundary, rows: int | None = None
+                ) -> tuple[np.ndarray, np.ndarray, tuple[int, int, int]]:
+    """One tile's scores only, on the GPU: as ``kernels.cpu.tiles.tile_scores``.
+
+    ``rows`` (8, 16 or 32) overrides the rows per lane, for measurements.
+    """
+    bottom, right, best = (cp.asnumpy(x).astype(np.int64) for x in _launch(
+        q, t, sub, gap_open, gap_extend, local, False, top, left, rows))
+    score, i, j = (int(x) for x in best[:3])
+    return bottom, right, (score, i, j) if i >= 0 else (score, -1, -1)
+
+
+def _launch(q: np.ndarray, t: np.ndarray, sub: np.ndarray, gap_open: int, gap_extend: int,
+            local: bool, origins: bool, top: Boundary, left: Boundary,
+            rows: int | None = None) -> tuple[cp.ndarray, cp.ndarray, cp.ndarray]:
+    """Run the kernel; the tile's last row and last column (device) and its best cell
+    (host, tile-local: score, row, column, origin; row -1 when none scores above 0)."""
+    h, w = len(q), len(t)
+    lane_rows = rows or ROWS[origins]
+    goe = gap_open + gap_extend
+    shifted = np.asarray(sub, dtype=np.int64) + goe
+    alpha = shifted.shape[0]
+    packed = alpha <= 8 and shifted.min() >= -128 and shifted.max() <= 127
+    bands = -(-h // (WARP * lane_rows))
+    values = 4 if origins else 2
+    band_rows = cp.empty((bands, values, w), dtype=np.int32)
+    progress = cp.zeros(bands, dtype=np.int32)
+    right = cp.empty((values, h), dtype=np.int32)
+    best = cp.zeros((bands, 4), dtype=np.int32)
+    fn = kernel("tiles.cu", tile_name(lane_rows, local, origins, packed))
+    blocks = min(-(-bands // WARPS_PER_BLOCK), _resident_blocks(fn, alpha * alpha * 4))
+    fn((blocks,), (WARPS_PER_BLOCK * WARP,),
+       (cp.asarray(q, dtype=np.uint8), cp.asarray(t, dtype=np.uint8),
+        cp.asarray(shifted, dtype=np.int32), _device32(top[0]), _device32(top[1]),
+        _device32(left[0]), _device32(left[1]), band_rows, progress, right, best,
+        np.int32(h), np.int32(w), np.int32(alpha), np.int32(goe), np.int32(gap_extend),
+        np.int32(bands)), shared_mem=alpha * alpha * 4)
+    return band_rows[-1], right, _first_best(cp.asnumpy(best), h)
+
+
+def _first_best(best: np.ndarray, h: int) -> np.ndarray:
+    """The first best cell (row-major) of the bands' best cells; row -1 if none."""
+    found = best[(best[:, 1] <= h) & (best[:, 0] > 0)]
+    if not len(found):
+        return np.array([0, -1, -1, -1], dtype=np.int64)
+    return found[np.lexsort((found[:, 1], -found[:, 0]))[0]].astype(np.int64)
+
+
+def _device32(values: np.ndarray) -> cp.ndarray:
+    return cp.asarray(np.maximum(values, _NEG32).astype(np.int32))
+
+
+@functools.cache
+def _resident_blocks_on(device: int, regs: int, shared: int) -> int:
+    """Blocks of the tile kernel that fit the GPU at once: the persistent grid (every
+    warp must be resident, since bands wait on the bands above them)."""
+    attrs = cp.cuda.Device(device).attributes
+    per_warp = -(-regs * WARP // 256) * 256
+    by_regs = attrs["MaxRegistersPerMultiprocessor"] // (per_warp * WARPS_PER_BLOCK)
+    by_threads = attrs["MaxThreadsPerMultiProcessor"] // (WARP * WARPS_PER_BLOCK)
+    by_shared = attrs["MaxSharedMemoryPerMultiprocessor"] // max(shared, 1)
+    per_sm = max(1, min(by_regs, by_threads, by_shared, attrs["MaxBlocksPerMultiprocessor"]))
+    return per_sm * attrs["MultiProcessorCount"]
+
+
+def _resident_blocks(fn: cp.RawKernel, shared: int) -> int:
+    return _resident_blocks_on(cp.cuda.Device().id, fn.num_regs, shared + 1024)

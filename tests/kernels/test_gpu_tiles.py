@@ -1,0 +1,81 @@
+"""The GPU tile kernel against its CPU twin: bands, tails, origins, best cells."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from swath.kernels import get_backend
+from tests.conftest import DNA, PROTEIN
+
+pytestmark = pytest.mark.gpu
+NEG = -(1 << 40)
+# bands are 32 lanes x 8, 16 or 32 rows: shapes below, at and above a band, and tails
+SHAPES = [(1, 1), (5, 70), (31, 33), (256, 40), (257, 300), (600, 129), (1100, 515)]
+
+
+def boundary(rng, h, w, alphabet_scale):
+    """Random input boundaries (H in a plausible range, some gaps closed: -inf)."""
+    top_h = rng.integers(-40, 40, w + 1) * alphabet_scale
+    top_f = np.where(rng.random(w + 1) < 0.3, NEG, top_h - rng.integers(5, 30, w + 1))
+    left_h = rng.integers(-40, 40, h) * alphabet_scale
+    left_e = np.where(rng.random(h) < 0.3, NEG, left_h - rng.integers(5, 30, h))
+    return (top_h.astype(np.int64), top_f.astype(np.int64)), (left_h.astype(np.int64),
+                                                              left_e.astype(np.int64))
+
+
+def related_pair(rng, h, w, alphabet):
+    q = rng.integers(0, alphabet, h).astype(np.uint8)
+    t = rng.integers(0, alphabet, w).astype(np.uint8)
+    k = min(h, w) // 2
+    t[:k] = np.where(rng.random(k) < 0.8, q[:k], t[:k])
+    return q, t
+
+
+@pytest.mark.parametrize("local", [True, False], ids=["local", "global"])
+@pytest.mark.parametrize("scoring", [PROTEIN, DNA], ids=["protein", "dna"])
+@pytest.mark.parametrize("shape", SHAPES)
+def test_tile_forward_equals_cpu(shape, scoring, local):
+    rng = np.random.default_rng(hash((shape, local)) % 2**32)
+    h, w = shape
+    q, t = related_pair(rng, h, w, scoring.matrix.shape[0])
+    top, left = boundary(rng, h, w, 1)
+    args = (q, t, scoring.matrix, scoring.gap_open, scoring.gap_extend, local, (1000, 2000),
+            5000, 64, top, left)
+    gpu = get_backend("gpu").tile_forward(*args)
+    cpu = get_backend("cpu").tile_forward(*args)
+    np.testing.assert_array_equal(gpu[0], cpu[0])
+    np.testing.assert_array_equal(gpu[1], cpu[1])
+    if local:
+        assert gpu[2] == cpu[2]
+
+
+@pytest.mark.parametrize("rows", [8, 16, 32])
+@pytest.mark.parametrize("local", [True, False], ids=["local", "global"])
+@pytest.mark.parametrize("scoring", [PROTEIN, DNA], ids=["protein", "dna"])
+@pytest.mark.parametrize("shape", SHAPES + [(3000, 2100)])
+def test_tile_scores_equal_cpu(shape, scoring, local, rows):
+    rng = np.random.default_rng(hash((shape, local, rows)) % 2**32)
+    h, w = shape
+    q, t = related_pair(rng, h, w, scoring.matrix.shape[0])
+    top, left = boundary(rng, h, w, 1)
+    args = (q, t, scoring.matrix, scoring.gap_open, scoring.gap_extend, local, 64, top, left)
+    gpu = get_backend("gpu").tile_scores(*args, rows=rows)
+    cpu = get_backend("cpu").tile_scores(*args)
+    np.testing.assert_array_equal(gpu[0], cpu[0])
+    np.testing.assert_array_equal(gpu[1], cpu[1])
+    if local:
+        assert gpu[2] == cpu[2]
+        assert cpu[2][1] >= 0      # the pairs are related: a best cell exists
+
+
+def test_best_cell_ties_take_the_first_row():
+    """Equal best scores in several bands and lanes: the first in row-major order."""
+    q = np.zeros(2000, dtype=np.uint8)
+    t = np.ones(300, dtype=np.uint8)
+    q[[100, 700, 1500]] = 1           # three single-residue matches, one per band or lane
+    top = (np.zeros(301, dtype=np.int64), np.full(301, NEG, dtype=np.int64))
+    left = (np.zeros(2000, dtype=np.int64), np.full(2000, NEG, dtype=np.int64))
+    args = (q, t, DNA.matrix, DNA.gap_open, DNA.gap_extend, True, 64, top, left)
+    gpu = get_backend("gpu").tile_scores(*args)
+    assert gpu[2] == get_backend("cpu").tile_scores(*args)[2] == (2, 101, 1)
