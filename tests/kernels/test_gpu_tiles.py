@@ -10,8 +10,10 @@ from tests.conftest import DNA, PROTEIN
 
 pytestmark = pytest.mark.gpu
 NEG = -(1 << 40)
-# bands are 32 lanes x 8, 16 or 32 rows: shapes below, at and above a band, and tails
-SHAPES = [(1, 1), (5, 70), (31, 33), (256, 40), (257, 300), (600, 129), (1100, 515)]
+# bands are 32 lanes x 2, 4 or 8 rows: shapes below, at and above a band, and tails;
+# widths above the ring of 1,024 columns
+SHAPES = [(1, 1), (5, 70), (31, 33), (256, 40), (257, 300), (600, 129), (1100, 515),
+          (300, 2500)]
 
 
 def boundary(rng, h, w, alphabet_scale):
@@ -50,10 +52,10 @@ def test_tile_forward_equals_cpu(shape, scoring, local):
         assert gpu[2] == cpu[2]
 
 
-@pytest.mark.parametrize("rows", [8, 16, 32])
+@pytest.mark.parametrize("rows", [2, 4, 8])
 @pytest.mark.parametrize("local", [True, False], ids=["local", "global"])
 @pytest.mark.parametrize("scoring", [PROTEIN, DNA], ids=["protein", "dna"])
-@pytest.mark.parametrize("shape", SHAPES + [(3000, 2100)])
+@pytest.mark.parametrize("shape", [*SHAPES, (3000, 2100)])
 def test_tile_scores_equal_cpu(shape, scoring, local, rows):
     rng = np.random.default_rng(hash((shape, local, rows)) % 2**32)
     h, w = shape
@@ -67,6 +69,27 @@ def test_tile_scores_equal_cpu(shape, scoring, local, rows):
     if local:
         assert gpu[2] == cpu[2]
         assert cpu[2][1] >= 0      # the pairs are related: a best cell exists
+
+
+@pytest.mark.parametrize("origins", [False, True], ids=["scores", "origins"])
+def test_tile_in_several_launches(origins):
+    """A tile taller than one launch's slab of bands: each launch's last row feeds the next."""
+    import cupy as cp
+
+    from swath.kernels.gpu.tiles import _launch
+
+    rng = np.random.default_rng(7)
+    h, w = 2000, 1500
+    q, t = related_pair(rng, h, w, DNA.matrix.shape[0])
+    top, left = boundary(rng, h, w, 1)
+    sc = (DNA.matrix, DNA.gap_open, DNA.gap_extend, True)
+    whole = _launch(q, t, *sc, origins, top, left, rows=4)
+    slabs = _launch(q, t, *sc, origins, top, left, rows=4, slab=3)
+    for x, y in zip(whole, slabs, strict=True):
+        np.testing.assert_array_equal(cp.asnumpy(x), cp.asnumpy(y))
+    cpu = get_backend("cpu").tile_scores(q, t, *sc, 64, top, left)
+    np.testing.assert_array_equal(cp.asnumpy(slabs[0])[:2], cpu[0])
+    np.testing.assert_array_equal(cp.asnumpy(slabs[1])[:2], cpu[1])
 
 
 def test_best_cell_ties_take_the_first_row():

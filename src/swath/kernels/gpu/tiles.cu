@@ -1,14 +1,16 @@
 // One tile of a long pair's matrix on the GPU: the twin of kernels/cpu/tiles.py.
 //
-// The tile's rows are cut into bands of 32 * R rows. A warp computes a band left to
-// right: lane l holds rows l * R .. l * R + R - 1 of the band in registers and works
-// one column behind lane l - 1, whose last row's H and F it takes by a shuffle (the
-// band is a wavefront of lanes). Lane 0 takes its top input from the band above: that
-// band's last row, which its warp writes to global memory and publishes, CHUNK columns
-// at a time, behind a progress counter. Warps are persistent: warp g computes bands g,
-// g + warps, ... in one launch, and waits on counters instead of relaunches
-// (StripedScore, with bands in the part of strips). Every band's last row stays in
-// global memory: the tile's bottom row is the last band's.
+// The tile's rows are cut into bands of 32 * R rows, one warp each. A warp computes
+// its band left to right: lane l holds rows l * R .. l * R + R - 1 of the band in
+// registers and works one column behind lane l - 1, whose last row's H and F it takes
+// by a shuffle (the band is a wavefront of lanes). Lane 0 takes its top input from the
+// band above: that band's last row, which its warp writes to a ring of WINDOW columns
+// in global memory and publishes CHUNK columns at a time behind a progress counter; a
+// band waits on its reader's counter before it overwrites the ring. One launch runs
+// as many bands as the GPU holds at once (they wait on each other, so all must be
+// resident) and writes its last band's last row in full: the next launch's input,
+// and after the last launch the tile's bottom row (StripedScore, with bands of rows
+// in the part of strips, and one persistent launch per slab of bands).
 //
 // Values are int32, kept as H - gap_open - gap_extend ("hm") so that one DPX
 // instruction (max(a + b, c)) serves each of E, F and H; the substitution scores come
@@ -23,25 +25,25 @@
 constexpr int WARP = 32;
 constexpr unsigned FULL = 0xffffffffu;
 constexpr int NEG = -(1 << 30);
-constexpr int CHUNK = 32;   // columns a band publishes at a time (one per lane)
+constexpr int CHUNK = 32;     // columns a band publishes at a time (one per lane)
+constexpr int WINDOW = 1024;  // columns of a band's ring
 constexpr int ST_H = 0, ST_E = 1, ST_F = 2, ST_START = 3;
 
 struct TileArgs {
     const u8* q;                 // h query residues (the tile's rows)
     const u8* t;                 // w target residues (its columns)
     const int* sub;              // alpha x alpha, scores + gap_open + gap_extend
-    const int* top_h;            // w + 1: H on the row above the tile, index 0 the corner
-    const int* top_f;            // w + 1: F there (index 0 unused)
     const int* left_h;           // h: H on the column left of the tile
     const int* left_e;           // h: E there
-    int* rows;                   // bands x NV x w: every band's last row (H, F[, oH, oF])
+    const int* in_row;           // NV x w: the row above the launch's first band (H, F[, oH, oF])
+    int* out_row;                // NV x w: the launch's last band's last row
+    int* ring;                   // bands x NV x WINDOW: the other bands' last rows
     int* progress;               // bands: columns of its last row published
     int* right;                  // NV x h: the tile's last column (H, E[, oH, oE])
-    int* best;                   // bands x 4: first best cell (score, row, column, origin)
-    int h, w, alpha, goe, ge, bands;
+    int* best;                   // tile bands x 4: first best cell (score, row, column, origin)
+    int corner;                  // H at the tile's top left corner (row 0, column 0)
+    int h, w, alpha, goe, ge, band0, bands;
 };
-
-__device__ __forceinline__ int load_cg(const int* p) { return __ldcg(p); }
 
 // The substitution score (shifted) of query residue row r against target residue c.
 template <bool PACKED>
@@ -98,12 +100,18 @@ struct Best {
     }
 };
 
-// One band: rows [b * 32R, b * 32R + 32R) of the tile, all w columns.
+__device__ __forceinline__ void wait_until(const int* counter, int need) {
+    const volatile int* flag = counter;
+    while (*flag < need) __nanosleep(32);
+    __threadfence();
+}
+
+// One band (lb of the launch's, b of the tile's): rows [b * 32R, b * 32R + 32R).
 template <int R, bool LOCAL, bool ORIGINS, bool PACKED, bool TAIL>
-__device__ __forceinline__ void band(const TileArgs& a, const int* sm, int b) {
+__device__ __forceinline__ void band(const TileArgs& a, const int* sm, int lb) {
     constexpr int NV = ORIGINS ? 4 : 2;
     const int lane = threadIdx.x & (WARP - 1);
-    const int h = a.h, w = a.w, goe = a.goe, ge = a.ge;
+    const int h = a.h, w = a.w, goe = a.goe, ge = a.ge, b = a.band0 + lb;
     const int row0 = b * WARP * R + lane * R;        // tile row of the lane's first row, 0-based
     const int wide4 = (w + 1) * 4;                   // origin stride of a row
 
@@ -118,61 +126,69 @@ __device__ __forceinline__ void band(const TileArgs& a, const int* sm, int b) {
         prof[r].load(sm, a.alpha, a.q[g]);
     }
     // H (as hm) and origin of the cell diagonal to the lane's first row, column 0
-    int diag = max(row0 ? a.left_h[min(row0, h) - 1] : a.top_h[0], NEG) - goe;
+    int diag = max(row0 ? a.left_h[min(row0, h) - 1] : a.corner, NEG) - goe;
     int odiag = row0 * wide4 + ST_H;
     // what the lane handed down at its last step: its last row's H (hm), F and origins
     int up_hm = 0, up_f = 0, up_oh = 0, up_of = 0;
     // lane l holds column k0 + l of the band above's last row, k0 the current chunk
     int in_hm = 0, in_f = 0, in_oh = 0, in_of = 0;
-    const int* above = b ? a.rows + (size_t)(b - 1) * NV * w : nullptr;
-    int* out = a.rows + (size_t)b * NV * w;
+    // where the band above's last row is, and where this band's goes
+    const bool first = lb == 0, last_in_launch = lb == a.bands - 1;
+    const int* above = first ? a.in_row : a.ring + (size_t)(lb - 1) * NV * WINDOW;
+    const int above_stride = first ? w : WINDOW, above_mask = first ? -1 : WINDOW - 1;
+    int* out = last_in_launch ? a.out_row : a.ring + (size_t)lb * NV * WINDOW;
+    const int out_stride = last_in_launch ? w : WINDOW, out_mask = last_in_launch ? -1 : WINDOW - 1;
     // the band's last row: lane `wl`, register row `rl` (the tile's last row in a tail)
     const int last = min(h, (b + 1) * WARP * R) - 1 - b * WARP * R;
     const int wl = last / R, rl = last % R;
     int cap_hm = 0, cap_f = 0, cap_oh = 0, cap_of = 0;
     Best best;
     best.init(h, goe);
-    u8 t_next = a.t[0];
+    // target residues: lane l holds column k0 + l (cur), k0 - 32 + l (in `pair`'s low
+    // byte, cur in the next) and prefetches k0 + 32 + l
+    int t_cur = 0, t_nxt = lane < w ? a.t[lane] : 0, pair = 0;
 
     for (int k = 0; k < w + WARP - 1; ++k) {
-        if ((k & (CHUNK - 1)) == 0 && k < w) {
-            const int c = k + lane;
-            if (b) {
-                if (lane == 0) {
-                    const volatile int* flag = a.progress + b - 1;
-                    const int need = min(k + CHUNK, w);
-                    while (*flag < need) __nanosleep(64);
-                    __threadfence();
+        const int k0 = k & ~(CHUNK - 1);
+        if (k == k0) {
+            pair = t_cur | (t_nxt << 8);
+            t_cur = t_nxt;
+            t_nxt = k0 + CHUNK + lane < w ? a.t[k0 + CHUNK + lane] : 0;
+            const int c = k0 + lane;
+            if (k0 < w) {
+                if (!first) {
+                    if (lane == 0) wait_until(a.progress + lb - 1, min(k0 + CHUNK, w));
+                    __syncwarp();
                 }
-                __syncwarp();
                 if (c < w) {
-                    in_hm = load_cg(above + c) - goe;
-                    in_f = load_cg(above + w + c);
-                    if (ORIGINS) { in_oh = load_cg(above + 2 * w + c); in_of = load_cg(above + 3 * w + c); }
+                    const int x = c & above_mask;
+                    in_hm = __ldcg(above + x) - goe;
+                    in_f = __ldcg(above + above_stride + x);
+                    if (ORIGINS) {
+                        in_oh = __ldcg(above + 2 * above_stride + x);
+                        in_of = __ldcg(above + 3 * above_stride + x);
+                    }
                 }
-            } else if (c < w) {
-                in_hm = max(a.top_h[c + 1], NEG) - goe;
-                in_f = max(a.top_f[c + 1], NEG);
-                in_oh = (c + 1) * 4 + ST_H;
-                in_of = (c + 1) * 4 + ST_F;
             }
         }
+        const int chunk_at = k & (CHUNK - 1);
         int r_hm = __shfl_up_sync(FULL, up_hm, 1), r_f = __shfl_up_sync(FULL, up_f, 1);
-        const int s_hm = __shfl_sync(FULL, in_hm, k & (CHUNK - 1));
-        const int s_f = __shfl_sync(FULL, in_f, k & (CHUNK - 1));
+        const int s_hm = __shfl_sync(FULL, in_hm, chunk_at);
+        const int s_f = __shfl_sync(FULL, in_f, chunk_at);
+        const int t_at = chunk_at - lane + CHUNK;   // column k - lane, from k0 - 32
+        const int t_two = __shfl_sync(FULL, pair, t_at & (CHUNK - 1));
         int r_oh = 0, r_of = 0;
         if (ORIGINS) {
             r_oh = __shfl_up_sync(FULL, up_oh, 1);
             r_of = __shfl_up_sync(FULL, up_of, 1);
-            const int s_oh = __shfl_sync(FULL, in_oh, k & (CHUNK - 1));
-            const int s_of = __shfl_sync(FULL, in_of, k & (CHUNK - 1));
+            const int s_oh = __shfl_sync(FULL, in_oh, chunk_at);
+            const int s_of = __shfl_sync(FULL, in_of, chunk_at);
             if (lane == 0) { r_oh = s_oh; r_of = s_of; }
         }
         if (lane == 0) { r_hm = s_hm; r_f = s_f; }
         const int j = k - lane;
         if (j < 0 || j >= w) continue;
-        const u32 sel = Scores<PACKED>::selector(t_next);
-        if (j + 1 < w) t_next = a.t[j + 1];
+        const u32 sel = Scores<PACKED>::selector((t_two >> (t_at >= CHUNK ? 8 : 0)) & 0xff);
         int dg = diag, odg = odiag;
         diag = r_hm; odiag = r_oh;
         up_hm = r_hm; up_f = r_f; up_oh = r_oh; up_of = r_of;
@@ -220,13 +236,18 @@ __device__ __forceinline__ void band(const TileArgs& a, const int* sm, int b) {
             if (TAIL && r == rl) { cap_hm = up_hm; cap_f = up_f; cap_oh = up_oh; cap_of = up_of; }
         }
         if (lane == wl) {
-            const int o_hm = TAIL ? cap_hm : up_hm, o_f = TAIL ? cap_f : up_f;
-            out[j] = o_hm + goe;
-            out[w + j] = o_f;
-            if (ORIGINS) { out[2 * w + j] = TAIL ? cap_oh : up_oh; out[3 * w + j] = TAIL ? cap_of : up_of; }
+            if (!last_in_launch && (j & (CHUNK - 1)) == 0)   // the reader is done with the slot
+                wait_until(a.progress + lb + 1, j + CHUNK - WINDOW);
+            const int x = j & out_mask;
+            out[x] = (TAIL ? cap_hm : up_hm) + goe;
+            out[out_stride + x] = TAIL ? cap_f : up_f;
+            if (ORIGINS) {
+                out[2 * out_stride + x] = TAIL ? cap_oh : up_oh;
+                out[3 * out_stride + x] = TAIL ? cap_of : up_of;
+            }
             if (((j + 1) & (CHUNK - 1)) == 0 || j == w - 1) {
                 __threadfence();
-                *(volatile int*)(a.progress + b) = j + 1;
+                *(volatile int*)(a.progress + lb) = j + 1;
             }
         }
     }
@@ -248,19 +269,19 @@ __device__ __forceinline__ void band(const TileArgs& a, const int* sm, int b) {
     }
 }
 
+// One launch: bands band0 .. band0 + bands - 1 of the tile, one per warp, all resident.
 template <int R, bool LOCAL, bool ORIGINS, bool PACKED>
 __global__ void __launch_bounds__(128) tile_forward(
-        const u8* q, const u8* t, const int* sub, const int* top_h, const int* top_f,
-        const int* left_h, const int* left_e, int* rows, int* progress, int* right, int* best,
-        int h, int w, int alpha, int goe, int ge, int bands) {
-    const TileArgs a{q, t, sub, top_h, top_f, left_h, left_e, rows, progress, right, best,
-                     h, w, alpha, goe, ge, bands};
+        const u8* q, const u8* t, const int* sub, const int* left_h, const int* left_e,
+        const int* in_row, int* out_row, int* ring, int* progress, int* right, int* best,
+        int corner, int h, int w, int alpha, int goe, int ge, int band0, int bands) {
+    const TileArgs a{q, t, sub, left_h, left_e, in_row, out_row, ring, progress, right, best,
+                     corner, h, w, alpha, goe, ge, band0, bands};
     extern __shared__ int sm[];
     for (int x = threadIdx.x; x < a.alpha * a.alpha; x += blockDim.x) sm[x] = a.sub[x];
     __syncthreads();
-    const int warps = gridDim.x * (blockDim.x / WARP);
-    for (int b = blockIdx.x * (blockDim.x / WARP) + threadIdx.x / WARP; b < a.bands; b += warps) {
-        if ((b + 1) * WARP * R > a.h) band<R, LOCAL, ORIGINS, PACKED, true>(a, sm, b);
-        else band<R, LOCAL, ORIGINS, PACKED, false>(a, sm, b);
-    }
+    const int lb = blockIdx.x * (blockDim.x / WARP) + threadIdx.x / WARP;
+    if (lb >= a.bands) return;
+    if ((a.band0 + lb + 1) * WARP * R > a.h) band<R, LOCAL, ORIGINS, PACKED, true>(a, sm, lb);
+    else band<R, LOCAL, ORIGINS, PACKED, false>(a, sm, lb);
 }

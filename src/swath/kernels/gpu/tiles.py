@@ -6,8 +6,10 @@ Same inputs and outputs as the CPU twin, so the engine swaps one for the other. 
 CPU's ``strip`` has no part here: the GPU computes in bands of rows, the strips
 transposed, and its granularity is ``rows`` (R) instead.
 
-GPU memory of one tile: every band's last row (``h * w * 8 / (32 R)`` bytes with
-scores only, twice that with origins) plus the tile's inputs and outputs, O(h + w).
+GPU memory of one tile: its sequences, input and output boundaries (O(h + w)), and a
+ring of ``WINDOW`` columns per resident band (at most the GPU's resident warps, about
+8,000 on an H100: 64 MiB with scores only, twice that with origins): bounded by
+O(h + w) whatever the tile's area.
 """
 
 from __future__ import annotations
@@ -18,9 +20,10 @@ import cupy as cp
 import numpy as np
 
 from swath.kernels.gpu._cuda import kernel, tile_name
-from swath.kernels.tile_origins import Best, check_origins, matrix_wide
+from swath.kernels.tile_origins import Best, F, H, check_origins, matrix_wide
 
-ROWS = {False: 16, True: 8}      # rows per lane: scores only, with origins
+ROWS = {False: 4, True: 4}       # rows per lane: scores only, with origins
+WINDOW = 1024                    # columns of a band's ring (tiles.cu)
 WARP = 32
 WARPS_PER_BLOCK = 4
 _NEG32 = -(1 << 30)
@@ -34,7 +37,7 @@ def tile_forward(q: np.ndarray, t: np.ndarray, sub: np.ndarray, gap_open: int, g
                  ) -> tuple[np.ndarray, np.ndarray, Best]:
     """Phase 1 on one tile, on the GPU: as ``kernels.cpu.tiles.tile_forward``.
 
-    ``rows`` (8 or 16) overrides the rows per lane, for measurements.
+    ``rows`` (4 or 8) overrides the rows per lane, for measurements.
     """
     check_origins(len(q), len(t))
     bottom, right, best = (cp.asnumpy(x).astype(np.int64) for x in _launch(
@@ -47,7 +50,7 @@ def tile_scores(q: np.ndarray, t: np.ndarray, sub: np.ndarray, gap_open: int, ga
                 ) -> tuple[np.ndarray, np.ndarray, tuple[int, int, int]]:
     """One tile's scores only, on the GPU: as ``kernels.cpu.tiles.tile_scores``.
 
-    ``rows`` (8, 16 or 32) overrides the rows per lane, for measurements.
+    ``rows`` (2, 4 or 8) overrides the rows per lane, for measurements.
     """
     bottom, right, best = (cp.asnumpy(x).astype(np.int64) for x in _launch(
         q, t, sub, gap_open, gap_extend, local, False, top, left, rows))
@@ -57,9 +60,12 @@ def tile_scores(q: np.ndarray, t: np.ndarray, sub: np.ndarray, gap_open: int, ga
 
 def _launch(q: np.ndarray, t: np.ndarray, sub: np.ndarray, gap_open: int, gap_extend: int,
             local: bool, origins: bool, top: Boundary, left: Boundary,
-            rows: int | None = None) -> tuple[cp.ndarray, cp.ndarray, cp.ndarray]:
-    """Run the kernel; the tile's last row and last column (device) and its best cell
-    (host, tile-local: score, row, column, origin; row -1 when none scores above 0)."""
+            rows: int | None = None, slab: int | None = None
+            ) -> tuple[cp.ndarray, cp.ndarray, np.ndarray]:
+    """Run the kernel over the tile, a slab of resident bands per launch; the tile's last
+    row and last column (device) and its best cell (host, tile-local: score, row,
+    column, origin; row -1 when none scores above 0). ``slab`` caps the bands per
+    launch (tests)."""
     h, w = len(q), len(t)
     lane_rows = rows or ROWS[origins]
     goe = gap_open + gap_extend
@@ -68,19 +74,39 @@ def _launch(q: np.ndarray, t: np.ndarray, sub: np.ndarray, gap_open: int, gap_ex
     packed = alpha <= 8 and shifted.min() >= -128 and shifted.max() <= 127
     bands = -(-h // (WARP * lane_rows))
     values = 4 if origins else 2
-    band_rows = cp.empty((bands, values, w), dtype=np.int32)
-    progress = cp.zeros(bands, dtype=np.int32)
+    fn = kernel("tiles.cu", tile_name(lane_rows, local, origins, packed))
+    per_launch = min(bands, slab or bands,
+                     _resident_blocks(fn, alpha * alpha * 4) * WARPS_PER_BLOCK)
+    row_in = _top_row(top, values)
+    row_out = cp.empty_like(row_in)
+    ring = cp.empty((per_launch, values, WINDOW), dtype=np.int32)
+    progress = cp.empty(per_launch, dtype=np.int32)
     right = cp.empty((values, h), dtype=np.int32)
     best = cp.zeros((bands, 4), dtype=np.int32)
-    fn = kernel("tiles.cu", tile_name(lane_rows, local, origins, packed))
-    blocks = min(-(-bands // WARPS_PER_BLOCK), _resident_blocks(fn, alpha * alpha * 4))
-    fn((blocks,), (WARPS_PER_BLOCK * WARP,),
-       (cp.asarray(q, dtype=np.uint8), cp.asarray(t, dtype=np.uint8),
-        cp.asarray(shifted, dtype=np.int32), _device32(top[0]), _device32(top[1]),
-        _device32(left[0]), _device32(left[1]), band_rows, progress, right, best,
-        np.int32(h), np.int32(w), np.int32(alpha), np.int32(goe), np.int32(gap_extend),
-        np.int32(bands)), shared_mem=alpha * alpha * 4)
-    return band_rows[-1], right, _first_best(cp.asnumpy(best), h)
+    fixed = (cp.asarray(q, dtype=np.uint8), cp.asarray(t, dtype=np.uint8),
+             cp.asarray(shifted, dtype=np.int32), _device32(left[0]), _device32(left[1]))
+    for band0 in range(0, bands, per_launch):
+        count = min(per_launch, bands - band0)
+        progress.fill(0)
+        fn((-(-count // WARPS_PER_BLOCK),), (WARPS_PER_BLOCK * WARP,),
+           (*fixed, row_in, row_out, ring, progress, right, best,
+            np.int32(max(int(top[0][0]), _NEG32)), np.int32(h), np.int32(w), np.int32(alpha),
+            np.int32(goe), np.int32(gap_extend), np.int32(band0), np.int32(count)),
+           shared_mem=alpha * alpha * 4)
+        row_in, row_out = row_out, row_in
+    return row_in, right, _first_best(cp.asnumpy(best), h)
+
+
+def _top_row(top: Boundary, values: int) -> cp.ndarray:
+    """The tile's input row as the kernel reads a band's last row: H, F[, oH, oF]."""
+    w = len(top[0]) - 1
+    row = np.empty((values, w), dtype=np.int32)
+    row[0] = np.maximum(top[0][1:], _NEG32)
+    row[1] = np.maximum(top[1][1:], _NEG32)
+    if values == 4:
+        column = np.arange(1, w + 1, dtype=np.int32) * 4
+        row[2], row[3] = column + H, column + F
+    return cp.asarray(row)
 
 
 def _first_best(best: np.ndarray, h: int) -> np.ndarray:
