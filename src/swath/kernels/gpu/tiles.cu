@@ -106,6 +106,12 @@ __device__ __forceinline__ void wait_until(const int* counter, int need) {
     __threadfence();
 }
 
+// Make this thread's writes visible, then the count of columns they complete.
+__device__ __forceinline__ void publish(int* counter, int done) {
+    __threadfence();
+    *(volatile int*)counter = done;
+}
+
 // One band (lb of the launch's, b of the tile's): rows [b * 32R, b * 32R + 32R).
 template <int R, bool LOCAL, bool ORIGINS, bool PACKED, bool TAIL>
 __device__ __forceinline__ void band(const TileArgs& a, const int* sm, int lb) {
@@ -151,15 +157,19 @@ __device__ __forceinline__ void band(const TileArgs& a, const int* sm, int lb) {
     for (int k = 0; k < w + WARP - 1; ++k) {
         const int k0 = k & ~(CHUNK - 1);
         if (k == k0) {
+            // every CHUNK steps: publish the columns written, wait for the band above
+            // (and for the band below to be done with the ring), load the next inputs
             pair = t_cur | (t_nxt << 8);
             t_cur = t_nxt;
             t_nxt = k0 + CHUNK + lane < w ? a.t[k0 + CHUNK + lane] : 0;
-            const int c = k0 + lane;
+            if (lane == wl) publish(a.progress + lb, min(max(k0 - wl, 0), w));
             if (k0 < w) {
-                if (!first) {
-                    if (lane == 0) wait_until(a.progress + lb - 1, min(k0 + CHUNK, w));
-                    __syncwarp();
+                if (lane == 0) {
+                    if (!first) wait_until(a.progress + lb - 1, min(k0 + CHUNK, w));
+                    if (!last_in_launch) wait_until(a.progress + lb + 1, k0 + 2 * CHUNK - WINDOW);
                 }
+                __syncwarp();
+                const int c = k0 + lane;
                 if (c < w) {
                     const int x = c & above_mask;
                     in_hm = __ldcg(above + x) - goe;
@@ -187,70 +197,66 @@ __device__ __forceinline__ void band(const TileArgs& a, const int* sm, int lb) {
         }
         if (lane == 0) { r_hm = s_hm; r_f = s_f; }
         const int j = k - lane;
-        if (j < 0 || j >= w) continue;
-        const u32 sel = Scores<PACKED>::selector((t_two >> (t_at >= CHUNK ? 8 : 0)) & 0xff);
-        int dg = diag, odg = odiag;
-        diag = r_hm; odiag = r_oh;
-        up_hm = r_hm; up_f = r_f; up_oh = r_oh; up_of = r_of;
-        const int here = (j + 1) * 4 + ST_START + (row0 + 1) * wide4;
+        if (j >= 0 && j < w) {   // (idle lanes: the prologue's and the epilogue's)
+            const u32 sel = Scores<PACKED>::selector((t_two >> (t_at >= CHUNK ? 8 : 0)) & 0xff);
+            int dg = diag, odg = odiag;
+            diag = r_hm; odiag = r_oh;
+            up_hm = r_hm; up_f = r_f; up_oh = r_oh; up_of = r_of;
+            const int here = (j + 1) * 4 + ST_START + (row0 + 1) * wide4;
 #pragma unroll
-        for (int r = 0; r < R; ++r) {
-            const int s = prof[r].get(sm, sel);
-            int hv;
-            if (ORIGINS) {
-                const int ee = ev[r] - ge;
-                const bool xe = ee > hm[r];
-                const int e = max(ee, hm[r]);
-                const int o_e = xe ? oe[r] : oh[r];
-                const int fe = up_f - ge;
-                const bool xf = fe > up_hm;
-                const int f = max(fe, up_hm);
-                const int o_f = xf ? up_of : up_oh;
-                hv = dg + s;
-                int o = e > hv ? o_e : odg;
-                hv = max(hv, e);
-                o = f > hv ? o_f : o;
-                hv = max(hv, f);
-                if (LOCAL) {
-                    o = hv <= 0 ? here + r * wide4 : o;
-                    hv = max(hv, 0);
+            for (int r = 0; r < R; ++r) {
+                const int s = prof[r].get(sm, sel);
+                int hv;
+                if (ORIGINS) {
+                    const int ee = ev[r] - ge;
+                    const bool xe = ee > hm[r];
+                    const int e = max(ee, hm[r]);
+                    const int o_e = xe ? oe[r] : oh[r];
+                    const int fe = up_f - ge;
+                    const bool xf = fe > up_hm;
+                    const int f = max(fe, up_hm);
+                    const int o_f = xf ? up_of : up_oh;
+                    hv = dg + s;
+                    int o = e > hv ? o_e : odg;
+                    hv = max(hv, e);
+                    o = f > hv ? o_f : o;
+                    hv = max(hv, f);
+                    if (LOCAL) {
+                        o = hv <= 0 ? here + r * wide4 : o;
+                        hv = max(hv, 0);
+                    }
+                    odg = oh[r];
+                    oh[r] = o; oe[r] = o_e;
+                    up_oh = o; up_of = o_f;
+                    ev[r] = e; up_f = f;
+                    hv -= goe;             // hm again
+                } else {
+                    const int e = Int32::addmax(ev[r], -ge, hm[r]);
+                    const int f = Int32::addmax(up_f, -ge, up_hm);
+                    const int d = Int32::addmax(dg, s, e);
+                    hv = (LOCAL ? Int32::max3relu(d, f, d) : max(d, f));
+                    hv -= goe;
+                    ev[r] = e; up_f = f;
                 }
-                odg = oh[r];
-                oh[r] = o; oe[r] = o_e;
-                up_oh = o; up_of = o_f;
-                ev[r] = e; up_f = f;
-                hv -= goe;             // hm again
-            } else {
-                const int e = Int32::addmax(ev[r], -ge, hm[r]);
-                const int f = Int32::addmax(up_f, -ge, up_hm);
-                const int d = Int32::addmax(dg, s, e);
-                hv = (LOCAL ? Int32::max3relu(d, f, d) : max(d, f));
-                hv -= goe;
-                ev[r] = e; up_f = f;
+                dg = hm[r];
+                hm[r] = hv;
+                up_hm = hv;
+                if (LOCAL && hv >= best.floor && (!TAIL || row0 + r < h))
+                    best.offer(hv, goe, row0 + r + 1, j + 1, up_oh);
+                if (TAIL && r == rl) { cap_hm = up_hm; cap_f = up_f; cap_oh = up_oh; cap_of = up_of; }
             }
-            dg = hm[r];
-            hm[r] = hv;
-            up_hm = hv;
-            if (LOCAL && hv >= best.floor && (!TAIL || row0 + r < h))
-                best.offer(hv, goe, row0 + r + 1, j + 1, up_oh);
-            if (TAIL && r == rl) { cap_hm = up_hm; cap_f = up_f; cap_oh = up_oh; cap_of = up_of; }
-        }
-        if (lane == wl) {
-            if (!last_in_launch && (j & (CHUNK - 1)) == 0)   // the reader is done with the slot
-                wait_until(a.progress + lb + 1, j + CHUNK - WINDOW);
-            const int x = j & out_mask;
-            out[x] = (TAIL ? cap_hm : up_hm) + goe;
-            out[out_stride + x] = TAIL ? cap_f : up_f;
-            if (ORIGINS) {
-                out[2 * out_stride + x] = TAIL ? cap_oh : up_oh;
-                out[3 * out_stride + x] = TAIL ? cap_of : up_of;
-            }
-            if (((j + 1) & (CHUNK - 1)) == 0 || j == w - 1) {
-                __threadfence();
-                *(volatile int*)(a.progress + lb) = j + 1;
+            if (lane == wl) {
+                const int x = j & out_mask;
+                out[x] = (TAIL ? cap_hm : up_hm) + goe;
+                out[out_stride + x] = TAIL ? cap_f : up_f;
+                if (ORIGINS) {
+                    out[2 * out_stride + x] = TAIL ? cap_oh : up_oh;
+                    out[3 * out_stride + x] = TAIL ? cap_of : up_of;
+                }
             }
         }
     }
+    if (lane == wl) publish(a.progress + lb, w);
 #pragma unroll
     for (int r = 0; r < R; ++r) {
         const int g = row0 + r;
