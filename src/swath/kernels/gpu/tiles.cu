@@ -61,10 +61,8 @@ struct Scores<true> {
             if (c < 4) lo |= b << (8 * c); else hi |= b << (8 * (c - 4));
         }
     }
-    static __device__ __forceinline__ u32 selector(int c) {
-        u32 s = (u32)c | 8u;
-        return (u32)c | (s << 4) | (s << 8) | (s << 12);
-    }
+    // byte c, sign-extended: c in the low nibble, c | 8 in the three above
+    static __device__ __forceinline__ u32 selector(int c) { return (u32)c * 0x1111u + 0x8880u; }
     __device__ __forceinline__ int get(const int*, u32 sel) const {
         int out;   // prmt: a selector nibble with its high bit set replicates the sign
         asm("prmt.b32 %0, %1, %2, %3;" : "=r"(out) : "r"(lo), "r"(hi), "r"(sel));
@@ -100,16 +98,19 @@ struct Best {
     }
 };
 
+// Wait (one lane) until a band's counter reaches `need`; its writes are then visible.
 __device__ __forceinline__ void wait_until(const int* counter, int need) {
-    const volatile int* flag = counter;
-    while (*flag < need) __nanosleep(32);
-    __threadfence();
+    int seen;
+    while (true) {
+        asm volatile("ld.acquire.gpu.global.s32 %0, [%1];" : "=r"(seen) : "l"(counter) : "memory");
+        if (seen >= need) return;
+        __nanosleep(32);
+    }
 }
 
-// Make this thread's writes visible, then the count of columns they complete.
+// Publish the count of columns this thread's writes complete (release: after them).
 __device__ __forceinline__ void publish(int* counter, int done) {
-    __threadfence();
-    *(volatile int*)counter = done;
+    asm volatile("st.release.gpu.global.s32 [%0], %1;" :: "l"(counter), "r"(done) : "memory");
 }
 
 // One band (lb of the launch's, b of the tile's): rows [b * 32R, b * 32R + 32R).
@@ -150,11 +151,14 @@ __device__ __forceinline__ void band(const TileArgs& a, const int* sm, int lb) {
     int cap_hm = 0, cap_f = 0, cap_oh = 0, cap_of = 0;
     Best best;
     best.init(h, goe);
-    // target residues: lane l holds column k0 + l (cur), k0 - 32 + l (in `pair`'s low
-    // byte, cur in the next) and prefetches k0 + 32 + l
+    // target residues: lane l holds column k0 + l (t_cur) and prefetches k0 + 32 + l
+    // (t_nxt); `pair` holds columns k0 - 32 + l and k0 + l in its two low bytes. Each
+    // step works out the residue (its score selector) of the lane's next column.
     int t_cur = 0, t_nxt = lane < w ? a.t[lane] : 0, pair = 0;
+    u32 sel = Scores<PACKED>::selector(lane == 0 ? t_nxt : 0);
 
-    for (int k = 0; k < w + WARP - 1; ++k) {
+    // step k: lane l computes column k - l (when in the tile: `edge` steps check)
+    auto step = [&](const int k, const bool edge) {
         const int k0 = k & ~(CHUNK - 1);
         if (k == k0) {
             // every CHUNK steps: publish the columns written, wait for the band above
@@ -185,7 +189,9 @@ __device__ __forceinline__ void band(const TileArgs& a, const int* sm, int lb) {
         int r_hm = __shfl_up_sync(FULL, up_hm, 1), r_f = __shfl_up_sync(FULL, up_f, 1);
         const int s_hm = __shfl_sync(FULL, in_hm, chunk_at);
         const int s_f = __shfl_sync(FULL, in_f, chunk_at);
-        const int t_at = chunk_at - lane + CHUNK;   // column k - lane, from k0 - 32
+        // the residue of column k + 1 - lane: from `pair`, or (lane 0, at a chunk's
+        // last step) the prefetched t_nxt
+        const int t_at = chunk_at + 1 - lane + CHUNK;
         const int t_two = __shfl_sync(FULL, pair, t_at & (CHUNK - 1));
         int r_oh = 0, r_of = 0;
         if (ORIGINS) {
@@ -197,65 +203,79 @@ __device__ __forceinline__ void band(const TileArgs& a, const int* sm, int lb) {
         }
         if (lane == 0) { r_hm = s_hm; r_f = s_f; }
         const int j = k - lane;
-        if (j >= 0 && j < w) {   // (idle lanes: the prologue's and the epilogue's)
-            const u32 sel = Scores<PACKED>::selector((t_two >> (t_at >= CHUNK ? 8 : 0)) & 0xff);
-            int dg = diag, odg = odiag;
-            diag = r_hm; odiag = r_oh;
-            up_hm = r_hm; up_f = r_f; up_oh = r_oh; up_of = r_of;
-            const int here = (j + 1) * 4 + ST_START + (row0 + 1) * wide4;
+        const u32 now = sel;
+        sel = Scores<PACKED>::selector(t_at == 2 * CHUNK ? t_nxt
+                                       : (t_two >> (t_at >= CHUNK ? 8 : 0)) & 0xff);
+        if (edge && (j < 0 || j >= w)) return;
+        int dg = diag, odg = odiag;
+        diag = r_hm; odiag = r_oh;
+        up_hm = r_hm; up_f = r_f; up_oh = r_oh; up_of = r_of;
+        const int here = (j + 1) * 4 + ST_START + (row0 + 1) * wide4;
+        int top = NEG;     // the step's best H (as hm) over the lane's rows
 #pragma unroll
-            for (int r = 0; r < R; ++r) {
-                const int s = prof[r].get(sm, sel);
-                int hv;
-                if (ORIGINS) {
-                    const int ee = ev[r] - ge;
-                    const bool xe = ee > hm[r];
-                    const int e = max(ee, hm[r]);
-                    const int o_e = xe ? oe[r] : oh[r];
-                    const int fe = up_f - ge;
-                    const bool xf = fe > up_hm;
-                    const int f = max(fe, up_hm);
-                    const int o_f = xf ? up_of : up_oh;
-                    hv = dg + s;
-                    int o = e > hv ? o_e : odg;
-                    hv = max(hv, e);
-                    o = f > hv ? o_f : o;
-                    hv = max(hv, f);
-                    if (LOCAL) {
-                        o = hv <= 0 ? here + r * wide4 : o;
-                        hv = max(hv, 0);
-                    }
-                    odg = oh[r];
-                    oh[r] = o; oe[r] = o_e;
-                    up_oh = o; up_of = o_f;
-                    ev[r] = e; up_f = f;
-                    hv -= goe;             // hm again
-                } else {
-                    const int e = Int32::addmax(ev[r], -ge, hm[r]);
-                    const int f = Int32::addmax(up_f, -ge, up_hm);
-                    const int d = Int32::addmax(dg, s, e);
-                    hv = (LOCAL ? Int32::max3relu(d, f, d) : max(d, f));
-                    hv -= goe;
-                    ev[r] = e; up_f = f;
+        for (int r = 0; r < R; ++r) {
+            const int s = prof[r].get(sm, now);
+            int hv;
+            if (ORIGINS) {
+                const int ee = ev[r] - ge;
+                const bool xe = ee > hm[r];
+                const int e = max(ee, hm[r]);
+                const int o_e = xe ? oe[r] : oh[r];
+                const int fe = up_f - ge;
+                const bool xf = fe > up_hm;
+                const int f = max(fe, up_hm);
+                const int o_f = xf ? up_of : up_oh;
+                hv = dg + s;
+                int o = e > hv ? o_e : odg;
+                hv = max(hv, e);
+                o = f > hv ? o_f : o;
+                hv = max(hv, f);
+                if (LOCAL) {
+                    o = hv <= 0 ? here + r * wide4 : o;
+                    hv = max(hv, 0);
                 }
-                dg = hm[r];
-                hm[r] = hv;
-                up_hm = hv;
-                if (LOCAL && hv >= best.floor && (!TAIL || row0 + r < h))
-                    best.offer(hv, goe, row0 + r + 1, j + 1, up_oh);
-                if (TAIL && r == rl) { cap_hm = up_hm; cap_f = up_f; cap_oh = up_oh; cap_of = up_of; }
+                odg = oh[r];
+                oh[r] = o; oe[r] = o_e;
+                up_oh = o; up_of = o_f;
+                ev[r] = e; up_f = f;
+                hv -= goe;             // hm again
+            } else {
+                const int e = Int32::addmax(ev[r], -ge, hm[r]);
+                const int f = Int32::addmax(up_f, -ge, up_hm);
+                const int d = Int32::addmax(dg, s, e);
+                hv = (LOCAL ? Int32::max3relu(d, f, d) : max(d, f));
+                hv -= goe;
+                ev[r] = e; up_f = f;
             }
-            if (lane == wl) {
-                const int x = j & out_mask;
-                out[x] = (TAIL ? cap_hm : up_hm) + goe;
-                out[out_stride + x] = TAIL ? cap_f : up_f;
-                if (ORIGINS) {
-                    out[2 * out_stride + x] = TAIL ? cap_oh : up_oh;
-                    out[3 * out_stride + x] = TAIL ? cap_of : up_of;
-                }
+            dg = hm[r];
+            hm[r] = hv;
+            up_hm = hv;
+            if (LOCAL) top = (r & 1) ? Int32::max3(top, hm[r - 1], hv) : (r == R - 1 ? max(top, hv) : top);
+            if (TAIL && r == rl) { cap_hm = up_hm; cap_f = up_f; cap_oh = up_oh; cap_of = up_of; }
+        }
+        // rarely: a row of this step may hold the lane's new best cell
+        if (LOCAL && top >= best.floor) {
+#pragma unroll
+            for (int r = 0; r < R; ++r)
+                if (hm[r] >= best.floor && (!TAIL || row0 + r < h))
+                    best.offer(hm[r], goe, row0 + r + 1, j + 1, ORIGINS ? oh[r] : 0);
+        }
+        if (lane == wl) {
+            const int x = j & out_mask;
+            out[x] = (TAIL ? cap_hm : up_hm) + goe;
+            out[out_stride + x] = TAIL ? cap_f : up_f;
+            if (ORIGINS) {
+                out[2 * out_stride + x] = TAIL ? cap_oh : up_oh;
+                out[3 * out_stride + x] = TAIL ? cap_of : up_of;
             }
         }
-    }
+    };
+
+    // all lanes are in the tile from step 31 to step w - 1
+    const int full_from = min(WARP - 1, w), full_to = max(w, full_from);
+    for (int k = 0; k < full_from; ++k) step(k, true);
+    for (int k = full_from; k < full_to; ++k) step(k, false);
+    for (int k = full_to; k < w + WARP - 1; ++k) step(k, true);
     if (lane == wl) publish(a.progress + lb, w);
 #pragma unroll
     for (int r = 0; r < R; ++r) {
