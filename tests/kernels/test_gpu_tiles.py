@@ -10,7 +10,7 @@ from tests.conftest import DNA, PROTEIN
 
 pytestmark = pytest.mark.gpu
 NEG = -(1 << 40)
-# bands are 32 lanes x 2, 4 or 8 rows: shapes below, at and above a band, and tails;
+# bands are 32 lanes x 4, 8 or 16 rows: shapes below, at and above a band, and tails;
 # widths above the ring of 1,024 columns
 SHAPES = [(1, 1), (5, 70), (31, 33), (256, 40), (257, 300), (600, 129), (1100, 515),
           (300, 2500)]
@@ -52,7 +52,7 @@ def test_tile_forward_equals_cpu(shape, scoring, local):
         assert gpu[2] == cpu[2]
 
 
-@pytest.mark.parametrize("rows", [2, 4, 8])
+@pytest.mark.parametrize("rows", [4, 8, 16])
 @pytest.mark.parametrize("local", [True, False], ids=["local", "global"])
 @pytest.mark.parametrize("scoring", [PROTEIN, DNA], ids=["protein", "dna"])
 @pytest.mark.parametrize("shape", [*SHAPES, (3000, 2100)])

@@ -33,7 +33,7 @@ def walk_name(group: int) -> str:
     return f"traceback_walk<{group}, {ROWS}>"
 
 
-TILE_ROWS = {False: (2, 4, 8), True: (4, 8)}     # rows per lane: scores, origins
+TILE_ROWS = {False: (4, 8, 16), True: (4, 8)}     # rows per lane: scores, origins
 
 
 def tile_name(rows: int, local: bool, origins: bool, packed: bool) -> str:

@@ -76,7 +76,9 @@ struct Scores<false> {
     int base;
     __device__ __forceinline__ void load(const int*, int alpha, int qr) { base = qr * alpha; }
     static __device__ __forceinline__ u32 selector(int c) { return (u32)c; }
-    __device__ __forceinline__ int get(const int* sm, u32 sel) const { return sm[base + (int)sel]; }
+    __device__ __forceinline__ int get(const int* sm, u32 sel) const {
+        return sm[base + (int)(sel & 0xffffu)];
+    }
 };
 
 // The first best cell in row-major order, of those above 0. A lane's rows come column
@@ -152,10 +154,12 @@ __device__ __forceinline__ void band(const TileArgs& a, const int* sm, int lb) {
     Best best;
     best.init(h, goe);
     // target residues: lane l holds column k0 + l (t_cur) and prefetches k0 + 32 + l
-    // (t_nxt); `pair` holds columns k0 - 32 + l and k0 + l in its two low bytes. Each
-    // step works out the residue (its score selector) of the lane's next column.
-    int t_cur = 0, t_nxt = lane < w ? a.t[lane] : 0, pair = 0;
-    u32 sel = Scores<PACKED>::selector(lane == 0 ? t_nxt : 0);
+    // (t_nxt); `pair` holds the score selectors of columns k0 - 32 + l and k0 + l in
+    // its low and high halves. Each step works out the selector of the lane's next
+    // column.
+    int t_cur = 0, t_nxt = lane < w ? a.t[lane] : 0;
+    u32 pair = 0, sel_nxt = Scores<PACKED>::selector(t_nxt);
+    u32 sel = lane == 0 ? sel_nxt : 0;
 
     // step k: lane l computes column k - l (when in the tile: `edge` steps check)
     auto step = [&](const int k, const bool edge) {
@@ -163,9 +167,10 @@ __device__ __forceinline__ void band(const TileArgs& a, const int* sm, int lb) {
         if (k == k0) {
             // every CHUNK steps: publish the columns written, wait for the band above
             // (and for the band below to be done with the ring), load the next inputs
-            pair = t_cur | (t_nxt << 8);
+            pair = Scores<PACKED>::selector(t_cur) | (sel_nxt << 16);
             t_cur = t_nxt;
             t_nxt = k0 + CHUNK + lane < w ? a.t[k0 + CHUNK + lane] : 0;
+            sel_nxt = Scores<PACKED>::selector(t_nxt);
             if (lane == wl) publish(a.progress + lb, min(max(k0 - wl, 0), w));
             if (k0 < w) {
                 if (lane == 0) {
@@ -189,10 +194,10 @@ __device__ __forceinline__ void band(const TileArgs& a, const int* sm, int lb) {
         int r_hm = __shfl_up_sync(FULL, up_hm, 1), r_f = __shfl_up_sync(FULL, up_f, 1);
         const int s_hm = __shfl_sync(FULL, in_hm, chunk_at);
         const int s_f = __shfl_sync(FULL, in_f, chunk_at);
-        // the residue of column k + 1 - lane: from `pair`, or (lane 0, at a chunk's
-        // last step) the prefetched t_nxt
+        // the selector of column k + 1 - lane: from `pair`, or (lane 0, at a chunk's
+        // last step) the prefetched t_nxt's
         const int t_at = chunk_at + 1 - lane + CHUNK;
-        const int t_two = __shfl_sync(FULL, pair, t_at & (CHUNK - 1));
+        const u32 t_two = __shfl_sync(FULL, pair, t_at & (CHUNK - 1));
         int r_oh = 0, r_of = 0;
         if (ORIGINS) {
             r_oh = __shfl_up_sync(FULL, up_oh, 1);
@@ -204,8 +209,7 @@ __device__ __forceinline__ void band(const TileArgs& a, const int* sm, int lb) {
         if (lane == 0) { r_hm = s_hm; r_f = s_f; }
         const int j = k - lane;
         const u32 now = sel;
-        sel = Scores<PACKED>::selector(t_at == 2 * CHUNK ? t_nxt
-                                       : (t_two >> (t_at >= CHUNK ? 8 : 0)) & 0xff);
+        sel = t_at == 2 * CHUNK ? sel_nxt : t_two >> ((t_at >> 1) & 16);
         if (edge && (j < 0 || j >= w)) return;
         int dg = diag, odg = odiag;
         diag = r_hm; odiag = r_oh;
@@ -274,6 +278,7 @@ __device__ __forceinline__ void band(const TileArgs& a, const int* sm, int lb) {
     // all lanes are in the tile from step 31 to step w - 1
     const int full_from = min(WARP - 1, w), full_to = max(w, full_from);
     for (int k = 0; k < full_from; ++k) step(k, true);
+#pragma unroll 2
     for (int k = full_from; k < full_to; ++k) step(k, false);
     for (int k = full_to; k < w + WARP - 1; ++k) step(k, true);
     if (lane == wl) publish(a.progress + lb, w);

@@ -50,7 +50,7 @@ def tile_scores(q: np.ndarray, t: np.ndarray, sub: np.ndarray, gap_open: int, ga
                 ) -> tuple[np.ndarray, np.ndarray, tuple[int, int, int]]:
     """One tile's scores only, on the GPU: as ``kernels.cpu.tiles.tile_scores``.
 
-    ``rows`` (2, 4 or 8) overrides the rows per lane, for measurements.
+    ``rows`` (4, 8 or 16) overrides the rows per lane, for measurements.
     """
     bottom, right, best = (cp.asnumpy(x).astype(np.int64) for x in _launch(
         q, t, sub, gap_open, gap_extend, local, False, top, left, rows))
