@@ -86,7 +86,8 @@ def align(query: SequenceLike, target: SequenceLike, scoring: Scoring | None = N
     tile_size : int, optional
         Tiles of ``tile_size x tile_size`` cells for the tiled engine. Pairs whose
         direction codes would exceed ``TILED_ABOVE`` bytes take the tiled engine even
-        without ``store`` or ``tile_size`` (default tile: ``DEFAULT_TILE``).
+        without ``store`` or ``tile_size`` (default tile: ``DEFAULT_TILE`` on the CPU,
+        ``MAX_TILE`` on the GPU, whose tile kernel runs phase 1 there).
     strip : int, optional
         Strip width inside a tile (default ``DEFAULT_STRIP``).
     client : distributed.Client, optional
@@ -134,22 +135,18 @@ def _align_tiled(q: np.ndarray, t: np.ndarray, scoring: Scoring, mode: str, devi
     import shutil
     import tempfile
 
-    from swath.engine.cluster import session
-    from swath.engine.longpair import DEFAULT_STRIP, DEFAULT_TILE, prepare, run
+    from swath.engine.longpair import align_pair
 
     for name, value in (("tile_size", tile_size), ("strip", strip)):
         if value is not None and (not isinstance(value, int) or value < 1):
             raise InvalidParameter(f"{name} must be a positive integer, got {value!r}")
-    if device == "gpu":
-        raise InvalidParameter("the tiled long-pair engine has CPU tile kernels only in this "
-                               "version: use device='cpu' or 'auto'")
     scratch = None if store is not None else tempfile.mkdtemp(prefix="swath-")
     path = store if store is not None else f"{scratch}/alignment.zarr"
-    job = prepare(path, q, t, scoring, mode=mode, tile=tile_size or DEFAULT_TILE,
-                  strip=strip or DEFAULT_STRIP, names=names)
     try:
-        with session(client, device="cpu", cpu_tasks=True) as (client, _):
-            return run(job, client, progress)
+        aln = align_pair(path, q, t, scoring, mode=mode, device=device, tile_size=tile_size,
+                         strip=strip, client=client, names=names, progress=progress)
+        assert isinstance(aln, Alignment)
+        return aln
     finally:
         if scratch is not None:
             shutil.rmtree(scratch, ignore_errors=True)

@@ -75,7 +75,7 @@ def test_resume_finishes_a_store_stopped_in_phase_one(pair, tmp_path):
     store = str(tmp_path / "pair.zarr")
     a = swath.Scoring.dna(2, -3, 5, 2).alphabet.encode(A)
     b = swath.Scoring.dna(2, -3, 5, 2).alphabet.encode(B)
-    job = longpair.prepare(store, a, b, DNA, mode="local", tile=40, strip=8,
+    job = longpair.prepare(store, a, b, DNA, mode="local", tile=(40, 40), strip=8,
                            names=("chrA", "chrB"))
     longpair.run_tile(job, 0, 0)
     assert AlignmentStore.open(store, complete=False).tiles_done().sum() == 1
@@ -92,3 +92,20 @@ def test_a_store_of_another_kind_or_a_plot_of_a_search_is_refused(pair, tmp_path
     refused = run("resume", str(db))
     assert refused.exit_code == 2
     assert "'database' store" in refused.output and len(refused.output.splitlines()) == 1
+
+
+def test_score_only_prints_the_score_and_keeps_it_in_the_store(pair, tmp_path):
+    a, b = pair
+    store = str(tmp_path / "s.zarr")
+    full = json.loads(run("align", a, b, *DNA_OPTIONS, "--format", "json").stdout)
+    result = run("align", a, b, *DNA_OPTIONS, "--score-only", "-o", store, "--tile-size", "64",
+                 "--format", "json")
+    assert result.exit_code == 0, result.output
+    record = json.loads(result.stdout)
+    assert record == {key: full[key] for key in ("query_id", "target_id", "score",
+                                                 "query_end", "target_end")}
+    assert json.loads(run("inspect", store, "--format", "json").stdout) == record
+    text = run("align", a, b, *DNA_OPTIONS, "--score-only").stdout
+    assert f"score {full['score']}" in text and "no traceback" in text
+    refused = run("inspect", store, "--plot", str(tmp_path / "p.png"))
+    assert refused.exit_code == 2 and "score only" in refused.output

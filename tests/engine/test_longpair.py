@@ -102,7 +102,8 @@ def test_each_phase_resumes_without_redoing_the_last(client, tmp_path, monkeypat
     a, b = related_pair(rng, 150, 4)
     want = whole_matrix(a, b, DNA, "local")
     store = str(tmp_path / "x.zarr")
-    job = longpair.prepare(store, a, b, DNA, mode="local", tile=16, strip=5, names=("a", "b"))
+    job = longpair.prepare(store, a, b, DNA, mode="local", tile=(16, 16), strip=5,
+                           names=("a", "b"))
     opened = AlignmentStore.open(store, complete=False)
     rows, cols = opened.tiles
     for ti in range(rows // 2):            # phase 1 half done (a wavefront-valid prefix)
@@ -227,3 +228,74 @@ def test_killed_in_phase_two_reruns_phase_two_only(client, tmp_path, monkeypatch
     monkeypatch.setattr(longpair, "run_tile", counting_tile)
     got = swath.align(a, b, scoring=DNA, store=store, tile_size=16, client=client)
     assert got == whole_matrix(a, b, DNA, "local") and not log.exists()
+
+
+def score_only(client, path, a, b, scoring, mode, tile, device="cpu"):
+    return longpair.align_pair(path, a, b, scoring, mode=mode, device=device, tile_size=None,
+                               strip=7, client=client, names=("a", "b"), traceback=False) \
+        if tile is None else _score_only_tiles(client, path, a, b, scoring, mode, tile, device)
+
+
+def _score_only_tiles(client, path, a, b, scoring, mode, tile, device):
+    job = longpair.prepare(path, a, b, scoring, mode=mode, tile=tile, strip=7,
+                           names=("a", "b"), device=device, traceback=False)
+    return longpair.run(job, client)
+
+
+@pytest.mark.parametrize("mode", ["local", "global", "semiglobal"])
+def test_scores_only_equal_the_whole_matrix(client, tmp_path, mode):
+    """StripedScore in rectangular tiles (taller, wider): the score and end cell of the
+    whole-matrix aligner; boundaries without origins, 16 bytes a cell."""
+    rng = np.random.default_rng({"local": 11, "global": 12, "semiglobal": 13}[mode])
+    for trial in range(6):
+        scoring, alphabet = (DNA, 4) if trial % 2 else (PROTEIN, 20)
+        a, b = related_pair(rng, int(rng.integers(20, 160)), alphabet)
+        tile = (int(rng.integers(5, 60)), int(rng.integers(5, 60)))
+        path = str(tmp_path / f"s{trial}.zarr")
+        got = score_only(client, path, a, b, scoring, mode, tile)
+        want = whole_matrix(a, b, scoring, mode)
+        assert (got.score, got.query_end, got.target_end) == (
+            want.score, want.query_end, want.target_end), (trial, tile)
+        opened = AlignmentStore.open(path)
+        assert not opened.origins and "cigar" not in opened.group
+        rows, cols = opened.tiles
+        assert opened.stored_bytes() == 16 * (len(a) * cols + len(b) * rows) + 32 * rows * cols
+
+
+def test_scores_only_resume_after_some_tiles(client, tmp_path):
+    a, b = related_pair(np.random.default_rng(14), 150, 4)
+    path = str(tmp_path / "x.zarr")
+    job = longpair.prepare(path, a, b, DNA, mode="local", tile=(20, 30), strip=7,
+                           names=("a", "b"), traceback=False)
+    for ti, tj in ((0, 0), (0, 1), (1, 0)):                    # a killed job's first tiles
+        longpair.run_tile(job, ti, tj)
+    got = longpair.run(job, client)
+    want = whole_matrix(a, b, DNA, "local")
+    assert (got.score, got.query_end, got.target_end) == (want.score, want.query_end,
+                                                            want.target_end)
+    again = score_only(client, path, a, b, DNA, "local", None)  # reopened: the stored tiles
+    assert again == got
+
+
+def test_default_tiles():
+    assert longpair.default_tile("cpu", 10**6, 10**6, 4, False) == (8192, 8192)
+    assert longpair.default_tile("gpu", 10**6, 10**6, 4, True) == (16384, 16384)
+    assert longpair.default_tile("gpu", 4_641_652, 4_617_703, 2, False) == (
+        longpair.GPU_TILE_ROWS, 2_308_852)
+    assert longpair.default_tile("gpu", 100, 50, 1, False) == (100, 50)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("mode", ["local", "global"])
+def test_gpu_tiles_give_the_cpu_alignment(client, tmp_path, mode):
+    """Phase 1 on the GPU tile kernel: the same alignment, and the same scores-only result."""
+    rng = np.random.default_rng(21)
+    for trial in range(3):
+        a, b = related_pair(rng, int(rng.integers(200, 700)), 4)
+        got = swath.align(a, b, scoring=DNA, mode=mode, device="gpu", client=client,
+                          store=str(tmp_path / f"g{trial}.zarr"), tile_size=97, strip=9)
+        assert got == whole_matrix(a, b, DNA, mode)
+        scores = score_only(client, str(tmp_path / f"gs{trial}.zarr"), a, b, DNA, mode,
+                            (300, 150), device="gpu")
+        assert (scores.score, scores.query_end, scores.target_end) == (
+            got.score, got.query_end, got.target_end)

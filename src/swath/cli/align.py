@@ -27,6 +27,7 @@ from swath.cli.options import (
     wildcard_option,
     workers_option,
 )
+from swath.errors import InvalidParameter
 from swath.scoring import Scoring
 from swath.sequences import read_sequences
 from swath.views import RECORD_FIELDS, alignment_record, format_text
@@ -53,6 +54,9 @@ def _tsv_value(value: object) -> str:
                    "Pairs whose traceback would need over 1 GiB take the tiled path anyway.")
 @click.option("--strip", type=click.IntRange(min=1), default=None, metavar="S",
               help="Strip width inside a tile [default: 256].")
+@click.option("--score-only", is_flag=True,
+              help="The score and end cell only, no traceback (StripedScore: the tiled "
+                   "path in tiles of any size; on a GPU, slabs of 524,288 rows).")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default=None,
               help="text: header and pairwise view (like EMBOSS water/needle; the default "
                    "without -o); json: one object; tsv: a header line and one row. json and "
@@ -67,8 +71,8 @@ def _tsv_value(value: object) -> str:
 @verbose_option
 @progress_option
 def align(query: str, target: str, output: str | None, tile_size: int | None,
-          strip: int | None, fmt: str | None, scoring: Scoring, mode: str, wildcard: bool,
-          device: str, scheduler: str | None, workers: int | None,
+          strip: int | None, score_only: bool, fmt: str | None, scoring: Scoring, mode: str,
+          wildcard: bool, device: str, scheduler: str | None, workers: int | None,
           progress: bool | None) -> None:
     """Align the first sequence of A.fasta against the first sequence of B.fasta.
 
@@ -84,8 +88,10 @@ def align(query: str, target: str, output: str | None, tile_size: int | None,
       swath align --dna --mode global a.fa b.fa --format json
       swath align --dna genome1.fa genome2.fa -o pair.zarr
       swath inspect pair.zarr --format json
+      swath align --dna genome1.fa genome2.fa --score-only --format json
     """
     from swath.api import TILED_ABOVE
+    from swath.engine.longpair import tile_device
 
     queries = read_sequences(query, scoring.alphabet, wildcard=wildcard, limit=1)
     targets = read_sequences(target, scoring.alphabet, wildcard=wildcard, limit=1)
@@ -96,8 +102,21 @@ def align(query: str, target: str, output: str | None, tile_size: int | None,
         click.echo(f"swath: aligning {query_id} ({len(q)} residues) against {target_id} "
                    f"({len(t)} residues), {mode}", err=True)
     started = time.perf_counter()
+    if score_only:
+        kind = tile_device(device)
+        with dask_client(scheduler, workers, kind, cpu_tasks=kind == "cpu") as client, \
+                _tile_bar(report) as bar:
+            result = _score_pair(output, q, t, scoring, mode, kind, tile_size, strip, client,
+                                 (query_id, target_id), bar)
+        if report:
+            click.echo(f"swath: done in {time.perf_counter() - started:.2f} s, score "
+                       f"{result.score}", err=True)
+        if fmt or not output:
+            _print_score(result, query_id, target_id, fmt or "text")
+        return
     if output or tile_size or len(q) * len(t) // 2 > TILED_ABOVE:
-        with dask_client(scheduler, workers, "cpu", cpu_tasks=True) as client, \
+        kind = tile_device(device)
+        with dask_client(scheduler, workers, kind, cpu_tasks=kind == "cpu") as client, \
                 _tile_bar(report) as bar:
             alignment = swath.align(q, t, scoring=scoring, mode=mode, device=device,
                                     store=output, tile_size=tile_size, strip=strip,
@@ -111,6 +130,43 @@ def align(query: str, target: str, output: str | None, tile_size: int | None,
         click.echo(f"swath: done in {elapsed:.2f} s, score {alignment.score}", err=True)
     if fmt or not output:
         _print(alignment, q, t, scoring, query_id, target_id, fmt or "text")
+
+
+def _score_pair(output: str | None, q: Any, t: Any, scoring: Scoring, mode: str, kind: str,
+                tile_size: int | None, strip: int | None, client: Any, names: tuple[str, str],
+                bar: Callable[[str, int, int, int], None] | None) -> Any:
+    """A scores-only long-pair job, its store at ``output`` or in a scratch folder."""
+    import shutil
+    import tempfile
+
+    from swath.engine.longpair import align_pair
+
+    scratch = None if output else tempfile.mkdtemp(prefix="swath-")
+    try:
+        return align_pair(output or f"{scratch}/scores.zarr", q, t, scoring, mode=mode,
+                          device=kind, tile_size=tile_size, strip=strip, client=client,
+                          names=names, traceback=False, progress=bar)
+    finally:
+        if scratch:
+            shutil.rmtree(scratch, ignore_errors=True)
+
+
+SCORE_FIELDS = ("query_id", "target_id", "score", "query_end", "target_end")
+
+
+def _print_score(result: Any, query_id: str, target_id: str, fmt: str) -> None:
+    """A scores-only result: the score and the (exclusive) end of the alignment."""
+    record = {"query_id": query_id, "target_id": target_id, "score": result.score,
+              "query_end": result.query_end, "target_end": result.target_end}
+    if fmt == "json":
+        click.echo(json.dumps(record))
+    elif fmt == "tsv":
+        click.echo("\t".join(SCORE_FIELDS))
+        click.echo("\t".join(str(record[f]) for f in SCORE_FIELDS))
+    else:
+        click.echo(f"# {query_id} against {target_id} ({result.mode}): score {result.score}, "
+                   f"ending at query {result.query_end}, target {result.target_end} "
+                   "(scores only: no traceback)")
 
 
 def _print(alignment: swath.Alignment, q: Any, t: Any, scoring: Scoring, query_id: str,
@@ -160,24 +216,33 @@ def _tile_bar(enabled: bool) -> Iterator[Callable[[str, int, int, int], None] | 
 def resume_alignment(store: str, device: str, scheduler: str | None, workers: int | None,
                      progress: bool | None) -> None:
     """Finish a long pair's store: its missing tiles, phase 2, its missing segments."""
-    from swath.engine.longpair import job_from_store, run
+    from swath.engine.longpair import job_from_store, run, tile_device
 
-    job = job_from_store(store)
-    with dask_client(scheduler, workers, "cpu", cpu_tasks=True) as client, \
+    kind = tile_device(device)
+    job = job_from_store(store, kind)
+    with dask_client(scheduler, workers, kind, cpu_tasks=kind == "cpu") as client, \
             _tile_bar(show_progress(progress)) as bar:
         run(job, client, bar)
 
 
 def print_alignment_store(store: str, fmt: str, plot: str | None) -> None:
     """Print a finished alignment store (json, tsv or text); draw its dot plot."""
+    from swath.engine.longpair import PairScore
     from swath.storage.longpair import AlignmentStore
 
     opened = AlignmentStore.open(store)
     fields = opened.attrs["alignment"]
+    query_id, target_id = opened.attrs["names"]
+    if not opened.origins:
+        if plot:
+            raise InvalidParameter(f"{store} holds a score only (swath align --score-only): "
+                                   "no path to plot")
+        _print_score(PairScore(fields["score"], fields["query_end"], fields["target_end"],
+                               opened.attrs["inputs"]["mode"]), query_id, target_id, fmt)
+        return
     alignment = swath.Alignment(fields["score"], fields["query_start"], fields["query_end"],
                                 fields["target_start"], fields["target_end"], opened.cigar(),
                                 opened.attrs["inputs"]["mode"])
-    query_id, target_id = opened.attrs["names"]
     q, t = opened.sequences()
     scoring = Scoring.from_dict(opened.attrs["inputs"]["scoring"])
     if fmt == "text":

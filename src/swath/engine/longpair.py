@@ -18,6 +18,10 @@ entry. Each segment writes its CIGAR piece; the pieces join into the alignment.
 
 The stored boundaries play the part of ChunkedAlignment's saved rows: phase 3
 recomputes only the tiles the path crosses, each in ``th * tw / 2`` bytes of codes.
+
+A scores-only job (StripedScore) runs phase 1 without origins, in tiles of any size,
+and ends with the score and the end cell. Tiles run on the CPU or the GPU kernels
+(their results are equal); phase 3 runs on the CPU.
 """
 
 from __future__ import annotations
@@ -33,8 +37,9 @@ import numpy as np
 
 from swath.alignment import Alignment, cigar_from_path, join_cigars
 from swath.errors import InvalidParameter
-from swath.kernels.cpu.tiles import tile_codes, tile_forward, walk_tile
-from swath.kernels.tile_origins import START, E, F, H
+from swath.kernels import get_backend
+from swath.kernels.cpu.tiles import tile_codes, walk_tile
+from swath.kernels.tile_origins import MAX_TILE, START, E, F, H
 from swath.storage.longpair import AlignmentStore
 
 logger = logging.getLogger(__name__)
@@ -42,6 +47,33 @@ logger = logging.getLogger(__name__)
 _NEG_INF = -(1 << 40)
 DEFAULT_STRIP = 256
 DEFAULT_TILE = 8192
+GPU_TILE_ROWS = 1 << 19     # scores only on the GPU: a tile is a slab of this many rows
+
+
+def default_tile(device: str, m: int, n: int, workers: int, traceback: bool
+                 ) -> tuple[int, int]:
+    """The tile shape of a job that asks for none (see benchmarks/RESULTS.md).
+
+    CPU: 8,192 a side. GPU with traceback: the largest tile whose origins fit 32 bits.
+    GPU, scores only: slabs of ``GPU_TILE_ROWS`` rows, the target cut in one tile
+    column per worker, so that the wavefront keeps every GPU busy with tall tiles.
+    """
+    if device != "gpu":
+        return DEFAULT_TILE, DEFAULT_TILE
+    if traceback:
+        return MAX_TILE, MAX_TILE
+    return max(1, min(m, GPU_TILE_ROWS)), max(1, -(-n // max(workers, 1)))
+
+
+@dataclass(frozen=True)
+class PairScore:
+    """A scores-only job's result: the optimal score and the cell where it ends
+    (``query_end``, ``target_end``: exclusive ends, as in :class:`swath.Alignment`)."""
+
+    score: int
+    query_end: int
+    target_end: int
+    mode: str
 
 
 @dataclass(frozen=True)
@@ -55,6 +87,8 @@ class PairJob:
     mode: str
     strip: int
     store_id: str      # the store's creation id: worker caches are keyed on it
+    device: str = "cpu"
+    traceback: bool = True
 
     @property
     def local(self) -> bool:
@@ -138,9 +172,16 @@ def run_tile(job: PairJob, ti: int, tj: int, *after: Any) -> int:
     store = _open_worker(job)
     q, t, i0, j0 = _tile_sequences(job, store, ti, tj)
     top, left = tile_input(job, store, ti, tj)
-    bottom, right, best = tile_forward(q, t, job.matrix, job.gap_open, job.gap_extend,
-                                       job.local, (i0, j0), len(_sequences(job)[1]),
-                                       job.strip, top, left)
+    backend = get_backend(job.device)
+    scoring = (job.matrix, job.gap_open, job.gap_extend, job.local)
+    if job.traceback:
+        bottom, right, best = backend.tile_forward(q, t, *scoring, (i0, j0),
+                                                   len(_sequences(job)[1]), job.strip, top,
+                                                   left)
+    else:
+        bottom, right, (score, i, j) = backend.tile_scores(q, t, *scoring, job.strip, top,
+                                                           left)
+        best = (score, i0 + i, j0 + j, -1) if i >= 0 else (score, -1, -1, -1)
     store.write_tile(ti, tj, bottom, right, best)
     return len(q) * len(t)
 
@@ -190,7 +231,7 @@ def end_cell(job: PairJob, store: AlignmentStore) -> tuple[int, int, int, int]:
         return int(top[0]), int(top[1]), int(top[2]), int(top[3])
     last = store.bottom(store.tiles[0] - 1, 0, n)
     j = n if job.mode == "global" else int(np.argmax(last[0])) + 1
-    return int(last[0, j - 1]), m, j, int(last[2, j - 1])
+    return int(last[0, j - 1]), m, j, int(last[2, j - 1]) if job.traceback else -1
 
 
 def origin_of(store: AlignmentStore, i: int, j: int, state: int) -> int:
@@ -275,35 +316,34 @@ def assemble(job: PairJob, store: AlignmentStore) -> Alignment:
 
 
 def run(job: PairJob, client: Any,
-        progress: Callable[[str, int, int, int], None] | None = None) -> Alignment:
-    """Run (or finish) every phase on ``client``; the alignment.
+        progress: Callable[[str, int, int, int], None] | None = None
+        ) -> Alignment | PairScore:
+    """Run (or finish) every phase on ``client``; the alignment (the score and end cell
+    of a scores-only job).
 
     ``progress(phase, done, total, cells)`` is called as tiles and segments finish.
     """
-    from distributed import as_completed
-
     from swath.storage.common import store_lock
 
     with store_lock(job.store):
         store = _open(job.store)
+        if not job.traceback:
+            if "alignment" not in store.attrs:
+                _run_tiles(job, store, client, progress)
+                score, i, j, _ = end_cell(job, store)
+                store.finish({"score": score, "query_end": i, "target_end": j}, None)
+            end = _open(job.store).attrs["alignment"]
+            return PairScore(int(end["score"]), int(end["query_end"]), int(end["target_end"]),
+                             job.mode)
         if store.segments() is None:
-            tasks = tile_graph(job, store)
-            rows, cols = store.tiles
-            done, cells = rows * cols - len(tasks), 0
-            if progress:
-                progress("tiles", done, rows * cols, cells)
-            futures = client.compute(list(tasks.values()))
-            for future in as_completed(futures):
-                done += 1
-                cells += future.result()
-                if progress:
-                    progress("tiles", done, rows * cols, cells)
+            _run_tiles(job, store, client, progress)
             store.write_segments(*trace_segments(job, store))
         segments = store.segments()
         assert segments is not None
         pending = np.flatnonzero(~store.segments_done()).tolist()
         if pending:
             import dask
+            from distributed import as_completed
 
             run_id = uuid.uuid4().hex[:8]
             futures = client.compute([dask.delayed(run_segment, pure=False)(
@@ -318,38 +358,96 @@ def run(job: PairJob, client: Any,
         return assemble(job, _open(job.store))
 
 
+def _run_tiles(job: PairJob, store: AlignmentStore, client: Any,
+               progress: Callable[[str, int, int, int], None] | None) -> None:
+    """Phase 1: the tiles not yet done, as a wavefront on ``client``."""
+    from distributed import as_completed
+
+    tasks = tile_graph(job, store)
+    rows, cols = store.tiles
+    done, cells = rows * cols - len(tasks), 0
+    if progress:
+        progress("tiles", done, rows * cols, cells)
+    futures = client.compute(list(tasks.values()))
+    for future in as_completed(futures):
+        done += 1
+        cells += future.result()
+        if progress:
+            progress("tiles", done, rows * cols, cells)
+
+
+def tile_device(device: str) -> str:
+    """"cpu" or "gpu": where tiles of a job on ``device`` ("auto" too) run."""
+    return "gpu" if get_backend(device).__name__.endswith(".gpu") else "cpu"
+
+
+def align_pair(path: str, query: np.ndarray, target: np.ndarray, scoring: Any, *, mode: str,
+               device: str, tile_size: int | None, strip: int | None, client: Any,
+               names: tuple[str, str], traceback: bool = True,
+               progress: Callable[[str, int, int, int], None] | None = None
+               ) -> Alignment | PairScore:
+    """A long-pair job from start to end (or from where an earlier run on ``path``
+    stopped): ``client`` as given, else a local cluster of ``device`` workers."""
+    from swath.engine.cluster import session
+
+    kind = tile_device(device)
+    with session(client, device=kind, cpu_tasks=kind == "cpu") as (client, _):
+        workers = max(1, len(client.scheduler_info()["workers"]))
+        tile = ((tile_size, tile_size) if tile_size else _stored_tile(path) or
+                default_tile(kind, len(query), len(target), workers, traceback))
+        job = prepare(path, query, target, scoring, mode=mode, tile=tile,
+                      strip=strip or DEFAULT_STRIP, names=names, device=kind,
+                      traceback=traceback)
+        return run(job, client, progress)
+
+
+def _stored_tile(path: str) -> tuple[int, int] | None:
+    """The tile shape of an alignment store already at ``path`` (a job to go on with)."""
+    from swath.errors import StoreNotFound
+    from swath.storage.common import store_layout
+
+    try:
+        layout, _ = store_layout(path)
+    except StoreNotFound:
+        return None
+    return AlignmentStore.open(path, complete=False).tile if layout == "alignment" else None
+
+
 def prepare(store_path: str, query: np.ndarray, target: np.ndarray, scoring: Any, *,
-            mode: str, tile: int, strip: int, names: tuple[str, str]) -> PairJob:
+            mode: str, tile: tuple[int, int], strip: int, names: tuple[str, str],
+            device: str = "cpu", traceback: bool = True) -> PairJob:
     """Create the store of a new long-pair job, or reopen one holding the same job."""
     from swath.kernels.bounds import fits_every_mode
-    from swath.kernels.tile_origins import MAX_TILE
     from swath.storage.common import reopen_or_create
     from swath.storage.longpair import LAYOUT, VERSION
 
-    if tile > MAX_TILE:
-        raise InvalidParameter(f"tile_size {tile} is above the CPU tile kernel's limit "
-                               f"({MAX_TILE})")
+    if traceback and max(tile) > MAX_TILE:
+        raise InvalidParameter(f"tile_size {max(tile)} is above the limit of tiles with "
+                               f"origins ({MAX_TILE}); scores-only jobs take any size")
     if not fits_every_mode(len(query), len(target), scoring.matrix, scoring.gap_open,
                            scoring.gap_extend, np.int32):
         raise InvalidParameter(f"a {len(query)} x {len(target)} pair's scores may exceed "
                                "the tile kernel's 32-bit range")
     inputs = {"query_sha256": _digest(query), "target_sha256": _digest(target),
-              "scoring": scoring.to_dict(), "mode": mode, "strip": strip, "tile": tile}
+              "scoring": scoring.to_dict(), "mode": mode, "strip": strip, "tile": list(tile),
+              "traceback": traceback}
     reopen_or_create(store_path, LAYOUT, VERSION, inputs, lambda: AlignmentStore.create(
-        store_path, query, target, tile=(tile, tile), inputs=inputs, names=list(names),
-        id=uuid.uuid4().hex), what="alignment", differs="other sequences, scoring or tiles")
-    return job_from_store(str(store_path))
+        store_path, query, target, tile=tile, origins=traceback, inputs=inputs,
+        names=list(names), id=uuid.uuid4().hex), what="alignment",
+        differs="other sequences, scoring or tiles")
+    return job_from_store(str(store_path), device)
 
 
-def job_from_store(store_path: str) -> PairJob:
-    """The job a store was written for (``swath resume``)."""
+def job_from_store(store_path: str, device: str = "cpu") -> PairJob:
+    """The job a store was written for (``swath resume``), its tiles on ``device``."""
     from swath.scoring import Scoring
 
     store = AlignmentStore.open(store_path, complete=False)
     inputs = store.attrs["inputs"]
     scoring = Scoring.from_dict(inputs["scoring"])
     return PairJob(str(store_path), scoring.matrix, scoring.gap_open, scoring.gap_extend,
-                   inputs["mode"], int(inputs["strip"]), str(store.attrs["id"]))
+                   inputs["mode"], int(inputs["strip"]), str(store.attrs["id"]), device,
+                   bool(inputs.get("traceback", True)))
 
 
 def _digest(array: np.ndarray) -> str:

@@ -6,9 +6,9 @@
 Phase 1 (tiles, any order the wavefront allows) writes, per tile (ti, tj), its chunk
 of the boundary arrays, its best cell, then its ``tile_done`` mark:
 
-    bottom (TR, 4, n)  chunks (1, 4, tw): last row of every tile row: H, F, origin of H,
+    bottom (TR, V, n)  chunks (1, V, tw): last row of every tile row: H, F, origin of H,
                        origin of F (column c at index c - 1; values in origins' int64)
-    right  (TC, 4, m)  chunks (1, 4, th): last column of every tile column: H, E, origins
+    right  (TC, V, m)  chunks (1, V, th): last column of every tile column: H, E, origins
     tile_best (TR, TC, 4) chunks (1, 1, 4): score, row, column, origin of the first best
                        cell (local mode)
 
@@ -18,6 +18,9 @@ the ``segments`` attribute; phase 3 writes each segment's CIGAR piece, then its
 ``cigar`` array), then ``complete``. The sequences are in the store, so phases 2 and 3
 and ``swath resume`` need nothing else. Stored bytes: 32 per boundary cell, about
 ``32 (m * TC + n * TR)``, that is O(m n / tile edge).
+
+A scores-only job (``fields`` attribute 2: V = 2, no origins) stops after phase 1:
+its ``alignment`` attribute holds the score and end cell, and there is no CIGAR.
 """
 
 from __future__ import annotations
@@ -49,22 +52,27 @@ class AlignmentStore(LayoutStore):
 
     @classmethod
     def create(cls, path: StorePath, query: np.ndarray, target: np.ndarray, *,
-               tile: tuple[int, int], **fields: Any) -> AlignmentStore:
-        """An empty store for ``query`` against ``target`` in tiles of ``tile`` cells;
-        ``fields`` (JSON values) go to the root attributes."""
+               tile: tuple[int, int], origins: bool = True, **attrs: Any) -> AlignmentStore:
+        """An empty store for ``query`` against ``target`` in tiles of ``tile`` cells,
+        with boundary origins (for traceback) or without; ``attrs`` (JSON values) go to
+        the root attributes."""
         group = open_group(path, mode="w")
         m, n = len(query), len(target)
         rows, cols = -(-m // tile[0]), -(-n // tile[1])
-        write_attrs(group, LAYOUT, VERSION, tile=list(tile), tiles=[rows, cols], **fields)
+        fields = 4 if origins else 2
+        write_attrs(group, LAYOUT, VERSION, tile=list(tile), tiles=[rows, cols], fields=fields,
+                    **attrs)
         for name, seq, dim in (("query", query, "query_residue"),
                                ("target", target, "target_residue")):
             group.create_array(name, data=seq, chunks=(min(max(len(seq), 1), SEQUENCE_CHUNK),),
                                dimension_names=(dim,))
         # boundaries are written and read once each, on the critical path: not compressed
-        group.create_array("bottom", shape=(rows, 4, n), chunks=(1, 4, tile[1]), dtype=np.int64,
+        group.create_array("bottom", shape=(rows, fields, n), chunks=(1, fields, tile[1]),
+                           dtype=np.int64,
                            compressors=None,
                            dimension_names=("tile_row", "field", "target_residue"))
-        group.create_array("right", shape=(cols, 4, m), chunks=(1, 4, tile[0]), dtype=np.int64,
+        group.create_array("right", shape=(cols, fields, m), chunks=(1, fields, tile[0]),
+                           dtype=np.int64,
                            compressors=None,
                            dimension_names=("tile_column", "field", "query_residue"))
         group.create_array("tile_best", shape=(rows, cols, 4), chunks=(1, 1, 4), dtype=np.int64,
@@ -82,6 +90,11 @@ class AlignmentStore(LayoutStore):
     def tiles(self) -> tuple[int, int]:
         rows, cols = self.attrs["tiles"]
         return int(rows), int(cols)
+
+    @property
+    def origins(self) -> bool:
+        """Whether the boundaries carry origins (a traceback job) or only scores."""
+        return int(self.attrs.get("fields", 4)) == 4
 
     def sequences(self) -> tuple[np.ndarray, np.ndarray]:
         """The query and target codes (uint8)."""
@@ -104,11 +117,11 @@ class AlignmentStore(LayoutStore):
         self.array("tile_done")[ti, tj] = 1
 
     def bottom(self, ti: int, first: int, last: int) -> np.ndarray:
-        """(4, last - first) of tile row ``ti``'s last row, matrix columns ``first+1..last``."""
+        """(V, last - first) of tile row ``ti``'s last row, matrix columns ``first+1..last``."""
         return np.asarray(self.array("bottom")[ti, :, first:last])
 
     def right(self, tj: int, first: int, last: int) -> np.ndarray:
-        """(4, last - first) of tile column ``tj``'s last column, rows ``first+1..last``."""
+        """(V, last - first) of tile column ``tj``'s last column, rows ``first+1..last``."""
         return np.asarray(self.array("right")[tj, :, first:last])
 
     def tile_best(self) -> np.ndarray:
@@ -157,10 +170,12 @@ class AlignmentStore(LayoutStore):
 
     # the alignment -------------------------------------------------------------
 
-    def finish(self, alignment: dict[str, Any], cigar: str) -> None:
-        """Write the assembled alignment, then mark the store complete."""
-        self.group.create_array("cigar", shape=(1,), chunks=(1,), dtype=str,
-                                dimension_names=("alignment",), overwrite=True)[0] = cigar
+    def finish(self, alignment: dict[str, Any], cigar: str | None) -> None:
+        """Write the assembled alignment (no CIGAR for a scores-only job), then mark the
+        store complete."""
+        if cigar is not None:
+            self.group.create_array("cigar", shape=(1,), chunks=(1,), dtype=str,
+                                    dimension_names=("alignment",), overwrite=True)[0] = cigar
         update_attrs(self.group, alignment=alignment)
         mark_complete(self.group)
         self.attrs.update(alignment=alignment, complete=True)
@@ -170,7 +185,8 @@ class AlignmentStore(LayoutStore):
         return str(self.array("cigar")[0])
 
     def stored_bytes(self) -> int:
-        """Bytes of the boundary buffers and segments (uncompressed)."""
+        """Bytes of the boundary buffers and segments (uncompressed): 8 per boundary
+        cell and field."""
         names = ["bottom", "right", "tile_best"] + (["segment"] if "segments" in self.attrs
                                                     else [])
         return sum(int(self.array(name).nbytes) for name in names)

@@ -15,6 +15,7 @@ O(h + w) whatever the tile's area.
 from __future__ import annotations
 
 import functools
+import threading
 
 import cupy as cp
 import numpy as np
@@ -22,11 +23,14 @@ import numpy as np
 from swath.kernels.gpu._cuda import kernel, tile_name
 from swath.kernels.tile_origins import Best, F, H, check_origins, matrix_wide
 
-ROWS = {False: 4, True: 4}       # rows per lane: scores only, with origins
+ROWS = {False: 16, True: 4}      # rows per lane: scores only (large tiles), with origins
 WINDOW = 1024                    # columns of a band's ring (tiles.cu)
 WARP = 32
 WARPS_PER_BLOCK = 4
 _NEG32 = -(1 << 30)
+# one tile at a time per process: a launch fills the GPU with bands that wait on each
+# other, and two such launches side by side could each hold what the other waits for
+_ONE_TILE = threading.Lock()
 
 Boundary = tuple[np.ndarray, np.ndarray]
 
@@ -85,16 +89,18 @@ def _launch(q: np.ndarray, t: np.ndarray, sub: np.ndarray, gap_open: int, gap_ex
     best = cp.zeros((bands, 4), dtype=np.int32)
     fixed = (cp.asarray(q, dtype=np.uint8), cp.asarray(t, dtype=np.uint8),
              cp.asarray(shifted, dtype=np.int32), _device32(left[0]), _device32(left[1]))
-    for band0 in range(0, bands, per_launch):
-        count = min(per_launch, bands - band0)
-        progress.fill(0)
-        fn((-(-count // WARPS_PER_BLOCK),), (WARPS_PER_BLOCK * WARP,),
-           (*fixed, row_in, row_out, ring, progress, right, best,
-            np.int32(max(int(top[0][0]), _NEG32)), np.int32(h), np.int32(w), np.int32(alpha),
-            np.int32(goe), np.int32(gap_extend), np.int32(band0), np.int32(count)),
-           shared_mem=alpha * alpha * 4)
-        row_in, row_out = row_out, row_in
-    return row_in, right, _first_best(cp.asnumpy(best), h)
+    with _ONE_TILE:
+        for band0 in range(0, bands, per_launch):
+            count = min(per_launch, bands - band0)
+            progress.fill(0)
+            fn((-(-count // WARPS_PER_BLOCK),), (WARPS_PER_BLOCK * WARP,),
+               (*fixed, row_in, row_out, ring, progress, right, best,
+                np.int32(max(int(top[0][0]), _NEG32)), np.int32(h), np.int32(w),
+                np.int32(alpha), np.int32(goe), np.int32(gap_extend), np.int32(band0),
+                np.int32(count)), shared_mem=alpha * alpha * 4)
+            row_in, row_out = row_out, row_in
+        found = _first_best(cp.asnumpy(best), h)
+    return row_in, right, found
 
 
 def _top_row(top: Boundary, values: int) -> cp.ndarray:
