@@ -245,7 +245,7 @@ def _score_only_tiles(client, path, a, b, scoring, mode, tile, device):
 @pytest.mark.parametrize("mode", ["local", "global", "semiglobal"])
 def test_scores_only_equal_the_whole_matrix(client, tmp_path, mode):
     """StripedScore in rectangular tiles (taller, wider): the score and end cell of the
-    whole-matrix aligner; boundaries without origins, 16 bytes a cell."""
+    whole-matrix aligner; boundaries without origins, 8 bytes a cell."""
     rng = np.random.default_rng({"local": 11, "global": 12, "semiglobal": 13}[mode])
     for trial in range(6):
         scoring, alphabet = (DNA, 4) if trial % 2 else (PROTEIN, 20)
@@ -259,7 +259,7 @@ def test_scores_only_equal_the_whole_matrix(client, tmp_path, mode):
         opened = AlignmentStore.open(path)
         assert not opened.origins and "cigar" not in opened.group
         rows, cols = opened.tiles
-        assert opened.stored_bytes() == 16 * (len(a) * cols + len(b) * rows) + 32 * rows * cols
+        assert opened.stored_bytes() == 8 * (len(a) * cols + len(b) * rows) + 32 * rows * cols
 
 
 def test_scores_only_resume_after_some_tiles(client, tmp_path):

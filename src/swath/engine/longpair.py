@@ -28,7 +28,9 @@ from __future__ import annotations
 
 import functools
 import logging
+import threading
 import uuid
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -132,9 +134,30 @@ def border_h(job: PairJob, index: np.ndarray, row: bool) -> np.ndarray:
     return np.where(charged & (index > 0), values, 0)
 
 
+# The output boundaries (H and F, H and E) of the last tiles this worker computed: the
+# tiles below and to the right, often on the same worker, read them here instead of
+# from the store.
+_RECENT: OrderedDict[tuple[str, str, int, int], tuple[np.ndarray, np.ndarray]] = OrderedDict()
+_RECENT_TILES = 4
+_RECENT_LOCK = threading.Lock()
+
+
+def _remember(job: PairJob, ti: int, tj: int, bottom: np.ndarray, right: np.ndarray) -> None:
+    with _RECENT_LOCK:
+        _RECENT[job.store, job.store_id, ti, tj] = (bottom[:2].copy(), right[:2].copy())
+        while len(_RECENT) > _RECENT_TILES:
+            _RECENT.popitem(last=False)
+
+
+def _recent(job: PairJob, ti: int, tj: int) -> tuple[np.ndarray, np.ndarray] | None:
+    with _RECENT_LOCK:
+        return _RECENT.get((job.store, job.store_id, ti, tj))
+
+
 def tile_input(job: PairJob, store: AlignmentStore, ti: int, tj: int
                ) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
-    """``(top_h, top_f), (left_h, left_e)`` of tile (ti, tj), from the store or the border."""
+    """``(top_h, top_f), (left_h, left_e)`` of tile (ti, tj): from the border, from this
+    worker's last tiles, or from the store."""
     m, n = (len(s) for s in _sequences(job))
     th, tw = store.tile
     i0, j0 = ti * th, tj * tw
@@ -144,15 +167,29 @@ def tile_input(job: PairJob, store: AlignmentStore, ti: int, tj: int
     if ti == 0:
         top_h[:] = border_h(job, np.arange(j0, j0 + w + 1), row=True)
     else:
-        above = store.bottom(ti - 1, max(j0 - 1, 0), j0 + w)
-        top_h[1:], top_f[1:] = above[0, -w:], above[1, -w:]
-        top_h[0] = above[0, 0] if j0 else border_h(job, np.array([i0]), row=False)[0]
+        recent = _recent(job, ti - 1, tj)
+        above = recent[0] if recent else store.bottom(ti - 1, j0, j0 + w)
+        top_h[1:], top_f[1:] = above[0], above[1]
+        top_h[0] = _corner(job, store, ti, tj)
     if tj == 0:
         left_h = border_h(job, np.arange(i0 + 1, i0 + h + 1), row=False)
         left_e = np.full(h, _NEG_INF, dtype=np.int64)
     else:
-        left_h, left_e = store.right(tj - 1, i0, i0 + h)[:2]
+        recent = _recent(job, ti, tj - 1)
+        left_h, left_e = recent[1] if recent else store.right(tj - 1, i0, i0 + h)[:2]
     return (top_h, top_f), (np.ascontiguousarray(left_h), np.ascontiguousarray(left_e))
+
+
+def _corner(job: PairJob, store: AlignmentStore, ti: int, tj: int) -> int:
+    """H at the top left corner of tile (ti, tj), ti > 0: the last cell of tile
+    (ti - 1, tj - 1), or the border's."""
+    i0 = ti * store.tile[0]
+    if tj == 0:
+        return int(border_h(job, np.array([i0]), row=False)[0])
+    recent = _recent(job, ti - 1, tj - 1)
+    if recent:
+        return int(recent[1][0, -1])
+    return int(store.right(tj - 1, i0 - 1, i0)[0, 0])
 
 
 def _tile_sequences(job: PairJob, store: AlignmentStore, ti: int, tj: int
@@ -183,6 +220,7 @@ def run_tile(job: PairJob, ti: int, tj: int, *after: Any) -> int:
                                                            left)
         best = (score, i0 + i, j0 + j, -1) if i >= 0 else (score, -1, -1, -1)
     store.write_tile(ti, tj, bottom, right, best)
+    _remember(job, ti, tj, bottom, right)
     return len(q) * len(t)
 
 

@@ -19,7 +19,8 @@ the ``segments`` attribute; phase 3 writes each segment's CIGAR piece, then its
 and ``swath resume`` need nothing else. Stored bytes: 32 per boundary cell, about
 ``32 (m * TC + n * TR)``, that is O(m n / tile edge).
 
-A scores-only job (``fields`` attribute 2: V = 2, no origins) stops after phase 1:
+A scores-only job (``fields`` attribute 2: V = 2, no origins, int32 values, 8 bytes a
+boundary cell) stops after phase 1:
 its ``alignment`` attribute holds the score and end cell, and there is no CIGAR.
 """
 
@@ -60,6 +61,7 @@ class AlignmentStore(LayoutStore):
         m, n = len(query), len(target)
         rows, cols = -(-m // tile[0]), -(-n // tile[1])
         fields = 4 if origins else 2
+        dtype = np.int64 if origins else np.int32      # origins are matrix-wide cell codes
         write_attrs(group, LAYOUT, VERSION, tile=list(tile), tiles=[rows, cols], fields=fields,
                     **attrs)
         for name, seq, dim in (("query", query, "query_residue"),
@@ -68,11 +70,11 @@ class AlignmentStore(LayoutStore):
                                dimension_names=(dim,))
         # boundaries are written and read once each, on the critical path: not compressed
         group.create_array("bottom", shape=(rows, fields, n), chunks=(1, fields, tile[1]),
-                           dtype=np.int64,
+                           dtype=dtype,
                            compressors=None,
                            dimension_names=("tile_row", "field", "target_residue"))
         group.create_array("right", shape=(cols, fields, m), chunks=(1, fields, tile[0]),
-                           dtype=np.int64,
+                           dtype=dtype,
                            compressors=None,
                            dimension_names=("tile_column", "field", "query_residue"))
         group.create_array("tile_best", shape=(rows, cols, 4), chunks=(1, 1, 4), dtype=np.int64,
@@ -111,8 +113,10 @@ class AlignmentStore(LayoutStore):
                    best: tuple[int, int, int, int]) -> None:
         """A tile's output boundary and best cell, then its done mark."""
         th, tw = self.tile
-        self.array("bottom")[ti, :, tj * tw:tj * tw + bottom.shape[1]] = bottom
-        self.array("right")[tj, :, ti * th:ti * th + right.shape[1]] = right
+        rows, columns = self.array("bottom"), self.array("right")
+        rows[ti, :, tj * tw:tj * tw + bottom.shape[1]] = bottom.astype(rows.dtype, copy=False)
+        columns[tj, :, ti * th:ti * th + right.shape[1]] = right.astype(columns.dtype,
+                                                                        copy=False)
         self.array("tile_best")[ti, tj] = np.asarray(best, dtype=np.int64)
         self.array("tile_done")[ti, tj] = 1
 
@@ -185,8 +189,7 @@ class AlignmentStore(LayoutStore):
         return str(self.array("cigar")[0])
 
     def stored_bytes(self) -> int:
-        """Bytes of the boundary buffers and segments (uncompressed): 8 per boundary
-        cell and field."""
+        """Bytes of the boundary buffers and segments (uncompressed)."""
         names = ["bottom", "right", "tile_best"] + (["segment"] if "segments" in self.attrs
                                                     else [])
         return sum(int(self.array(name).nbytes) for name in names)
