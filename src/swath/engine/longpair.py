@@ -29,6 +29,7 @@ from __future__ import annotations
 import functools
 import logging
 import threading
+import time
 import uuid
 from collections import OrderedDict
 from collections.abc import Callable
@@ -207,8 +208,10 @@ def _tile_sequences(job: PairJob, store: AlignmentStore, ti: int, tj: int
 def run_tile(job: PairJob, ti: int, tj: int, *after: Any) -> int:
     """Phase 1 on tile (ti, tj): write its output boundary and best cell; its cells."""
     store = _open_worker(job)
+    started = time.perf_counter()
     q, t, i0, j0 = _tile_sequences(job, store, ti, tj)
     top, left = tile_input(job, store, ti, tj)
+    read = time.perf_counter()
     backend = get_backend(job.device)
     scoring = (job.matrix, job.gap_open, job.gap_extend, job.local)
     if job.traceback:
@@ -219,8 +222,11 @@ def run_tile(job: PairJob, ti: int, tj: int, *after: Any) -> int:
         bottom, right, (score, i, j) = backend.tile_scores(q, t, *scoring, job.strip, top,
                                                            left)
         best = (score, i0 + i, j0 + j, -1) if i >= 0 else (score, -1, -1, -1)
+    computed = time.perf_counter()
     store.write_tile(ti, tj, bottom, right, best)
     _remember(job, ti, tj, bottom, right)
+    logger.debug("tile (%d, %d) on the %s: inputs %.3f s, kernel %.3f s, outputs %.3f s", ti,
+                 tj, job.device, read - started, computed - read, time.perf_counter() - computed)
     return len(q) * len(t)
 
 

@@ -52,12 +52,19 @@ _NAMES = {
 }
 
 
+# sources whose instances compile one at a time, when first used (each run uses few)
+_ONE_BY_ONE = ("tiles.cu",)
+
+
 @functools.cache
-def _module(source: str) -> cupy.RawModule:
+def _module(source: str, names: tuple[str, ...]) -> cupy.RawModule:
     return cupy.RawModule(code=(HERE / source).read_text(), options=("-std=c++17", f"-I{HERE}"),
-                          name_expressions=_NAMES[source])
+                          name_expressions=names)
 
 
 def kernel(source: str, name: str) -> cupy.RawKernel:
     """The compiled kernel ``name`` (a template instance) of ``source``."""
-    return _module(source).get_function(name)
+    if name not in _NAMES[source]:
+        raise KeyError(f"{name} is not an instance of {source}")
+    return _module(source, (name,) if source in _ONE_BY_ONE else _NAMES[source]).get_function(
+        name)
