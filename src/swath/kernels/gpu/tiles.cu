@@ -28,6 +28,9 @@ constexpr int NEG = -(1 << 30);
 constexpr int CHUNK = 32;     // columns a band publishes at a time (one per lane)
 constexpr int WINDOW = 1024;  // columns of a band's ring
 constexpr int ST_H = 0, ST_E = 1, ST_F = 2, ST_START = 3;
+// the substitution score of the rows a tail band holds past the tile's last row: so
+// low that they never hold a best cell (shared memory holds it as residue `alpha`)
+constexpr int PAD_SCORE = -(1 << 20);
 
 struct TileArgs {
     const u8* q;                 // h query residues (the tile's rows)
@@ -57,7 +60,7 @@ struct Scores<true> {
     __device__ __forceinline__ void load(const int* sm, int alpha, int qr) {
         lo = hi = 0;
         for (int c = 0; c < alpha; ++c) {
-            u32 b = (u32)(sm[qr * alpha + c] & 0xff);
+            u32 b = (u32)(max(-128, min(127, sm[qr * alpha + c])) & 0xff);
             if (c < 4) lo |= b << (8 * c); else hi |= b << (8 * (c - 4));
         }
     }
@@ -132,7 +135,7 @@ __device__ __forceinline__ void band(const TileArgs& a, const int* sm, int lb) {
         hm[r] = max(a.left_h[g], NEG) - goe;
         ev[r] = max(a.left_e[g], NEG);
         if (ORIGINS) { oh[r] = (g + 1) * wide4 + ST_H; oe[r] = (g + 1) * wide4 + ST_E; }
-        prof[r].load(sm, a.alpha, a.q[g]);
+        prof[r].load(sm, a.alpha, row0 + r < h ? a.q[g] : a.alpha);
     }
     // H (as hm) and origin of the cell diagonal to the lane's first row, column 0
     int diag = max(row0 ? a.left_h[min(row0, h) - 1] : a.corner, NEG) - goe;
@@ -153,6 +156,7 @@ __device__ __forceinline__ void band(const TileArgs& a, const int* sm, int lb) {
     int cap_hm = 0, cap_f = 0, cap_oh = 0, cap_of = 0;
     Best best;
     best.init(h, goe);
+    if (row0 >= h) best.floor = 0x7fffffff;     // a tail band's lanes past the last row
     // target residues: lane l holds column k0 + l (t_cur) and prefetches k0 + 32 + l
     // (t_nxt); `pair` holds the score selectors of columns k0 - 32 + l and k0 + l in
     // its low and high halves. Each step works out the selector of the lane's next
@@ -309,7 +313,8 @@ __global__ void __launch_bounds__(128) tile_forward(
     const TileArgs a{q, t, sub, left_h, left_e, in_row, out_row, ring, progress, right, best,
                      corner, h, w, alpha, goe, ge, band0, bands};
     extern __shared__ int sm[];
-    for (int x = threadIdx.x; x < a.alpha * a.alpha; x += blockDim.x) sm[x] = a.sub[x];
+    for (int x = threadIdx.x; x < a.alpha * (a.alpha + 1); x += blockDim.x)
+        sm[x] = x < a.alpha * a.alpha ? a.sub[x] : PAD_SCORE;
     __syncthreads();
     const int lb = blockIdx.x * (blockDim.x / WARP) + threadIdx.x / WARP;
     if (lb >= a.bands) return;

@@ -79,8 +79,8 @@ def _launch(q: np.ndarray, t: np.ndarray, sub: np.ndarray, gap_open: int, gap_ex
     bands = -(-h // (WARP * lane_rows))
     values = 4 if origins else 2
     fn = kernel("tiles.cu", tile_name(lane_rows, local, origins, packed))
-    per_launch = min(bands, slab or bands,
-                     _resident_blocks(fn, alpha * alpha * 4) * WARPS_PER_BLOCK)
+    shared = alpha * (alpha + 1) * 4       # the scores, and a row for padding residues
+    per_launch = min(bands, slab or bands, _resident_blocks(fn, shared) * WARPS_PER_BLOCK)
     row_in = _top_row(top, values)
     row_out = cp.empty_like(row_in)
     ring = cp.empty((per_launch, values, WINDOW), dtype=np.int32)
@@ -97,7 +97,7 @@ def _launch(q: np.ndarray, t: np.ndarray, sub: np.ndarray, gap_open: int, gap_ex
                (*fixed, row_in, row_out, ring, progress, right, best,
                 np.int32(max(int(top[0][0]), _NEG32)), np.int32(h), np.int32(w),
                 np.int32(alpha), np.int32(goe), np.int32(gap_extend), np.int32(band0),
-                np.int32(count)), shared_mem=alpha * alpha * 4)
+                np.int32(count)), shared_mem=shared)
             row_in, row_out = row_out, row_in
         found = _first_best(cp.asnumpy(best), h)
     return row_in, right, found
