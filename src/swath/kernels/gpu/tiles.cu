@@ -127,7 +127,9 @@ __device__ __forceinline__ void band(const TileArgs& a, const int* sm, int lb) {
     const int row0 = b * WARP * R + lane * R;        // tile row of the lane's first row, 0-based
     const int wide4 = (w + 1) * 4;                   // origin stride of a row
 
-    int hm[R], ev[R], oh[R], oe[R];
+    // H (as hm) of the lane's rows at the last column, in two register sets that steps
+    // take turns to read and write (no copies); E and origins
+    int hm[R], hn[R], ev[R], oh[R], oe[R];
     Scores<PACKED> prof[R];
 #pragma unroll
     for (int r = 0; r < R; ++r) {
@@ -165,8 +167,9 @@ __device__ __forceinline__ void band(const TileArgs& a, const int* sm, int lb) {
     u32 pair = 0, sel_nxt = Scores<PACKED>::selector(t_nxt);
     u32 sel = lane == 0 ? sel_nxt : 0;
 
-    // step k: lane l computes column k - l (when in the tile: `edge` steps check)
-    auto step = [&](const int k, const bool edge) {
+    // step k: lane l computes column k - l (when in the tile: `edge` steps check), from
+    // H in `cur` to H in `nxt`
+    auto step = [&](const int k, const bool edge, int (&cur)[R], int (&nxt)[R]) {
         const int k0 = k & ~(CHUNK - 1);
         if (k == k0) {
             // every CHUNK steps: publish the columns written, wait for the band above
@@ -214,7 +217,11 @@ __device__ __forceinline__ void band(const TileArgs& a, const int* sm, int lb) {
         const int j = k - lane;
         const u32 now = sel;
         sel = t_at == 2 * CHUNK ? sel_nxt : t_two >> ((t_at >> 1) & 16);
-        if (edge && (j < 0 || j >= w)) return;
+        if (edge && (j < 0 || j >= w)) {      // an idle lane keeps its rows
+#pragma unroll
+            for (int r = 0; r < R; ++r) nxt[r] = cur[r];
+            return;
+        }
         int dg = diag, odg = odiag;
         diag = r_hm; odiag = r_oh;
         up_hm = r_hm; up_f = r_f; up_oh = r_oh; up_of = r_of;
@@ -226,8 +233,8 @@ __device__ __forceinline__ void band(const TileArgs& a, const int* sm, int lb) {
             int hv;
             if (ORIGINS) {
                 const int ee = ev[r] - ge;
-                const bool xe = ee > hm[r];
-                const int e = max(ee, hm[r]);
+                const bool xe = ee > cur[r];
+                const int e = max(ee, cur[r]);
                 const int o_e = xe ? oe[r] : oh[r];
                 const int fe = up_f - ge;
                 const bool xf = fe > up_hm;
@@ -248,25 +255,25 @@ __device__ __forceinline__ void band(const TileArgs& a, const int* sm, int lb) {
                 ev[r] = e; up_f = f;
                 hv -= goe;             // hm again
             } else {
-                const int e = Int32::addmax(ev[r], -ge, hm[r]);
+                const int e = Int32::addmax(ev[r], -ge, cur[r]);
                 const int f = Int32::addmax(up_f, -ge, up_hm);
                 const int d = Int32::addmax(dg, s, e);
                 hv = (LOCAL ? Int32::max3relu(d, f, d) : max(d, f));
                 hv -= goe;
                 ev[r] = e; up_f = f;
             }
-            dg = hm[r];
-            hm[r] = hv;
+            dg = cur[r];
+            nxt[r] = hv;
             up_hm = hv;
-            if (LOCAL) top = (r & 1) ? Int32::max3(top, hm[r - 1], hv) : (r == R - 1 ? max(top, hv) : top);
+            if (LOCAL) top = (r & 1) ? Int32::max3(top, nxt[r - 1], hv) : (r == R - 1 ? max(top, hv) : top);
             if (TAIL && r == rl) { cap_hm = up_hm; cap_f = up_f; cap_oh = up_oh; cap_of = up_of; }
         }
         // rarely: a row of this step may hold the lane's new best cell
         if (LOCAL && top >= best.floor) {
 #pragma unroll
             for (int r = 0; r < R; ++r)
-                if (hm[r] >= best.floor && (!TAIL || row0 + r < h))
-                    best.offer(hm[r], goe, row0 + r + 1, j + 1, ORIGINS ? oh[r] : 0);
+                if (nxt[r] >= best.floor && (!TAIL || row0 + r < h))
+                    best.offer(nxt[r], goe, row0 + r + 1, j + 1, ORIGINS ? oh[r] : 0);
         }
         if (lane == wl) {
             const int x = j & out_mask;
@@ -279,12 +286,19 @@ __device__ __forceinline__ void band(const TileArgs& a, const int* sm, int lb) {
         }
     };
 
-    // all lanes are in the tile from step 31 to step w - 1
-    const int full_from = min(WARP - 1, w), full_to = max(w, full_from);
-    for (int k = 0; k < full_from; ++k) step(k, true);
-#pragma unroll 2
-    for (int k = full_from; k < full_to; ++k) step(k, false);
-    for (int k = full_to; k < w + WARP - 1; ++k) step(k, true);
+    // steps two at a time (hm to hn, hn to hm); all lanes are in the tile from step 31
+    // to step w - 1: the steps from 32 to an even step in there check no edge
+    const int steps = w + WARP - 1;
+    const int full_from = WARP, full_to = max(full_from, w - (w & 1));
+    int k = 0;
+    for (; k < min(full_from, full_to); k += 2) { step(k, true, hm, hn); step(k + 1, true, hn, hm); }
+    for (; k < full_to; k += 2) { step(k, false, hm, hn); step(k + 1, false, hn, hm); }
+    for (; k + 1 < steps; k += 2) { step(k, true, hm, hn); step(k + 1, true, hn, hm); }
+    if (k < steps) {
+        step(k, true, hm, hn);
+#pragma unroll
+        for (int r = 0; r < R; ++r) hm[r] = hn[r];
+    }
     if (lane == wl) publish(a.progress + lb, w);
 #pragma unroll
     for (int r = 0; r < R; ++r) {

@@ -52,11 +52,12 @@ def tile_forward(q: np.ndarray, t: np.ndarray, sub: np.ndarray, gap_open: int, g
 def tile_scores(q: np.ndarray, t: np.ndarray, sub: np.ndarray, gap_open: int, gap_extend: int,
                 local: bool, strip: int, top: Boundary, left: Boundary, rows: int | None = None
                 ) -> tuple[np.ndarray, np.ndarray, tuple[int, int, int]]:
-    """One tile's scores only, on the GPU: as ``kernels.cpu.tiles.tile_scores``.
+    """One tile's scores only, on the GPU: as ``kernels.cpu.tiles.tile_scores`` (its
+    boundaries come as int32, as the kernel computes them).
 
     ``rows`` (4, 8 or 16) overrides the rows per lane, for measurements.
     """
-    bottom, right, best = (cp.asnumpy(x).astype(np.int64) for x in _launch(
+    bottom, right, best = (cp.asnumpy(x) for x in _launch(
         q, t, sub, gap_open, gap_extend, local, False, top, left, rows))
     score, i, j = (int(x) for x in best[:3])
     return bottom, right, (score, i, j) if i >= 0 else (score, -1, -1)
