@@ -27,6 +27,13 @@ constexpr unsigned FULL = 0xffffffffu;
 constexpr int NEG = -(1 << 30);
 constexpr int CHUNK = 32;     // columns a band publishes at a time (one per lane)
 constexpr int WINDOW = 1024;  // columns of a band's ring
+#ifndef SYNC_CHUNKS
+#define SYNC_CHUNKS 1
+#endif
+// a band waits on the band above every SYNC columns, for the SYNC columns ahead; it
+// checks the band below (the ring's reader) every BACK columns, for 2 BACK ahead
+constexpr int SYNC = SYNC_CHUNKS * CHUNK;
+constexpr int BACK = 256;
 constexpr int ST_H = 0, ST_E = 1, ST_F = 2, ST_START = 3;
 // the substitution score of the rows a tail band holds past the tile's last row: so
 // low that they never hold a best cell (shared memory holds it as residue `alpha`)
@@ -106,11 +113,20 @@ struct Best {
 // Wait (one lane) until a band's counter reaches `need`; its writes are then visible.
 __device__ __forceinline__ void wait_until(const int* counter, int need) {
     int seen;
+#ifdef RELAXED_POLL
+    while (true) {
+        asm volatile("ld.relaxed.gpu.global.s32 %0, [%1];" : "=r"(seen) : "l"(counter) : "memory");
+        if (seen >= need) break;
+        __nanosleep(32);
+    }
+    asm volatile("fence.acq_rel.gpu;" ::: "memory");
+#else
     while (true) {
         asm volatile("ld.acquire.gpu.global.s32 %0, [%1];" : "=r"(seen) : "l"(counter) : "memory");
         if (seen >= need) return;
         __nanosleep(32);
     }
+#endif
 }
 
 // Publish the count of columns this thread's writes complete (release: after them).
@@ -181,8 +197,9 @@ __device__ __forceinline__ void band(const TileArgs& a, const int* sm, int lb) {
             if (lane == wl) publish(a.progress + lb, min(max(k0 - wl, 0), w));
             if (k0 < w) {
                 if (lane == 0) {
-                    if (!first) wait_until(a.progress + lb - 1, min(k0 + CHUNK, w));
-                    if (!last_in_launch) wait_until(a.progress + lb + 1, k0 + 2 * CHUNK - WINDOW);
+                    if (!first && k0 % SYNC == 0) wait_until(a.progress + lb - 1, min(k0 + SYNC, w));
+                    if (!last_in_launch && k0 % BACK == 0)
+                        wait_until(a.progress + lb + 1, k0 + 2 * BACK + CHUNK - WINDOW);
                 }
                 __syncwarp();
                 const int c = k0 + lane;
