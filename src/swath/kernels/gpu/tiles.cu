@@ -109,19 +109,6 @@ struct Best {
 };
 
 // Wait (one lane) until a band's counter reaches `need`; its writes are then visible.
-// v[at] for an index the whole warp shares: a jump, not a compare and select per row
-template <int R>
-__device__ __forceinline__ int pick(const int (&v)[R], int at) {
-    switch (at) {
-#define SWATH_PICK(n) case n: if constexpr (n < R) return v[n]; else return 0;
-        SWATH_PICK(0) SWATH_PICK(1) SWATH_PICK(2) SWATH_PICK(3) SWATH_PICK(4) SWATH_PICK(5)
-        SWATH_PICK(6) SWATH_PICK(7) SWATH_PICK(8) SWATH_PICK(9) SWATH_PICK(10) SWATH_PICK(11)
-        SWATH_PICK(12) SWATH_PICK(13) SWATH_PICK(14) SWATH_PICK(15)
-#undef SWATH_PICK
-        default: return 0;
-    }
-}
-
 __device__ __forceinline__ void wait_until(const int* counter, int need) {
     int seen;
     while (true) {
@@ -140,7 +127,6 @@ __device__ __forceinline__ void publish(int* counter, int done) {
 template <int R, bool LOCAL, bool ORIGINS, bool PACKED, bool TAIL>
 __device__ __forceinline__ void band(const TileArgs& a, const int* sm, int lb) {
     constexpr int NV = ORIGINS ? 4 : 2;
-    static_assert(R <= 16, "pick() serves at most 16 rows per lane");
     const int lane = threadIdx.x & (WARP - 1);
     const int h = a.h, w = a.w, goe = a.goe, ge = a.ge, b = a.band0 + lb;
     const int row0 = b * WARP * R + lane * R;        // tile row of the lane's first row, 0-based
@@ -174,9 +160,7 @@ __device__ __forceinline__ void band(const TileArgs& a, const int* sm, int lb) {
     // the band's last row: lane `wl`, register row `rl` (the tile's last row in a tail)
     const int last = min(h, (b + 1) * WARP * R) - 1 - b * WARP * R;
     const int wl = last / R, rl = last % R;
-    // a tail band's last row is the tile's: row `rl` of lane `wl`, whose F (and origins)
-    // the band keeps per row
-    int fr[R], ofr[R];
+    int cap_hm = 0, cap_f = 0, cap_oh = 0, cap_of = 0;
     Best best;
     best.init(h, goe);
     if (row0 >= h) best.floor = 0x7fffffff;     // a tail band's lanes past the last row
@@ -288,7 +272,7 @@ __device__ __forceinline__ void band(const TileArgs& a, const int* sm, int lb) {
             nxt[r] = hv;
             up_hm = hv;
             if (LOCAL) top = (r & 1) ? Int32::max3(top, nxt[r - 1], hv) : (r == R - 1 ? max(top, hv) : top);
-            if (TAIL) { fr[r] = up_f; ofr[r] = up_of; }
+            if (TAIL && r == rl) { cap_hm = up_hm; cap_f = up_f; cap_oh = up_oh; cap_of = up_of; }
         }
         // rarely: a row of this step may hold the lane's new best cell
         if (LOCAL && top >= best.floor) {
@@ -299,11 +283,11 @@ __device__ __forceinline__ void band(const TileArgs& a, const int* sm, int lb) {
         }
         if (lane == wl) {
             const int x = j & out_mask;
-            out[x] = (TAIL ? pick(nxt, rl) : up_hm) + goe;
-            out[out_stride + x] = TAIL ? pick(fr, rl) : up_f;
+            out[x] = (TAIL ? cap_hm : up_hm) + goe;
+            out[out_stride + x] = TAIL ? cap_f : up_f;
             if (ORIGINS) {
-                out[2 * out_stride + x] = TAIL ? pick(oh, rl) : up_oh;
-                out[3 * out_stride + x] = TAIL ? pick(ofr, rl) : up_of;
+                out[2 * out_stride + x] = TAIL ? cap_oh : up_oh;
+                out[3 * out_stride + x] = TAIL ? cap_of : up_of;
             }
         }
     };
