@@ -10,10 +10,10 @@ from tests.conftest import DNA, PROTEIN
 
 pytestmark = pytest.mark.gpu
 NEG = -(1 << 40)
-# bands are 32 lanes x 4, 8 or 16 rows: shapes below, at and above a band, and tails;
-# widths above the ring of 1,024 columns
-SHAPES = [(1, 1), (5, 70), (31, 33), (256, 40), (257, 300), (600, 129), (1100, 515),
-          (300, 2500)]
+# bands are 32 lanes x 4, 8 or 16 rows, then half bands: shapes below, at and above a
+# band, half bands with and without a tail; widths above the ring of 1,024 columns
+SHAPES = [(1, 1), (5, 70), (31, 33), (256, 40), (257, 300), (600, 129), (768, 50),
+          (1100, 515), (300, 2500)]
 
 
 def boundary(rng, h, w, alphabet_scale):

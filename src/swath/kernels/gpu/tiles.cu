@@ -123,13 +123,13 @@ __device__ __forceinline__ void publish(int* counter, int done) {
     asm volatile("st.release.gpu.global.s32 [%0], %1;" :: "l"(counter), "r"(done) : "memory");
 }
 
-// One band (lb of the launch's, b of the tile's): rows [b * 32R, b * 32R + 32R).
+// One band (lb of the launch's, b of the tile's): rows [start, start + 32R).
 template <int R, bool LOCAL, bool ORIGINS, bool PACKED, bool TAIL>
-__device__ __forceinline__ void band(const TileArgs& a, const int* sm, int lb) {
+__device__ __forceinline__ void band(const TileArgs& a, const int* sm, int lb, int start) {
     constexpr int NV = ORIGINS ? 4 : 2;
     const int lane = threadIdx.x & (WARP - 1);
     const int h = a.h, w = a.w, goe = a.goe, ge = a.ge, b = a.band0 + lb;
-    const int row0 = b * WARP * R + lane * R;        // tile row of the lane's first row, 0-based
+    const int row0 = start + lane * R;               // tile row of the lane's first row, 0-based
     const int wide4 = (w + 1) * 4;                   // origin stride of a row
 
     // H (as hm) of the lane's rows at the last column, in two register sets that steps
@@ -158,7 +158,7 @@ __device__ __forceinline__ void band(const TileArgs& a, const int* sm, int lb) {
     int* out = last_in_launch ? a.out_row : a.ring + (size_t)lb * NV * WINDOW;
     const int out_stride = last_in_launch ? w : WINDOW, out_mask = last_in_launch ? -1 : WINDOW - 1;
     // the band's last row: lane `wl`, register row `rl` (the tile's last row in a tail)
-    const int last = min(h, (b + 1) * WARP * R) - 1 - b * WARP * R;
+    const int last = min(h, start + WARP * R) - 1 - start;
     const int wl = last / R, rl = last % R;
     int cap_hm = 0, cap_f = 0, cap_oh = 0, cap_of = 0;
     Best best;
@@ -338,6 +338,15 @@ __global__ void __launch_bounds__(128) tile_forward(
     __syncthreads();
     const int lb = blockIdx.x * (blockDim.x / WARP) + threadIdx.x / WARP;
     if (lb >= a.bands) return;
-    if ((a.band0 + lb + 1) * WARP * R > a.h) band<R, LOCAL, ORIGINS, PACKED, true>(a, sm, lb);
-    else band<R, LOCAL, ORIGINS, PACKED, false>(a, sm, lb);
+    // bands of 32R rows, then the rest in bands of 16R rows, the last of which may hold
+    // the tile's last row inside (a tail): half bands are quick enough that a tail's
+    // extra work does not hold the pipeline back
+    const int b = a.band0 + lb, full = a.h / (WARP * R);
+    if (b < full) {
+        band<R, LOCAL, ORIGINS, PACKED, false>(a, sm, lb, b * WARP * R);
+        return;
+    }
+    const int start = full * WARP * R + (b - full) * WARP * (R / 2);
+    if (start + WARP * (R / 2) > a.h) band<R / 2, LOCAL, ORIGINS, PACKED, true>(a, sm, lb, start);
+    else band<R / 2, LOCAL, ORIGINS, PACKED, false>(a, sm, lb, start);
 }

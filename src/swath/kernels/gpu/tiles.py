@@ -77,7 +77,8 @@ def _launch(q: np.ndarray, t: np.ndarray, sub: np.ndarray, gap_open: int, gap_ex
     shifted = np.asarray(sub, dtype=np.int64) + goe
     alpha = shifted.shape[0]
     packed = alpha <= 8 and shifted.min() >= -128 and shifted.max() <= 127
-    bands = -(-h // (WARP * lane_rows))
+    full = h // (WARP * lane_rows)         # bands of 32 R rows, then of 16 R (tiles.cu)
+    bands = full + -(-(h - full * WARP * lane_rows) // (WARP * lane_rows // 2))
     values = 4 if origins else 2
     fn = kernel("tiles.cu", tile_name(lane_rows, local, origins, packed))
     shared = alpha * (alpha + 1) * 4       # the scores, and a row for padding residues
