@@ -56,7 +56,7 @@ def _tsv_value(value: object) -> str:
               help="Strip width inside a tile [default: 256].")
 @click.option("--score-only", is_flag=True,
               help="The score and end cell only, no traceback (StripedScore: the tiled "
-                   "path in tiles of any size; on a GPU, slabs of 524,288 rows).")
+                   "path in tiles of any size; on a GPU, slabs of up to 786,432 rows).")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default=None,
               help="text: header and pairwise view (like EMBOSS water/needle; the default "
                    "without -o); json: one object; tsv: a header line and one row. json and "

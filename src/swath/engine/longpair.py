@@ -50,7 +50,8 @@ logger = logging.getLogger(__name__)
 _NEG_INF = -(1 << 40)
 DEFAULT_STRIP = 256
 DEFAULT_TILE = 8192
-GPU_TILE_ROWS = 1 << 19     # scores only on the GPU: a tile is a slab of this many rows
+GPU_TILE_ROWS = 786_432     # scores only on the GPU: the tallest tile (one launch, H100)
+GPU_ROW_STEP = 512          # a GPU band's rows
 
 
 def default_tile(device: str, m: int, n: int, workers: int, traceback: bool
@@ -58,14 +59,19 @@ def default_tile(device: str, m: int, n: int, workers: int, traceback: bool
     """The tile shape of a job that asks for none (see benchmarks/RESULTS.md).
 
     CPU: 8,192 a side. GPU with traceback: the largest tile whose origins fit 32 bits.
-    GPU, scores only: slabs of ``GPU_TILE_ROWS`` rows, the target cut in one tile
-    column per worker, so that the wavefront keeps every GPU busy with tall tiles.
+    GPU, scores only: the target cut in one tile column per worker, and the query in
+    tile rows of equal height, at most ``GPU_TILE_ROWS`` (the bands one launch holds
+    on an H100: a tile's time grows with its width more than its height), and at least
+    four per worker when there are several, so that the wavefront keeps them busy.
     """
     if device != "gpu":
         return DEFAULT_TILE, DEFAULT_TILE
     if traceback:
         return MAX_TILE, MAX_TILE
-    return max(1, min(m, GPU_TILE_ROWS)), max(1, -(-n // max(workers, 1)))
+    rows = max(-(-m // GPU_TILE_ROWS), 4 * workers if workers > 1 else 1)
+    height = -(-m // rows)
+    height = -(-height // GPU_ROW_STEP) * GPU_ROW_STEP
+    return max(1, min(height, m)), max(1, -(-n // max(workers, 1)))
 
 
 @dataclass(frozen=True)
