@@ -56,7 +56,7 @@ def main() -> None:
     a, b = (read_sequences(p, SCORING.alphabet, wildcard=True, limit=1)[0][:args.window]
             for p in paths)
     cells = len(a) * len(b)
-    client, _ = connect(device="cpu", cpu_tasks=True)
+    client, _ = connect(device="cpu", tile_tasks=True)
     phase_times: dict[str, float] = {}
 
     def progress(phase: str, done: int, total: int, _cells: int) -> None:

@@ -68,7 +68,7 @@ def main() -> None:
     scratch = tempfile.mkdtemp()
     results = []
     for gpus in (int(g) for g in args.gpus.split(",")):
-        with session(device="gpu", workers=gpus) as (client, _):
+        with session(device="gpu", workers=gpus, tile_tasks=True) as (client, _):
             client.wait_for_workers(gpus)
             client.run(warm_up)
             results.append(run_scores(client, gpus, a, b, f"{scratch}/l1-{gpus}.zarr"))

@@ -104,7 +104,7 @@ def align(query: str, target: str, output: str | None, tile_size: int | None,
     started = time.perf_counter()
     if score_only:
         kind = tile_device(device)
-        with dask_client(scheduler, workers, kind, cpu_tasks=kind == "cpu") as client, \
+        with dask_client(scheduler, workers, kind, tile_tasks=True) as client, \
                 _tile_bar(report) as bar:
             result = _score_pair(output, q, t, scoring, mode, kind, tile_size, strip, client,
                                  (query_id, target_id), bar)
@@ -116,7 +116,7 @@ def align(query: str, target: str, output: str | None, tile_size: int | None,
         return
     if output or tile_size or len(q) * len(t) // 2 > TILED_ABOVE:
         kind = tile_device(device)
-        with dask_client(scheduler, workers, kind, cpu_tasks=kind == "cpu") as client, \
+        with dask_client(scheduler, workers, kind, tile_tasks=True) as client, \
                 _tile_bar(report) as bar:
             alignment = swath.align(q, t, scoring=scoring, mode=mode, device=device,
                                     store=output, tile_size=tile_size, strip=strip,
@@ -220,7 +220,7 @@ def resume_alignment(store: str, device: str, scheduler: str | None, workers: in
 
     kind = tile_device(device)
     job = job_from_store(store, kind)
-    with dask_client(scheduler, workers, kind, cpu_tasks=kind == "cpu") as client, \
+    with dask_client(scheduler, workers, kind, tile_tasks=True) as client, \
             _tile_bar(show_progress(progress)) as bar:
         run(job, client, bar)
 

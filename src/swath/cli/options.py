@@ -331,12 +331,12 @@ workers_option = click.option(
 
 @contextmanager
 def dask_client(scheduler: str | None, workers: int | None, device: str,
-                cpu_tasks: bool = False) -> Iterator[Any]:
+                tile_tasks: bool = False) -> Iterator[Any]:
     """A Dask client for a command; a local cluster's dashboard address goes to stderr."""
     from swath.engine.cluster import session
 
     with session(scheduler=scheduler, workers=workers, device=device,
-                 cpu_tasks=cpu_tasks) as (client, own):
+                 tile_tasks=tile_tasks) as (client, own):
         if own:
             click.echo(f"swath: local Dask cluster, dashboard at {client.dashboard_link}",
                        err=True)

@@ -441,7 +441,7 @@ def align_pair(path: str, query: np.ndarray, target: np.ndarray, scoring: Any, *
     from swath.engine.cluster import session
 
     kind = tile_device(device)
-    with session(client, device=kind, cpu_tasks=kind == "cpu") as (client, _):
+    with session(client, device=kind, tile_tasks=True) as (client, _):
         workers = max(1, len(client.scheduler_info()["workers"]))
         tile = ((tile_size, tile_size) if tile_size else _stored_tile(path) or
                 default_tile(kind, len(query), len(target), workers, traceback))
