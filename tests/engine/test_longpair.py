@@ -280,11 +280,13 @@ def test_scores_only_resume_after_some_tiles(client, tmp_path):
 def test_default_tiles():
     assert longpair.default_tile("cpu", 10**6, 10**6, 4, False) == (8192, 8192)
     assert longpair.default_tile("gpu", 10**6, 10**6, 4, True) == (16384, 16384)
-    # L1: equal tile rows of whole bands, one tile column per GPU, four tile rows per GPU
+    # L1: equal tile rows of whole bands, one tile column per GPU, three tile rows per GPU
     assert longpair.default_tile("gpu", 4_646_332, 4_617_703, 1, False) == (774_656,
                                                                             4_617_703)
-    assert longpair.default_tile("gpu", 4_646_332, 4_617_703, 2, False) == (581_120,
+    assert longpair.default_tile("gpu", 4_646_332, 4_617_703, 2, False) == (774_656,
                                                                             2_308_852)
+    assert longpair.default_tile("gpu", 4_646_332, 4_617_703, 4, False) == (387_584,
+                                                                            1_154_426)
     assert longpair.default_tile("gpu", 100, 50, 1, False) == (100, 50)
 
 

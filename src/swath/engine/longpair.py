@@ -62,13 +62,13 @@ def default_tile(device: str, m: int, n: int, workers: int, traceback: bool
     GPU, scores only: the target cut in one tile column per worker, and the query in
     tile rows of equal height, at most ``GPU_TILE_ROWS`` (the bands one launch holds
     on an H100: a tile's time grows with its width more than its height), and at least
-    four per worker when there are several, so that the wavefront keeps them busy.
+    three per worker when there are several, so that the wavefront keeps them busy.
     """
     if device != "gpu":
         return DEFAULT_TILE, DEFAULT_TILE
     if traceback:
         return MAX_TILE, MAX_TILE
-    rows = max(-(-m // GPU_TILE_ROWS), 4 * workers if workers > 1 else 1)
+    rows = max(-(-m // GPU_TILE_ROWS), 3 * workers if workers > 1 else 1)
     height = -(-m // rows)
     height = -(-height // GPU_ROW_STEP) * GPU_ROW_STEP
     return max(1, min(height, m)), max(1, -(-n // max(workers, 1)))
