@@ -143,33 +143,37 @@ def test_each_phase_resumes_without_redoing_the_last(client, tmp_path, monkeypat
 KILLED_JOB = textwrap.dedent("""
     import sys, numpy as np, swath
     from distributed import Client, LocalCluster
+    from swath.engine import longpair
     rng = np.random.default_rng(7)
     a = rng.integers(0, 4, 600).astype(np.uint8)
     b = np.concatenate([a[:250], a[262:], rng.integers(0, 4, 50).astype(np.uint8)])
     sc = swath.Scoring.dna(match=2, mismatch=-3, gap_open=5, gap_extend=2)
     with LocalCluster(n_workers=1, threads_per_worker=1, processes=False) as cluster, \\
             Client(cluster) as client:
-        swath.align(a, b, scoring=sc, mode=sys.argv[2], store=sys.argv[1], tile_size=40,
-                    strip=3, client=client)
+        longpair.align_pair(sys.argv[1], a, b, sc, mode=sys.argv[2], device="cpu",
+                            tile_size=40, strip=3, client=client, names=("a", "b"),
+                            traceback=sys.argv[3] == "full")
 """)
 
 
-@pytest.mark.parametrize("mode", ["local", "global"])
-def test_killed_at_random_points_then_resumed(tmp_path, mode):
-    """SIGKILL the client at several points of phase 1 to 3; `swath resume` finishes it
-    with the alignment of an uninterrupted run."""
+def killed_pair():
+    """The pair KILLED_JOB aligns."""
+    rng = np.random.default_rng(7)
+    a = rng.integers(0, 4, 600).astype(np.uint8)
+    return a, np.concatenate([a[:250], a[262:], rng.integers(0, 4, 50).astype(np.uint8)])
+
+
+def kill_then_resume(tmp_path, mode, kind, check):
+    """SIGKILL the job at several points, then `swath resume` each store and ``check``
+    it; the phases the kills landed in."""
     from click.testing import CliRunner
 
     from swath.cli import main
 
-    rng = np.random.default_rng(8)
-    a = rng.integers(0, 4, 600).astype(np.uint8)
-    b = np.concatenate([a[:250], a[262:], rng.integers(0, 4, 50).astype(np.uint8)])
-    want = whole_matrix(a, b, DNA, mode)
     phases = set()
     for delay in (2.5, 4.0, 5.5, 7.0):
-        store = str(tmp_path / f"k{delay}.zarr")
-        job = subprocess.Popen([sys.executable, "-c", KILLED_JOB, store, mode])
+        store = str(tmp_path / f"{kind}{delay}.zarr")
+        job = subprocess.Popen([sys.executable, "-c", KILLED_JOB, store, mode, kind])
         time.sleep(delay)
         os.kill(job.pid, signal.SIGKILL)
         job.wait()
@@ -180,12 +184,36 @@ def test_killed_at_random_points_then_resumed(tmp_path, mode):
         if partial.attrs["complete"]:
             phases.add("done")
             continue
-        phases.add("tiles" if partial.segments() is None else "segments")
-        resumed = CliRunner().invoke(main, ["resume", store, "--no-progress"])
+        phases.add("tiles" if "segments" not in partial.attrs else "segments")
+        resumed = CliRunner().invoke(main, ["resume", store, "--no-progress",
+                                            "--device", "cpu"])
         assert resumed.exit_code == 0, resumed.output
-        got = AlignmentStore.open(store)
+        check(AlignmentStore.open(store))
+    return phases
+
+
+@pytest.mark.parametrize("mode", ["local", "global"])
+def test_killed_at_random_points_then_resumed(tmp_path, mode):
+    """SIGKILL the client at several points of phase 1 to 3; `swath resume` finishes it
+    with the alignment of an uninterrupted run."""
+    want = whole_matrix(*killed_pair(), DNA, mode)
+
+    def check(got):
         assert got.cigar() == want.cigar and got.attrs["alignment"]["score"] == want.score
-    assert "tiles" in phases
+
+    assert "tiles" in kill_then_resume(tmp_path, mode, "full", check)
+
+
+def test_scores_only_killed_then_resumed(tmp_path):
+    """The same for a scores-only job: the score and end cell of an uninterrupted run."""
+    want = whole_matrix(*killed_pair(), DNA, "local")
+
+    def check(got):
+        end = got.attrs["alignment"]
+        assert (end["score"], end["query_end"], end["target_end"]) == (
+            want.score, want.query_end, want.target_end)
+
+    assert "tiles" in kill_then_resume(tmp_path, "local", "scores", check)
 
 
 def test_a_store_of_another_alignment_is_refused(client, tmp_path):
