@@ -61,6 +61,8 @@ def main() -> None:
     parser.add_argument("--window", type=int, default=0)
     parser.add_argument("--gpus", default="1")
     parser.add_argument("--full-window", type=int, default=0)
+    parser.add_argument("--columns-per-gpu", type=int, default=0,
+                        help="tile columns per GPU instead of the engine's default (one)")
     args = parser.parse_args()
     a, b = (read_sequences(p, SCORING.alphabet, wildcard=True, limit=1)[0] for p in args.genomes)
     if args.window:
@@ -71,7 +73,8 @@ def main() -> None:
         with session(device="gpu", workers=gpus, tile_tasks=True) as (client, _):
             client.wait_for_workers(gpus)
             client.run(warm_up)
-            results.append(run_scores(client, gpus, a, b, f"{scratch}/l1-{gpus}.zarr"))
+            results.append(run_scores(client, gpus, a, b, f"{scratch}/l1-{gpus}.zarr",
+                                      args.columns_per_gpu))
             if args.full_window and gpus == 1:
                 run_full(client, a[:args.full_window], b[:args.full_window], scratch)
     assert all((r.score, r.query_end, r.target_end) == (results[0].score, results[0].query_end,
@@ -79,12 +82,21 @@ def main() -> None:
                for r in results), "GPU counts disagree"
 
 
-def run_scores(client, gpus: int, a, b, store: str) -> longpair.PairScore:
+def run_scores(client, gpus: int, a, b, store: str, columns_per_gpu: int
+               ) -> longpair.PairScore:
     cells = len(a) * len(b)
     start = time.perf_counter()
-    result = longpair.align_pair(store, a, b, SCORING, mode="local", device="gpu",
-                                 tile_size=None, strip=None, client=client,
-                                 names=("K12", "EC590"), traceback=False)
+    if columns_per_gpu:
+        rows = longpair.default_tile("gpu", len(a), len(b), gpus, False)[0]
+        job = longpair.prepare(store, a, b, SCORING, mode="local",
+                               tile=(rows, -(-len(b) // (gpus * columns_per_gpu))),
+                               strip=longpair.DEFAULT_STRIP, names=("K12", "EC590"),
+                               device="gpu", traceback=False)
+        result = longpair.run(job, client)
+    else:
+        result = longpair.align_pair(store, a, b, SCORING, mode="local", device="gpu",
+                                     tile_size=None, strip=None, client=client,
+                                     names=("K12", "EC590"), traceback=False)
     seconds = time.perf_counter() - start
     opened = AlignmentStore.open(store)
     memory = client.run(pool_bytes)
