@@ -305,6 +305,25 @@ def test_scores_only_resume_after_some_tiles(client, tmp_path):
     assert again == got
 
 
+def test_pairs_below_the_tile_kernels_range_are_refused(tmp_path):
+    """Values below the kernels' minus infinity (-2^30), though inside int32: refused."""
+    steep = swath.Scoring.dna(match=2, mismatch=-3, gap_open=5, gap_extend=60_000)
+    a = np.zeros(20_000, dtype=np.uint8)
+    with pytest.raises(swath.InvalidParameter, match="range"):
+        longpair.prepare(str(tmp_path / "x.zarr"), a, a, steep, mode="global", tile=(64, 64),
+                         strip=8, names=("a", "b"))
+
+
+def test_cpu_tiles_report_no_best_cell_in_global_mode():
+    from swath.kernels.cpu.tiles import tile_scores
+
+    top = (np.zeros(6, dtype=np.int64), np.zeros(6, dtype=np.int64))
+    left = (np.zeros(4, dtype=np.int64), np.zeros(4, dtype=np.int64))
+    q = np.zeros(4, dtype=np.uint8)
+    assert tile_scores(q, q[:1].repeat(5), DNA.matrix, 5, 2, False, 8, top, left)[2] == (
+        0, -1, -1)
+
+
 def test_default_tiles():
     assert longpair.default_tile("cpu", 10**6, 10**6, 4, False) == (8192, 8192)
     assert longpair.default_tile("gpu", 10**6, 10**6, 4, True) == (16384, 16384)

@@ -48,8 +48,7 @@ def test_tile_forward_equals_cpu(shape, scoring, local):
     cpu = get_backend("cpu").tile_forward(*args)
     np.testing.assert_array_equal(gpu[0], cpu[0])
     np.testing.assert_array_equal(gpu[1], cpu[1])
-    if local:
-        assert gpu[2] == cpu[2]
+    assert gpu[2] == cpu[2]
 
 
 @pytest.mark.parametrize("rows", [4, 8, 16])
@@ -66,9 +65,8 @@ def test_tile_scores_equal_cpu(shape, scoring, local, rows):
     cpu = get_backend("cpu").tile_scores(*args)
     np.testing.assert_array_equal(gpu[0], cpu[0])
     np.testing.assert_array_equal(gpu[1], cpu[1])
-    if local:
-        assert gpu[2] == cpu[2]
-        assert cpu[2][1] >= 0 or min(h, w) < 30   # related pairs: a best cell
+    assert gpu[2] == cpu[2]
+    assert cpu[2][1] >= 0 or min(h, w) < 30 or not local   # related pairs: a best cell
 
 
 @pytest.mark.parametrize("origins", [False, True], ids=["scores", "origins"])
@@ -90,6 +88,16 @@ def test_tile_in_several_launches(origins):
     cpu = get_backend("cpu").tile_scores(q, t, *sc, 64, top, left)
     np.testing.assert_array_equal(cp.asnumpy(slabs[0])[:2], cpu[0])
     np.testing.assert_array_equal(cp.asnumpy(slabs[1])[:2], cpu[1])
+
+
+def test_alphabets_past_the_shared_memory_are_refused():
+    from swath.errors import InvalidParameter
+
+    big = np.zeros((120, 120), dtype=np.int64)
+    top = (np.zeros(4, dtype=np.int64), np.zeros(4, dtype=np.int64))
+    with pytest.raises(InvalidParameter, match="at most 110 letters"):
+        get_backend("gpu").tile_scores(np.zeros(3, np.uint8), np.zeros(3, np.uint8), big, 5, 2,
+                                       True, 64, top, (top[0][:3], top[1][:3]))
 
 
 def test_best_cell_ties_take_the_first_row():

@@ -42,7 +42,7 @@ from swath.alignment import Alignment, cigar_from_path, join_cigars
 from swath.errors import InvalidParameter
 from swath.kernels import get_backend
 from swath.kernels.cpu.tiles import tile_codes, walk_tile
-from swath.kernels.tile_origins import MAX_TILE, START, E, F, H
+from swath.kernels.tile_origins import MAX_TILE, MINUS_INFINITY, START, E, F, H
 from swath.storage.longpair import AlignmentStore
 
 logger = logging.getLogger(__name__)
@@ -475,9 +475,9 @@ def prepare(store_path: str, query: np.ndarray, target: np.ndarray, scoring: Any
         raise InvalidParameter(f"tile_size {max(tile)} is above the limit of tiles with "
                                f"origins ({MAX_TILE}); scores-only jobs take any size")
     if not fits_every_mode(len(query), len(target), scoring.matrix, scoring.gap_open,
-                           scoring.gap_extend, np.int32):
-        raise InvalidParameter(f"a {len(query)} x {len(target)} pair's scores may exceed "
-                               "the tile kernel's 32-bit range")
+                           scoring.gap_extend, np.int32, floor=MINUS_INFINITY):
+        raise InvalidParameter(f"a {len(query)} x {len(target)} pair's scores may leave the "
+                               f"tile kernels' range ({MINUS_INFINITY} to 2^31)")
     inputs = {"query_sha256": _digest(query), "target_sha256": _digest(target),
               "scoring": scoring.to_dict(), "mode": mode, "strip": strip, "tile": list(tile),
               "traceback": traceback}

@@ -28,11 +28,13 @@ def score_bounds(query_lengths: ArrayLike, target_lengths: ArrayLike, matrix: np
     return low, top * np.minimum(m, n) + top
 
 
-def fits(low: np.ndarray, high: np.ndarray, dtype: np.dtype | type, gap_extend: int
-         ) -> np.ndarray:
-    """Where ``[low, high]`` fits ``dtype`` with room for the kernels' minus-infinity."""
+def fits(low: np.ndarray, high: np.ndarray, dtype: np.dtype | type, gap_extend: int,
+         floor: int | None = None) -> np.ndarray:
+    """Where ``[low, high]`` fits ``dtype`` with room for the kernels' minus-infinity
+    (``floor``, default the least value of ``dtype``)."""
     info = np.iinfo(dtype)
-    return (low > info.min + 2 * gap_extend + 1) & (high < info.max)
+    least = info.min if floor is None else floor
+    return (low > least + 2 * gap_extend + 1) & (high < info.max)
 
 
 def saturation_ceiling(matrix: np.ndarray, dtype: np.dtype | type) -> int:
@@ -41,9 +43,10 @@ def saturation_ceiling(matrix: np.ndarray, dtype: np.dtype | type) -> int:
 
 
 def fits_every_mode(query_length: int, target_lengths: ArrayLike, matrix: np.ndarray,
-                    gap_open: int, gap_extend: int, dtype: np.dtype | type) -> np.ndarray:
-    """Where every DP value of a pair, in any mode, fits ``dtype`` (the global bounds
-    hold local and semiglobal values too)."""
+                    gap_open: int, gap_extend: int, dtype: np.dtype | type,
+                    floor: int | None = None) -> np.ndarray:
+    """Where every DP value of a pair, in any mode, fits ``dtype`` above ``floor`` (the
+    global bounds hold local and semiglobal values too)."""
     low, high = score_bounds(query_length, target_lengths, matrix, gap_open, gap_extend,
                              "global")
-    return fits(low, high, dtype, gap_extend)
+    return fits(low, high, dtype, gap_extend, floor)

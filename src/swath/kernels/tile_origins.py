@@ -13,6 +13,7 @@ from swath.errors import InvalidParameter
 
 H, E, F, START = 0, 1, 2, 3
 MAX_TILE = 16384        # the largest square tile whose tile-local origins fit 32 bits
+MINUS_INFINITY = -(1 << 30)   # both tile kernels' int32 stand-in: real values stay above
 
 Best = tuple[int, int, int, int]
 
@@ -28,7 +29,8 @@ def matrix_wide(bottom: np.ndarray, right: np.ndarray, best: np.ndarray,
                 corner: tuple[int, int], w: int, n: int) -> Best:
     """Turn the tile-local origins of ``bottom[2:]`` and ``right[2:]`` matrix-wide, in
     place, and return the tile's best cell ``(score, i, j, origin)`` matrix-wide
-    (``best`` holds it tile-local; row -1 when no cell scores above 0)."""
+    (``best`` holds it tile-local; ``(0, -1, -1, -1)`` when no cell scores above 0,
+    and in global modes, which track none)."""
 
     def convert(code: np.ndarray) -> np.ndarray:
         cell, state = np.divmod(code, 4)
@@ -39,5 +41,5 @@ def matrix_wide(bottom: np.ndarray, right: np.ndarray, best: np.ndarray,
     right[2:] = convert(right[2:])
     score, i, j = (int(x) for x in best[:3])
     if i < 0:
-        return score, -1, -1, -1
+        return 0, -1, -1, -1
     return score, corner[0] + i, corner[1] + j, int(convert(best[3:])[0])

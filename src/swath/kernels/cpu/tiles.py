@@ -36,11 +36,20 @@ import numpy as np
 
 from swath.kernels.cpu._jit import jit
 from swath.kernels.cpu.traceback import _walk
-from swath.kernels.tile_origins import START, Best, E, F, H, check_origins, matrix_wide
+from swath.kernels.tile_origins import (
+    MINUS_INFINITY,
+    START,
+    Best,
+    E,
+    F,
+    H,
+    check_origins,
+    matrix_wide,
+)
 
 I32, I64, U8 = np.int32, np.int64, np.uint8
 LANES = 16
-_NEG32 = I32(-(1 << 30))
+_NEG32 = I32(MINUS_INFINITY)
 _NO_CODES = np.empty((0, 0), dtype=np.uint8)
 
 
@@ -244,10 +253,11 @@ def tile_scores(q: np.ndarray, t: np.ndarray, sub: np.ndarray, gap_open: int, ga
                 ) -> tuple[np.ndarray, np.ndarray, tuple[int, int, int]]:
     """One tile's scores only (StripedScore): ``bottom`` (2, w) and ``right`` (2, h) int64
     (H and F, H and E) and, in local mode, the tile-local ``(score, i, j)`` of its first
-    best cell (``i = -1`` when none scores above 0). No size limit but the int32 range."""
+    best cell (``(0, -1, -1)`` when none scores above 0, and in global modes). No size
+    limit; values must stay above ``MINUS_INFINITY``."""
     bottom, right, best = _run(q, t, sub, gap_open, gap_extend, local, False, strip, top, left)
     score, i, j = (int(x) for x in best[:3])
-    return bottom[:2], right[:2], (score, i, j) if i >= 0 else (score, -1, -1)
+    return bottom[:2], right[:2], (score, i, j) if i >= 0 else (0, -1, -1)
 
 
 def _run(q: np.ndarray, t: np.ndarray, sub: np.ndarray, gap_open: int, gap_extend: int,

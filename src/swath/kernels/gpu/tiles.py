@@ -6,6 +6,11 @@ Same inputs and outputs as the CPU twin, so the engine swaps one for the other. 
 CPU's ``strip`` has no part here: the GPU computes in bands of rows, the strips
 transposed, and its granularity is ``rows`` (R) instead.
 
+A launch's bands wait on each other, so all of them must be resident at once: the
+launch is sized to the GPU's free residency when nothing else runs on it, and tiles
+run one at a time per process. A GPU shared with other processes' long-running
+kernels (MPS, another job) could leave some bands unscheduled while the rest wait.
+
 GPU memory of one tile: its sequences, input and output boundaries (O(h + w)), and a
 ring of ``WINDOW`` columns per resident band (at most the GPU's resident warps, about
 8,000 on an H100: 64 MiB with scores only, twice that with origins): bounded by
@@ -20,14 +25,17 @@ import threading
 import cupy as cp
 import numpy as np
 
+from swath.errors import InvalidParameter
 from swath.kernels.gpu._cuda import kernel, tile_name
-from swath.kernels.tile_origins import Best, F, H, check_origins, matrix_wide
+from swath.kernels.tile_origins import MINUS_INFINITY, Best, F, H, check_origins, matrix_wide
 
 ROWS = {False: 16, True: 4}      # rows per lane: scores only (large tiles), with origins
 WINDOW = 1024                    # columns of a band's ring (tiles.cu)
+SHARED_LIMIT = 48 * 1024         # shared memory a launch gets without opting in
+MAX_ALPHABET = 110               # the largest alphabet whose scores fit it
 WARP = 32
 WARPS_PER_BLOCK = 4
-_NEG32 = -(1 << 30)
+_NEG32 = MINUS_INFINITY
 # one tile at a time per process: a launch fills the GPU with bands that wait on each
 # other, and two such launches side by side could each hold what the other waits for
 _ONE_TILE = threading.Lock()
@@ -60,7 +68,7 @@ def tile_scores(q: np.ndarray, t: np.ndarray, sub: np.ndarray, gap_open: int, ga
     bottom, right, best = (cp.asnumpy(x) for x in _launch(
         q, t, sub, gap_open, gap_extend, local, False, top, left, rows))
     score, i, j = (int(x) for x in best[:3])
-    return bottom, right, (score, i, j) if i >= 0 else (score, -1, -1)
+    return bottom, right, (score, i, j) if i >= 0 else (0, -1, -1)
 
 
 def _launch(q: np.ndarray, t: np.ndarray, sub: np.ndarray, gap_open: int, gap_extend: int,
@@ -77,11 +85,14 @@ def _launch(q: np.ndarray, t: np.ndarray, sub: np.ndarray, gap_open: int, gap_ex
     shifted = np.asarray(sub, dtype=np.int64) + goe
     alpha = shifted.shape[0]
     packed = alpha <= 8 and shifted.min() >= -128 and shifted.max() <= 127
+    shared = alpha * (alpha + 1) * 4       # the scores, and a row for padding residues
+    if shared > SHARED_LIMIT:
+        raise InvalidParameter(f"the GPU tile kernel takes alphabets of at most "
+                               f"{MAX_ALPHABET} letters (this one has {alpha}): use the CPU")
     full = h // (WARP * lane_rows)         # bands of 32 R rows, then of 16 R (tiles.cu)
     bands = full + -(-(h - full * WARP * lane_rows) // (WARP * lane_rows // 2))
     values = 4 if origins else 2
     fn = kernel("tiles.cu", tile_name(lane_rows, local, origins, packed))
-    shared = alpha * (alpha + 1) * 4       # the scores, and a row for padding residues
     per_launch = min(bands, slab or bands, _resident_blocks(fn, shared) * WARPS_PER_BLOCK)
     row_in = _top_row(top, values)
     row_out = cp.empty_like(row_in)
