@@ -59,9 +59,10 @@ def connect(scheduler: str | None = None, workers: int | None = None, device: st
 
     n = workers or 1
     threads = max(1, (os.cpu_count() or 1) // n)
+    # worker processes get numba's thread count (threads share the caller's)
+    extra = {"env": {"NUMBA_NUM_THREADS": str(threads)}} if processes else {}
     cluster = LocalCluster(n_workers=n, threads_per_worker=threads if tile_tasks else 1,
-                           processes=processes, dashboard_address=":0",
-                           env={"NUMBA_NUM_THREADS": str(threads)})
+                           processes=processes, dashboard_address=":0", **extra)
     return Client(cluster), True
 
 
