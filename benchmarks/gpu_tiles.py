@@ -8,7 +8,7 @@ edge is compared with the CPU twin first. ``--slabs``: tiles of that height agai
 whole second genome (the tile shape the GPU engine uses).
 
     python benchmarks/gpu_tiles.py --genomes K12.fasta.gz EC590.fasta.gz \\
-        --edges 65536,262144 --rows 2,4,8
+        --edges 65536,262144 --rows 4,8,16
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--genomes", nargs=2, type=Path, required=True)
     parser.add_argument("--edges", default="16384,65536")
-    parser.add_argument("--rows", default="2,4,8")
+    parser.add_argument("--rows", default="4,8,16")
     parser.add_argument("--origins-edges", default="16384")
     parser.add_argument("--slabs", default="",
                         help="tile heights to time against the whole second genome")
