@@ -132,24 +132,15 @@ def _align_tiled(q: np.ndarray, t: np.ndarray, scoring: Scoring, mode: str, devi
                  names: tuple[str, str],
                  progress: Callable[[str, int, int, int], None] | None) -> Alignment:
     """One pair through the tiled long-pair engine (Dask tiles, Zarr boundaries)."""
-    import shutil
-    import tempfile
-
     from swath.engine.longpair import align_pair
 
     for name, value in (("tile_size", tile_size), ("strip", strip)):
         if value is not None and (not isinstance(value, int) or value < 1):
             raise InvalidParameter(f"{name} must be a positive integer, got {value!r}")
-    scratch = None if store is not None else tempfile.mkdtemp(prefix="swath-")
-    path = store if store is not None else f"{scratch}/alignment.zarr"
-    try:
-        aln = align_pair(path, q, t, scoring, mode=mode, device=device, tile_size=tile_size,
-                         strip=strip, client=client, names=names, progress=progress)
-        assert isinstance(aln, Alignment)
-        return aln
-    finally:
-        if scratch is not None:
-            shutil.rmtree(scratch, ignore_errors=True)
+    aln = align_pair(store, q, t, scoring, mode=mode, device=device, tile_size=tile_size,
+                     strip=strip, client=client, names=names, progress=progress)
+    assert isinstance(aln, Alignment)
+    return aln
 
 
 def scores(queries: SequencesLike, targets: SequencesLike, scoring: Scoring | None = None,

@@ -91,7 +91,7 @@ def align(query: str, target: str, output: str | None, tile_size: int | None,
       swath align --dna genome1.fa genome2.fa --score-only --format json
     """
     from swath.api import TILED_ABOVE
-    from swath.engine.longpair import tile_device
+    from swath.engine.longpair import align_pair, tile_device
 
     queries = read_sequences(query, scoring.alphabet, wildcard=wildcard, limit=1)
     targets = read_sequences(target, scoring.alphabet, wildcard=wildcard, limit=1)
@@ -106,8 +106,9 @@ def align(query: str, target: str, output: str | None, tile_size: int | None,
         kind = tile_device(device)
         with dask_client(scheduler, workers, kind, tile_tasks=True) as client, \
                 _tile_bar(report) as bar:
-            result = _score_pair(output, q, t, scoring, mode, kind, tile_size, strip, client,
-                                 (query_id, target_id), bar)
+            result = align_pair(output, q, t, scoring, mode=mode, device=kind,
+                                tile_size=tile_size, strip=strip, client=client,
+                                names=(query_id, target_id), traceback=False, progress=bar)
         if report:
             click.echo(f"swath: done in {time.perf_counter() - started:.2f} s, score "
                        f"{result.score}", err=True)
@@ -130,25 +131,6 @@ def align(query: str, target: str, output: str | None, tile_size: int | None,
         click.echo(f"swath: done in {elapsed:.2f} s, score {alignment.score}", err=True)
     if fmt or not output:
         _print(alignment, q, t, scoring, query_id, target_id, fmt or "text")
-
-
-def _score_pair(output: str | None, q: Any, t: Any, scoring: Scoring, mode: str, kind: str,
-                tile_size: int | None, strip: int | None, client: Any, names: tuple[str, str],
-                bar: Callable[[str, int, int, int], None] | None) -> Any:
-    """A scores-only long-pair job, its store at ``output`` or in a scratch folder."""
-    import shutil
-    import tempfile
-
-    from swath.engine.longpair import align_pair
-
-    scratch = None if output else tempfile.mkdtemp(prefix="swath-")
-    try:
-        return align_pair(output or f"{scratch}/scores.zarr", q, t, scoring, mode=mode,
-                          device=kind, tile_size=tile_size, strip=strip, client=client,
-                          names=names, traceback=False, progress=bar)
-    finally:
-        if scratch:
-            shutil.rmtree(scratch, ignore_errors=True)
 
 
 SCORE_FIELDS = ("query_id", "target_id", "score", "query_end", "target_end")
