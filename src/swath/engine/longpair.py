@@ -47,7 +47,6 @@ from swath.storage.longpair import AlignmentStore
 
 logger = logging.getLogger(__name__)
 
-_NEG_INF = -(1 << 40)
 DEFAULT_STRIP = 256
 DEFAULT_TILE = 8192
 GPU_TILE_ROWS = 786_432     # scores only on the GPU: the tallest tile (one launch, H100)
@@ -170,7 +169,7 @@ def tile_input(job: PairJob, store: AlignmentStore, ti: int, tj: int
     i0, j0 = ti * th, tj * tw
     h, w = min(th, m - i0), min(tw, n - j0)
     top_h = np.empty(w + 1, dtype=np.int64)
-    top_f = np.full(w + 1, _NEG_INF, dtype=np.int64)
+    top_f = np.full(w + 1, MINUS_INFINITY, dtype=np.int64)
     if ti == 0:
         top_h[:] = border_h(job, np.arange(j0, j0 + w + 1), row=True)
     else:
@@ -180,7 +179,7 @@ def tile_input(job: PairJob, store: AlignmentStore, ti: int, tj: int
         top_h[0] = _corner(job, store, ti, tj)
     if tj == 0:
         left_h = border_h(job, np.arange(i0 + 1, i0 + h + 1), row=False)
-        left_e = np.full(h, _NEG_INF, dtype=np.int64)
+        left_e = np.full(h, MINUS_INFINITY, dtype=np.int64)
     else:
         recent = _recent(job, ti, tj - 1)
         left_h, left_e = recent[1] if recent else store.right(tj - 1, i0, i0 + h)[:2]
@@ -382,7 +381,7 @@ def run(job: PairJob, client: Any,
                 _run_tiles(job, store, client, progress)
                 score, i, j, _ = end_cell(job, store)
                 store.finish({"score": score, "query_end": i, "target_end": j}, None)
-            end = _open(job.store).attrs["alignment"]
+            end = store.attrs["alignment"]
             return PairScore(int(end["score"]), int(end["query_end"]), int(end["target_end"]),
                              job.mode)
         if store.segments() is None:
@@ -431,13 +430,33 @@ def tile_device(device: str) -> str:
     return "gpu" if get_backend(device).__name__.endswith(".gpu") else "cpu"
 
 
-def align_pair(path: str, query: np.ndarray, target: np.ndarray, scoring: Any, *, mode: str,
-               device: str, tile_size: int | None, strip: int | None, client: Any,
-               names: tuple[str, str], traceback: bool = True,
+def align_pair(path: str | None, query: np.ndarray, target: np.ndarray, scoring: Any, *,
+               mode: str, device: str, tile_size: int | None, strip: int | None,
+               client: Any, names: tuple[str, str], traceback: bool = True,
                progress: Callable[[str, int, int, int], None] | None = None
                ) -> Alignment | PairScore:
     """A long-pair job from start to end (or from where an earlier run on ``path``
-    stopped): ``client`` as given, else a local cluster of ``device`` workers."""
+    stopped; without ``path``, in a scratch store removed afterwards): ``client`` as
+    given, else a local cluster of ``device`` workers."""
+    import shutil
+    import tempfile
+
+    if path is not None:
+        return _align_pair(path, query, target, scoring, mode, device, tile_size, strip,
+                           client, names, traceback, progress)
+    scratch = tempfile.mkdtemp(prefix="swath-")
+    try:
+        return _align_pair(f"{scratch}/pair.zarr", query, target, scoring, mode, device,
+                           tile_size, strip, client, names, traceback, progress)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _align_pair(path: str, query: np.ndarray, target: np.ndarray, scoring: Any, mode: str,
+                device: str, tile_size: int | None, strip: int | None, client: Any,
+                names: tuple[str, str], traceback: bool,
+                progress: Callable[[str, int, int, int], None] | None
+                ) -> Alignment | PairScore:
     from swath.engine.cluster import session
 
     kind = tile_device(device)

@@ -35,7 +35,6 @@ SHARED_LIMIT = 48 * 1024         # shared memory a launch gets without opting in
 MAX_ALPHABET = 110               # the largest alphabet whose scores fit it
 WARP = 32
 WARPS_PER_BLOCK = 4
-_NEG32 = MINUS_INFINITY
 # one tile at a time per process: a launch fills the GPU with bands that wait on each
 # other, and two such launches side by side could each hold what the other waits for
 _ONE_TILE = threading.Lock()
@@ -108,7 +107,7 @@ def _launch(q: np.ndarray, t: np.ndarray, sub: np.ndarray, gap_open: int, gap_ex
             progress.fill(0)
             fn((-(-count // WARPS_PER_BLOCK),), (WARPS_PER_BLOCK * WARP,),
                (*fixed, row_in, row_out, ring, progress, right, best,
-                np.int32(max(int(top[0][0]), _NEG32)), np.int32(h), np.int32(w),
+                np.int32(max(int(top[0][0]), MINUS_INFINITY)), np.int32(h), np.int32(w),
                 np.int32(alpha), np.int32(goe), np.int32(gap_extend), np.int32(band0),
                 np.int32(count)), shared_mem=shared)
             row_in, row_out = row_out, row_in
@@ -120,8 +119,8 @@ def _top_row(top: Boundary, values: int) -> cp.ndarray:
     """The tile's input row as the kernel reads a band's last row: H, F[, oH, oF]."""
     w = len(top[0]) - 1
     row = np.empty((values, w), dtype=np.int32)
-    row[0] = np.maximum(top[0][1:], _NEG32)
-    row[1] = np.maximum(top[1][1:], _NEG32)
+    row[0] = np.maximum(top[0][1:], MINUS_INFINITY)
+    row[1] = np.maximum(top[1][1:], MINUS_INFINITY)
     if values == 4:
         column = np.arange(1, w + 1, dtype=np.int32) * 4
         row[2], row[3] = column + H, column + F
@@ -137,7 +136,7 @@ def _first_best(best: np.ndarray, h: int) -> np.ndarray:
 
 
 def _device32(values: np.ndarray) -> cp.ndarray:
-    return cp.asarray(np.maximum(values, _NEG32).astype(np.int32))
+    return cp.asarray(np.maximum(values, MINUS_INFINITY).astype(np.int32))
 
 
 @functools.cache
