@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 from hypothesis import strategies as st
@@ -96,3 +98,18 @@ def pairs(draw: st.DrawFn, max_len: int = 40) -> tuple[swath.Scoring, np.ndarray
                 target = np.delete(target, slice(pos, pos + draw(st.integers(1, 4))))
         target = np.concatenate([draw(seq)[:8], target, draw(seq)[:8]]).astype(np.uint8)
     return scoring, query, target
+
+
+def lose_worker_at(monkeypatch: pytest.MonkeyPatch, module: object, name: str, at: int
+                   ) -> Any:
+    """Make ``module.name(job, k, ...)`` raise "worker lost" for ``k == at`` (a task that
+    dies mid-job), and run as before for every other ``k``; the real function."""
+    real = getattr(module, name)
+
+    def failing(job: object, k: int, *rest: object) -> object:
+        if k == at:
+            raise RuntimeError("worker lost")
+        return real(job, k, *rest)
+
+    monkeypatch.setattr(module, name, failing)
+    return real

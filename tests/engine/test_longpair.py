@@ -19,7 +19,7 @@ from swath.kernels.cpu.traceback import align_pair
 from swath.kernels.tile_origins import START, E, F, H
 from swath.storage.longpair import AlignmentStore
 from swath.testing import rescore
-from tests.conftest import DNA, PROTEIN
+from tests.conftest import DNA, PROTEIN, lose_worker_at
 
 pytestmark = pytest.mark.slow
 
@@ -118,14 +118,7 @@ def test_each_phase_resumes_without_redoing_the_last(client, tmp_path, monkeypat
         return real_tile(job, ti, tj, *after)
 
     monkeypatch.setattr(longpair, "run_tile", counting_tile)
-    real_segment = longpair.run_segment
-
-    def failing_segment(job, k, segment):
-        if k == 1:
-            raise RuntimeError("worker lost")
-        return real_segment(job, k, segment)
-
-    monkeypatch.setattr(longpair, "run_segment", failing_segment)
+    real_segment = lose_worker_at(monkeypatch, longpair, "run_segment", 1)
     with pytest.raises(RuntimeError, match="worker lost"):
         longpair.run(job, client)
     redone = {tuple(map(int, line.split(","))) for line in log.read_text().split()}

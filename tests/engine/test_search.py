@@ -16,7 +16,7 @@ import swath
 from swath.engine.search import _NONE, _top
 from swath.storage.database import write_database
 from swath.storage.results import SearchStore
-from tests.conftest import PROTEIN
+from tests.conftest import PROTEIN, lose_worker_at
 
 pytestmark = pytest.mark.slow
 
@@ -125,14 +125,7 @@ def test_interrupted_job_resumes_without_redoing_done_units(data, client, tmp_pa
     store = str(tmp_path / "r.zarr")
     reference = swath.search(data["qfasta"], data["db"], top_k=3, client=client,
                              store=str(tmp_path / "ref.zarr"), query_block=2)
-    real_write = engine.write_unit
-
-    def failing_write(job, unit, hits):
-        if unit == 2:
-            raise RuntimeError("worker lost")
-        return real_write(job, unit, hits)
-
-    monkeypatch.setattr(engine, "write_unit", failing_write)
+    real_write = lose_worker_at(monkeypatch, engine, "write_unit", 2)
     with pytest.raises(RuntimeError, match="worker lost"):
         swath.search(data["qfasta"], data["db"], top_k=3, client=client, store=store,
                      query_block=2)
