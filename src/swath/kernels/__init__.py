@@ -16,7 +16,10 @@ functions with the same arguments:
     one tile of a long pair from its input boundary: its last row and column with
     the origin of every cell's optimal path, and its best cell (phase 1);
 ``tile_scores(q, t, matrix, gap_open, gap_extend, local, strip, top, left)``
-    the same tile's last row and column and best cell, scores only.
+    the same tile's last row and column and best cell, scores only;
+``tile_batch(tiles, matrix, gap_open, gap_extend)``
+    the last rows (H and F) of many independent global-mode tiles ``(q, t, top,
+    left)``, scores only (the halves of a level of path splits), run side by side.
 
 Kernels import neither Dask nor Zarr, do no I/O and log nothing.
 """
@@ -29,7 +32,7 @@ from types import ModuleType
 from swath.errors import BackendUnavailable, InvalidParameter
 
 DEVICES = ("auto", "cpu", "gpu")
-_FUNCTIONS = ("score_many", "align_batch", "score_ends", "tile_forward", "tile_scores")
+_FUNCTIONS = ("score_many", "align_batch", "score_ends", "tile_forward", "tile_scores", "tile_batch")
 
 
 def _gpu() -> ModuleType:

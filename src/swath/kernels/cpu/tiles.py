@@ -30,6 +30,8 @@ of StripedAlignment). Inside the kernel origins are tile-local 32-bit codes (hen
 from __future__ import annotations
 
 import functools
+import os
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -49,6 +51,7 @@ from swath.kernels.tile_origins import (
 
 I32, I64, U8 = np.int32, np.int64, np.uint8
 LANES = 16
+BATCH_STRIP = 256      # strip width of batched tiles
 _NEG32 = I32(MINUS_INFINITY)
 _NO_CODES = np.empty((0, 0), dtype=np.uint8)
 
@@ -258,6 +261,24 @@ def tile_scores(q: np.ndarray, t: np.ndarray, sub: np.ndarray, gap_open: int, ga
     bottom, right, best = _run(q, t, sub, gap_open, gap_extend, local, False, strip, top, left)
     score, i, j = (int(x) for x in best[:3])
     return bottom[:2], right[:2], (score, i, j) if i >= 0 else (0, -1, -1)
+
+
+def tile_batch(tiles: Sequence[tuple[np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray],
+                                     tuple[np.ndarray, np.ndarray]]],
+               sub: np.ndarray, gap_open: int, gap_extend: int) -> list[np.ndarray]:
+    """Global-mode tiles' last rows, scores only: for each ``(q, t, top, left)``, the
+    ``bottom`` (2, w) of ``tile_scores``. Tiles run side by side on every core."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def one(tile: tuple[Any, ...]) -> np.ndarray:
+        q, t, top, left = tile
+        return tile_scores(q, t, sub, gap_open, gap_extend, False, BATCH_STRIP, top, left)[0]
+
+    threads = min(len(tiles), int(os.environ.get("NUMBA_NUM_THREADS", os.cpu_count() or 1)))
+    if threads <= 1:
+        return [one(tile) for tile in tiles]
+    with ThreadPoolExecutor(threads) as pool:
+        return list(pool.map(one, tiles))
 
 
 def _run(q: np.ndarray, t: np.ndarray, sub: np.ndarray, gap_open: int, gap_extend: int,

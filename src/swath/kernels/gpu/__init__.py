@@ -5,7 +5,7 @@ imports it only when CuPy finds a GPU.
 """
 
 from swath.kernels.gpu.scores import score_many
-from swath.kernels.gpu.tiles import tile_forward, tile_scores
+from swath.kernels.gpu.tiles import tile_batch, tile_forward, tile_scores
 from swath.kernels.gpu.traceback import align_batch, score_ends
 
-__all__ = ["align_batch", "score_ends", "score_many", "tile_forward", "tile_scores"]
+__all__ = ["align_batch", "score_ends", "score_many", "tile_batch", "tile_forward", "tile_scores"]

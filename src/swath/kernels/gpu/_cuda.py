@@ -41,6 +41,10 @@ def tile_name(rows: int, local: bool, origins: bool, packed: bool) -> str:
     return f"tile_forward<{rows}, {flags}>"
 
 
+def batch_name(rows: int, packed: bool) -> str:
+    return f"tile_batch<{rows}, {str(packed).lower()}>"
+
+
 _NAMES = {
     "search.cu": tuple(search_name(g, r, c, m) for g, r in SEARCH_CONFIGS for c in CELLS
                        for m in MODES),
@@ -48,7 +52,8 @@ _NAMES = {
                            for d in (True, False)]
                           + [walk_name(g) for g in GROUP_SIZES] + ["compact_text"]),
     "tiles.cu": tuple(tile_name(r, local, origins, packed) for origins, rows in TILE_ROWS.items()
-                      for r in rows for local in (True, False) for packed in (True, False)),
+                      for r in rows for local in (True, False) for packed in (True, False))
+    + tuple(batch_name(r, packed) for r in TILE_ROWS[False] for packed in (True, False)),
 }
 
 

@@ -324,6 +324,28 @@ __device__ __forceinline__ void band(const TileArgs& a, const int* sm, int lb, i
     }
 }
 
+// The substitution scores in shared memory, and a row of PAD_SCORE for padding residues.
+__device__ __forceinline__ void load_scores(int* sm, const int* sub, int alpha) {
+    for (int x = threadIdx.x; x < alpha * (alpha + 1); x += blockDim.x)
+        sm[x] = x < alpha * alpha ? sub[x] : PAD_SCORE;
+    __syncthreads();
+}
+
+// Band lb of the launch's: bands of 32R rows, then the rest in bands of 16R rows, the
+// last of which may hold the tile's last row inside (a tail): half bands are quick
+// enough that a tail's extra work does not hold the pipeline back.
+template <int R, bool LOCAL, bool ORIGINS, bool PACKED>
+__device__ __forceinline__ void run_band(const TileArgs& a, const int* sm, int lb) {
+    const int b = a.band0 + lb, full = a.h / (WARP * R);
+    if (b < full) {
+        band<R, LOCAL, ORIGINS, PACKED, false>(a, sm, lb, b * WARP * R);
+        return;
+    }
+    const int start = full * WARP * R + (b - full) * WARP * (R / 2);
+    if (start + WARP * (R / 2) > a.h) band<R / 2, LOCAL, ORIGINS, PACKED, true>(a, sm, lb, start);
+    else band<R / 2, LOCAL, ORIGINS, PACKED, false>(a, sm, lb, start);
+}
+
 // One launch: bands band0 .. band0 + bands - 1 of the tile, one per warp, all resident.
 template <int R, bool LOCAL, bool ORIGINS, bool PACKED>
 __global__ void __launch_bounds__(128) tile_forward(
@@ -333,20 +355,38 @@ __global__ void __launch_bounds__(128) tile_forward(
     const TileArgs a{q, t, sub, left_h, left_e, in_row, out_row, ring, progress, right, best,
                      corner, h, w, alpha, goe, ge, band0, bands};
     extern __shared__ int sm[];
-    for (int x = threadIdx.x; x < a.alpha * (a.alpha + 1); x += blockDim.x)
-        sm[x] = x < a.alpha * a.alpha ? a.sub[x] : PAD_SCORE;
-    __syncthreads();
+    load_scores(sm, sub, alpha);
     const int lb = blockIdx.x * (blockDim.x / WARP) + threadIdx.x / WARP;
-    if (lb >= a.bands) return;
-    // bands of 32R rows, then the rest in bands of 16R rows, the last of which may hold
-    // the tile's last row inside (a tail): half bands are quick enough that a tail's
-    // extra work does not hold the pipeline back
-    const int b = a.band0 + lb, full = a.h / (WARP * R);
-    if (b < full) {
-        band<R, LOCAL, ORIGINS, PACKED, false>(a, sm, lb, b * WARP * R);
-        return;
+    if (lb < bands) run_band<R, LOCAL, ORIGINS, PACKED>(a, sm, lb);
+}
+
+// Several whole tiles in one launch, scores only, global mode (the halves of a level of
+// path splits). Row k of `tiles` describes tile k: offsets of its residues in q and t,
+// of its rows in left_h, left_e and right (x 2 for right), of its columns in in_row and
+// out_row (x 2), its corner H, h, w, and its first band: warp g runs band g - first of
+// the last tile whose first band is at most g. Rings and counters are the launch's.
+constexpr int BATCH_FIELDS = 8;
+
+template <int R, bool PACKED>
+__global__ void __launch_bounds__(128) tile_batch(
+        const u8* q, const u8* t, const int* sub, const int* left_h, const int* left_e,
+        const int* in_row, int* out_row, int* ring, int* progress, int* right,
+        const long long* tiles, int count, int total, int alpha, int goe, int ge) {
+    extern __shared__ int sm[];
+    load_scores(sm, sub, alpha);
+    const int g = blockIdx.x * (blockDim.x / WARP) + threadIdx.x / WARP;
+    if (g >= total) return;
+    int lo = 0, hi = count;
+    while (hi - lo > 1) {
+        const int mid = (lo + hi) / 2;
+        if (tiles[(size_t)mid * BATCH_FIELDS + 7] <= g) lo = mid; else hi = mid;
     }
-    const int start = full * WARP * R + (b - full) * WARP * (R / 2);
-    if (start + WARP * (R / 2) > a.h) band<R / 2, LOCAL, ORIGINS, PACKED, true>(a, sm, lb, start);
-    else band<R / 2, LOCAL, ORIGINS, PACKED, false>(a, sm, lb, start);
+    const long long* d = tiles + (size_t)lo * BATCH_FIELDS;
+    const int first = (int)d[7];
+    const int next = lo + 1 < count ? (int)tiles[(size_t)(lo + 1) * BATCH_FIELDS + 7] : total;
+    const TileArgs a{q + d[0], t + d[1], sub, left_h + d[2], left_e + d[2], in_row + 2 * d[3],
+                     out_row + 2 * d[3], ring + (size_t)first * 2 * WINDOW, progress + first,
+                     right + 2 * d[2], nullptr, (int)d[4], (int)d[5], (int)d[6], alpha, goe,
+                     ge, 0, next - first};
+    run_band<R, false, false, PACKED>(a, sm, g - first);
 }

@@ -21,12 +21,13 @@ from __future__ import annotations
 
 import functools
 import threading
+from collections.abc import Sequence
 
 import cupy as cp
 import numpy as np
 
 from swath.errors import InvalidParameter
-from swath.kernels.gpu._cuda import kernel, tile_name
+from swath.kernels.gpu._cuda import batch_name, kernel, tile_name
 from swath.kernels.tile_origins import MINUS_INFINITY, Best, F, H, check_origins, matrix_wide
 
 ROWS = {False: 16, True: 4}      # rows per lane: scores only (large tiles), with origins
@@ -40,6 +41,8 @@ WARPS_PER_BLOCK = 4
 _ONE_TILE = threading.Lock()
 
 Boundary = tuple[np.ndarray, np.ndarray]
+BatchTile = tuple[np.ndarray, np.ndarray, Boundary, Boundary]   # q, t, top, left
+BATCH_FIELDS = 8                 # a tile's row of the batch kernel's table (tiles.cu)
 
 
 def tile_forward(q: np.ndarray, t: np.ndarray, sub: np.ndarray, gap_open: int, gap_extend: int,
@@ -81,19 +84,13 @@ def _launch(q: np.ndarray, t: np.ndarray, sub: np.ndarray, gap_open: int, gap_ex
     h, w = len(q), len(t)
     lane_rows = rows or ROWS[origins]
     goe = gap_open + gap_extend
-    shifted = np.asarray(sub, dtype=np.int64) + goe
+    shifted, packed, shared = _scores(sub, goe)
     alpha = shifted.shape[0]
-    packed = alpha <= 8 and shifted.min() >= -128 and shifted.max() <= 127
-    shared = alpha * (alpha + 1) * 4       # the scores, and a row for padding residues
-    if shared > SHARED_LIMIT:
-        raise InvalidParameter(f"the GPU tile kernel takes alphabets of at most "
-                               f"{MAX_ALPHABET} letters (this one has {alpha}): use the CPU")
-    full = h // (WARP * lane_rows)         # bands of 32 R rows, then of 16 R (tiles.cu)
-    bands = full + -(-(h - full * WARP * lane_rows) // (WARP * lane_rows // 2))
+    bands = _bands(h, lane_rows)
     values = 4 if origins else 2
     fn = kernel("tiles.cu", tile_name(lane_rows, local, origins, packed))
     per_launch = min(bands, slab or bands, _resident_blocks(fn, shared) * WARPS_PER_BLOCK)
-    row_in = _top_row(top, values)
+    row_in = cp.asarray(_top_row(top, values))
     row_out = cp.empty_like(row_in)
     ring = cp.empty((per_launch, values, WINDOW), dtype=np.int32)
     progress = cp.empty(per_launch, dtype=np.int32)
@@ -115,7 +112,102 @@ def _launch(q: np.ndarray, t: np.ndarray, sub: np.ndarray, gap_open: int, gap_ex
     return row_in, right, found
 
 
-def _top_row(top: Boundary, values: int) -> cp.ndarray:
+def tile_batch(tiles: Sequence[BatchTile], sub: np.ndarray, gap_open: int, gap_extend: int,
+               rows: int | None = None) -> list[np.ndarray]:
+    """Global-mode tiles' last rows, scores only, on the GPU: as
+    ``kernels.cpu.tiles.tile_batch``. Tiles whose bands fit the GPU together share a
+    launch; a taller one takes launches of its own. ``rows`` (4, 8 or 16) overrides
+    the rows per lane, for measurements."""
+    if not tiles:
+        return []
+    goe = gap_open + gap_extend
+    shifted, packed, shared = _scores(sub, goe)
+    lane_rows = rows or _batch_rows([len(tile[0]) for tile in tiles])
+    fn = kernel("tiles.cu", batch_name(lane_rows, packed))
+    capacity = _resident_blocks(fn, shared) * WARPS_PER_BLOCK
+    out: list[np.ndarray] = [np.empty(0)] * len(tiles)
+    group: list[int] = []
+    used = 0
+    for k, (q, t, top, left) in enumerate(tiles):
+        bands = _bands(len(q), lane_rows)
+        if bands > capacity:
+            row, _, _ = _launch(q, t, sub, gap_open, gap_extend, False, False, top, left,
+                                lane_rows)
+            out[k] = cp.asnumpy(row)
+            continue
+        if used + bands > capacity:
+            _launch_batch(fn, [tiles[x] for x in group], group, out, shifted, shared,
+                          lane_rows, goe, gap_extend)
+            group, used = [], 0
+        group.append(k)
+        used += bands
+    if group:
+        _launch_batch(fn, [tiles[x] for x in group], group, out, shifted, shared, lane_rows,
+                      goe, gap_extend)
+    return out
+
+
+def _launch_batch(fn: cp.RawKernel, tiles: list[BatchTile], where: list[int],
+                  out: list[np.ndarray], shifted: np.ndarray, shared: int, lane_rows: int,
+                  goe: int, gap_extend: int) -> None:
+    """One launch of whole tiles; tile k's last row to ``out[where[k]]``."""
+    heights = np.array([len(tile[0]) for tile in tiles], dtype=np.int64)
+    widths = np.array([len(tile[1]) for tile in tiles], dtype=np.int64)
+    bands = np.array([_bands(int(h), lane_rows) for h in heights], dtype=np.int64)
+    table = np.zeros((len(tiles), BATCH_FIELDS), dtype=np.int64)
+    table[1:, 0] = np.cumsum(heights)[:-1]           # residues and rows
+    table[1:, 1] = np.cumsum(widths)[:-1]            # residues and columns
+    table[:, 2] = table[:, 0]
+    table[:, 3] = table[:, 1]
+    table[:, 4] = [max(int(tile[2][0][0]), MINUS_INFINITY) for tile in tiles]
+    table[:, 5], table[:, 6] = heights, widths
+    table[1:, 7] = np.cumsum(bands)[:-1]
+    total = int(bands.sum())
+    rows_in = np.concatenate([_top_row(tile[2], 2).ravel() for tile in tiles])
+    row_out = cp.empty(rows_in.shape, dtype=np.int32)
+    with _ONE_TILE:
+        fn((-(-total // WARPS_PER_BLOCK),), (WARPS_PER_BLOCK * WARP,),
+           (cp.asarray(np.concatenate([tile[0] for tile in tiles]).astype(np.uint8)),
+            cp.asarray(np.concatenate([tile[1] for tile in tiles]).astype(np.uint8)),
+            cp.asarray(shifted, dtype=np.int32),
+            _device32(np.concatenate([tile[3][0] for tile in tiles])),
+            _device32(np.concatenate([tile[3][1] for tile in tiles])),
+            cp.asarray(rows_in), row_out, cp.empty((total, 2, WINDOW), dtype=np.int32),
+            cp.zeros(total, dtype=np.int32), cp.empty(2 * int(heights.sum()), dtype=np.int32),
+            cp.asarray(table), np.int32(len(tiles)), np.int32(total),
+            np.int32(shifted.shape[0]), np.int32(goe), np.int32(gap_extend)),
+           shared_mem=shared)
+        rows_out = cp.asnumpy(row_out)
+    for k, (first, w) in enumerate(zip(table[:, 3].tolist(), widths.tolist(), strict=True)):
+        out[where[k]] = rows_out[2 * first:2 * first + 2 * w].reshape(2, w)
+
+
+def _batch_rows(heights: list[int]) -> int:
+    """Rows per lane for a batch: the most that still give its middle tile eight bands."""
+    middle = sorted(heights)[len(heights) // 2]
+    return next((r for r in (16, 8) if middle >= 8 * WARP * r), 4)
+
+
+def _bands(h: int, lane_rows: int) -> int:
+    """A tile's bands: of 32 R rows, then of 16 R (tiles.cu)."""
+    full = h // (WARP * lane_rows)
+    return full + -(-(h - full * WARP * lane_rows) // (WARP * lane_rows // 2))
+
+
+def _scores(sub: np.ndarray, goe: int) -> tuple[np.ndarray, bool, int]:
+    """The kernel's substitution scores (shifted by ``goe``), whether they pack in
+    bytes, and the shared memory they take."""
+    shifted = np.asarray(sub, dtype=np.int64) + goe
+    alpha = shifted.shape[0]
+    packed = bool(alpha <= 8 and shifted.min() >= -128 and shifted.max() <= 127)
+    shared = alpha * (alpha + 1) * 4       # the scores, and a row for padding residues
+    if shared > SHARED_LIMIT:
+        raise InvalidParameter(f"the GPU tile kernel takes alphabets of at most "
+                               f"{MAX_ALPHABET} letters (this one has {alpha}): use the CPU")
+    return shifted, packed, shared
+
+
+def _top_row(top: Boundary, values: int) -> np.ndarray:
     """The tile's input row as the kernel reads a band's last row: H, F[, oH, oF]."""
     w = len(top[0]) - 1
     row = np.empty((values, w), dtype=np.int32)
@@ -124,7 +216,7 @@ def _top_row(top: Boundary, values: int) -> cp.ndarray:
     if values == 4:
         column = np.arange(1, w + 1, dtype=np.int32) * 4
         row[2], row[3] = column + H, column + F
-    return cp.asarray(row)
+    return row
 
 
 def _first_best(best: np.ndarray, h: int) -> np.ndarray:
