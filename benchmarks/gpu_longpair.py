@@ -9,8 +9,9 @@ column per GPU), from submission to the result, stores included; stored bytes; t
 GPU memory CuPy's pool holds on each worker afterwards. The tile kernel is compiled
 on every worker first (once per machine: CuPy keeps it on disk), outside the timing;
 the workers log each tile's input, kernel and output times. Every run must give the same
-score and end cell. ``--full-window`` also aligns (with traceback) that many bases of
-each genome on one GPU.
+score and end cell. ``--full`` then aligns the pair with traceback on one GPU (phase 1
+without origins, the path by splits, its segments traced on the CPU) and reports its
+time against the scores-only time, with the time each phase ended.
 
     python benchmarks/gpu_longpair.py --genomes K12.fasta.gz EC590.fasta.gz --gpus 1,2
 """
@@ -27,6 +28,7 @@ from swath.engine import longpair
 from swath.engine.cluster import session
 from swath.sequences import read_sequences
 from swath.storage.longpair import AlignmentStore
+from swath.testing import rescore
 
 SCORING = swath.Scoring.dna(match=2, mismatch=-3, gap_open=5, gap_extend=2)
 
@@ -37,16 +39,21 @@ def warm_up() -> None:
 
     import numpy as np
 
-    from swath.kernels.gpu.tiles import tile_scores
+    from swath.kernels.gpu.tiles import tile_batch, tile_scores
 
-    log = logging.getLogger("swath.engine.longpair")
-    log.setLevel(logging.DEBUG)
-    if not log.handlers:
-        log.addHandler(logging.StreamHandler())
+    for name in ("swath.engine.longpair", "swath.engine.pathsplit"):
+        log = logging.getLogger(name)
+        log.setLevel(logging.DEBUG)
+        if not log.handlers:
+            log.addHandler(logging.StreamHandler())
     q = np.zeros(600, dtype=np.uint8)
-    tile_scores(q, q, SCORING.matrix, SCORING.gap_open, SCORING.gap_extend, True, 256,
-                (np.zeros(601, dtype=np.int64), np.zeros(601, dtype=np.int64)),
-                (np.zeros(600, dtype=np.int64), np.zeros(600, dtype=np.int64)))
+    top = (np.zeros(601, dtype=np.int64), np.zeros(601, dtype=np.int64))
+    left = (np.zeros(600, dtype=np.int64), np.zeros(600, dtype=np.int64))
+    costs = (SCORING.matrix, SCORING.gap_open, SCORING.gap_extend)
+    for local in (True, False):
+        tile_scores(q, q, *costs, local, 256, top, left)
+    for rows in (4, 8, 16):
+        tile_batch([(q, q, top, left)], *costs, rows=rows)
 
 
 def pool_bytes() -> int:
@@ -60,7 +67,7 @@ def main() -> None:
     parser.add_argument("--genomes", nargs=2, type=Path, required=True)
     parser.add_argument("--window", type=int, default=0)
     parser.add_argument("--gpus", default="1")
-    parser.add_argument("--full-window", type=int, default=0)
+    parser.add_argument("--full", action="store_true")
     parser.add_argument("--columns-per-gpu", type=int, default=0,
                         help="tile columns per GPU instead of the engine's default (one)")
     args = parser.parse_args()
@@ -75,8 +82,8 @@ def main() -> None:
             client.run(warm_up)
             results.append(run_scores(client, gpus, a, b, f"{scratch}/l1-{gpus}.zarr",
                                       args.columns_per_gpu))
-            if args.full_window and gpus == 1:
-                run_full(client, a[:args.full_window], b[:args.full_window], scratch)
+            if args.full and gpus == 1:
+                run_full(client, a, b, scratch, results[-1])
     assert all((r.score, r.query_end, r.target_end) == (results[0].score, results[0].query_end,
                                                          results[0].target_end)
                for r in results), "GPU counts disagree"
@@ -110,14 +117,30 @@ def run_scores(client, gpus: int, a, b, store: str, columns_per_gpu: int
     return result
 
 
-def run_full(client, a, b, scratch: str) -> None:
+def run_full(client, a, b, scratch: str, scores: longpair.PairScore) -> None:
+    marks: dict[str, float] = {}
     start = time.perf_counter()
-    aln = swath.align(a, b, scoring=SCORING, device="gpu", client=client,
-                      store=f"{scratch}/full.zarr")
+
+    def progress(phase: str, done: int, total: int, cells: int) -> None:
+        if done == total:
+            marks[phase] = time.perf_counter() - start
+
+    aln = longpair.align_pair(f"{scratch}/full.zarr", a, b, SCORING, mode="local",
+                              device="gpu", tile_size=None, strip=None, client=client,
+                              names=("K12", "EC590"), progress=progress)
     seconds = time.perf_counter() - start
-    print(f"full alignment {len(a)} x {len(b)} on 1 GPU (tiles {longpair.MAX_TILE}): "
-          f"{seconds:.1f} s, {len(a) * len(b) / seconds / 1e9:.1f} GCUPS, score {aln.score}, "
-          f"{len(aln.cigar)} CIGAR chars", flush=True)
+    opened = AlignmentStore.open(f"{scratch}/full.zarr")
+    assert isinstance(aln, swath.Alignment)
+    assert (aln.score, aln.query_end, aln.target_end) == (scores.score, scores.query_end,
+                                                          scores.target_end)
+    print(f"full alignment {len(a)} x {len(b)} on 1 GPU: {seconds:.2f} s "
+          f"({', '.join(f'{k} done at {v:.2f} s' for k, v in marks.items())}), "
+          f"score {aln.score}, query {aln.query_start}..{aln.query_end}, target "
+          f"{aln.target_start}..{aln.target_end}, identity {aln.identity:.4f}, "
+          f"{len(aln.cigar)} CIGAR chars, {len(opened.segments())} segments; stored "
+          f"{opened.stored_bytes() / 1e6:.1f} MB", flush=True)
+    assert rescore(aln, a, b, SCORING) == aln.score, "the CIGAR does not rescore to the score"
+    print("the CIGAR rescores to the score", flush=True)
 
 
 if __name__ == "__main__":

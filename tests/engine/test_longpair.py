@@ -118,7 +118,7 @@ def test_each_phase_resumes_without_redoing_the_last(client, tmp_path, monkeypat
         return real_tile(job, ti, tj, *after)
 
     monkeypatch.setattr(longpair, "run_tile", counting_tile)
-    real_segment = lose_worker_at(monkeypatch, longpair, "run_segment", 1)
+    real_segment = lose_worker_at(monkeypatch, longpair, "run_segments", 1)
     with pytest.raises(RuntimeError, match="worker lost"):
         longpair.run(job, client)
     redone = {tuple(map(int, line.split(","))) for line in log.read_text().split()}
@@ -127,7 +127,7 @@ def test_each_phase_resumes_without_redoing_the_last(client, tmp_path, monkeypat
     partial = AlignmentStore.open(store, complete=False)
     assert partial.segments() is not None and not partial.segments_done()[1]
     assert partial.attrs["complete"] is False
-    monkeypatch.setattr(longpair, "run_segment", real_segment)
+    monkeypatch.setattr(longpair, "run_segments", real_segment)
     log.unlink()
     assert longpair.run(job, client) == want
     assert not log.exists()                  # phase 1 was not run again
@@ -143,9 +143,15 @@ KILLED_JOB = textwrap.dedent("""
     sc = swath.Scoring.dna(match=2, mismatch=-3, gap_open=5, gap_extend=2)
     with LocalCluster(n_workers=1, threads_per_worker=1, processes=False) as cluster, \\
             Client(cluster) as client:
-        longpair.align_pair(sys.argv[1], a, b, sc, mode=sys.argv[2], device="cpu",
-                            tile_size=40, strip=3, client=client, names=("a", "b"),
-                            traceback=sys.argv[3] == "full")
+        if sys.argv[3] == "splits":          # the path by splits, small segments
+            longpair.pathsplit.BASE_CELLS, longpair.SPANS_PER_TASK = 200, 2
+            longpair.run(longpair.prepare(sys.argv[1], a, b, sc, mode=sys.argv[2],
+                                          tile=(40, 40), strip=3, names=("a", "b"),
+                                          origins=False), client)
+        else:
+            longpair.align_pair(sys.argv[1], a, b, sc, mode=sys.argv[2], device="cpu",
+                                tile_size=40, strip=3, client=client, names=("a", "b"),
+                                traceback=sys.argv[3] == "full")
 """)
 
 
@@ -195,6 +201,27 @@ def test_killed_at_random_points_then_resumed(tmp_path, mode):
         assert got.cigar() == want.cigar and got.attrs["alignment"]["score"] == want.score
 
     assert "tiles" in kill_then_resume(tmp_path, mode, "full", check)
+
+
+def test_splits_killed_at_random_points_then_resumed(tmp_path, monkeypatch):
+    """The same for a job without origins (the path by splits, traced in small
+    segments): resumed, the alignment of an uninterrupted run."""
+    from distributed import Client, LocalCluster
+
+    a, b = killed_pair()
+    monkeypatch.setattr(longpair.pathsplit, "BASE_CELLS", 200)
+    monkeypatch.setattr(longpair, "SPANS_PER_TASK", 2)
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+                      dashboard_address=":0") as cluster, Client(cluster) as client:
+        want = longpair.run(longpair.prepare(str(tmp_path / "whole.zarr"), a, b, DNA,
+                                             mode="local", tile=(40, 40), strip=3,
+                                             names=("a", "b"), origins=False), client)
+    assert rescore(want, a, b, DNA) == whole_matrix(a, b, DNA, "local").score
+
+    def check(got):
+        assert got.cigar() == want.cigar and got.attrs["alignment"]["score"] == want.score
+
+    assert "tiles" in kill_then_resume(tmp_path, "local", "splits", check)
 
 
 def test_scores_only_killed_then_resumed(tmp_path):
@@ -249,6 +276,64 @@ def test_killed_in_phase_two_reruns_phase_two_only(client, tmp_path, monkeypatch
     monkeypatch.setattr(longpair, "run_tile", counting_tile)
     got = swath.align(a, b, scoring=DNA, store=store, tile_size=16, client=client)
     assert got == whole_matrix(a, b, DNA, "local") and not log.exists()
+
+
+def by_splits(client, path, a, b, scoring, mode, tile, device="cpu"):
+    job = longpair.prepare(path, a, b, scoring, mode=mode, tile=tile, strip=7,
+                           names=("a", "b"), device=device, origins=False)
+    return longpair.run(job, client)
+
+
+@pytest.mark.parametrize("mode", ["local", "global", "semiglobal"])
+def test_paths_by_splits_are_optimal(client, tmp_path, mode, monkeypatch):
+    """A job without origins: phase 1 in scores-only tiles, the path by splits, its
+    segments traced a few a task. The whole-matrix score and end, a CIGAR that rescores
+    to it, a store without origins that holds the segments."""
+    monkeypatch.setattr(longpair.pathsplit, "BASE_CELLS", 100)
+    monkeypatch.setattr(longpair, "SPANS_PER_TASK", 3)
+    rng = np.random.default_rng({"local": 31, "global": 32, "semiglobal": 33}[mode])
+    for trial in range(5):
+        scoring, alphabet = (DNA, 4) if trial % 2 else (PROTEIN, 20)
+        a, b = related_pair(rng, int(rng.integers(80, 200)), alphabet)
+        tile = (int(rng.integers(5, 60)), int(rng.integers(5, 60)))
+        path = str(tmp_path / f"p{trial}.zarr")
+        got = by_splits(client, path, a, b, scoring, mode, tile)
+        want = whole_matrix(a, b, scoring, mode)
+        assert (got.score, got.query_end, got.target_end) == (
+            want.score, want.query_end, want.target_end), (trial, tile)
+        assert rescore(got, a, b, scoring) == want.score
+        opened = AlignmentStore.open(path)
+        assert not opened.origins and opened.cigar() == got.cigar
+        segments = opened.segments()
+        assert len(segments) > 3 and (segments[:, :2] == -1).all()
+        assert opened.segments_per_chunk == 3
+
+
+def test_splits_resume_after_some_segments(client, tmp_path, monkeypatch):
+    """A task of phase 3 lost: the rerun traces only the chunks not done."""
+    monkeypatch.setattr(longpair.pathsplit, "BASE_CELLS", 300)
+    monkeypatch.setattr(longpair, "SPANS_PER_TASK", 2)
+    a, b = related_pair(np.random.default_rng(35), 150, 4)
+    path = str(tmp_path / "x.zarr")
+    job = longpair.prepare(path, a, b, DNA, mode="local", tile=(40, 40), strip=7,
+                           names=("a", "b"), origins=False)
+    real = lose_worker_at(monkeypatch, longpair, "run_segments", 2)
+    with pytest.raises(RuntimeError, match="worker lost"):
+        longpair.run(job, client)
+    done = AlignmentStore.open(path, complete=False).segments_done()
+    assert not done[2:4].any() and done.sum() > 0
+    log = tmp_path / "chunks.log"
+
+    def counting(job, first, rows):
+        with open(log, "a") as out:
+            out.write(f"{first}\n")
+        return real(job, first, rows)
+
+    monkeypatch.setattr(longpair, "run_segments", counting)
+    got = longpair.run(job, client)
+    assert rescore(got, a, b, DNA) == whole_matrix(a, b, DNA, "local").score
+    redone = {int(x) for x in log.read_text().split()}
+    assert 2 in redone and all(not done[k] for k in redone)
 
 
 def score_only(client, path, a, b, scoring, mode, tile, device="cpu"):
@@ -319,7 +404,7 @@ def test_cpu_tiles_report_no_best_cell_in_global_mode():
 
 def test_default_tiles():
     assert longpair.default_tile("cpu", 10**6, 10**6, 4, False) == (8192, 8192)
-    assert longpair.default_tile("gpu", 10**6, 10**6, 4, True) == (16384, 16384)
+    assert longpair.default_tile("gpu", 10**6, 10**6, 4, True) == (16384, 16384)  # origins
     # L1: equal tile rows of whole bands, one tile column per GPU, three tile rows per GPU
     assert longpair.default_tile("gpu", 4_646_332, 4_617_703, 1, False) == (774_656,
                                                                             4_617_703)
@@ -331,16 +416,28 @@ def test_default_tiles():
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("mode", ["local", "global"])
-def test_gpu_tiles_give_the_cpu_alignment(client, tmp_path, mode):
-    """Phase 1 on the GPU tile kernel: the same alignment, and the same scores-only result."""
+@pytest.mark.parametrize("mode", ["local", "global", "semiglobal"])
+def test_gpu_tiles_give_the_cpu_alignment(client, tmp_path, mode, monkeypatch):
+    """The GPU's path by splits is the CPU's (twin kernels), scores the whole-matrix
+    optimum, and the GPU's scores-only result is the same; with origins, phase 1 on
+    the GPU gives the whole-matrix alignment."""
+    monkeypatch.setattr(longpair.pathsplit, "BASE_CELLS", 2000)
     rng = np.random.default_rng(21)
     for trial in range(3):
         a, b = related_pair(rng, int(rng.integers(200, 700)), 4)
+        want = whole_matrix(a, b, DNA, mode)
         got = swath.align(a, b, scoring=DNA, mode=mode, device="gpu", client=client,
                           store=str(tmp_path / f"g{trial}.zarr"), tile_size=97, strip=9)
-        assert got == whole_matrix(a, b, DNA, mode)
+        assert not AlignmentStore.open(str(tmp_path / f"g{trial}.zarr")).origins
+        assert got == by_splits(client, str(tmp_path / f"c{trial}.zarr"), a, b, DNA, mode,
+                                (97, 97))
+        assert (got.score, got.query_end, got.target_end) == (
+            want.score, want.query_end, want.target_end)
+        assert rescore(got, a, b, DNA) == want.score
+        origins = longpair.prepare(str(tmp_path / f"o{trial}.zarr"), a, b, DNA, mode=mode,
+                                   tile=(97, 97), strip=9, names=("a", "b"), device="gpu")
+        assert longpair.run(origins, client) == want
         scores = score_only(client, str(tmp_path / f"gs{trial}.zarr"), a, b, DNA, mode,
                             (300, 150), device="gpu")
         assert (scores.score, scores.query_end, scores.target_end) == (
-            got.score, got.query_end, got.target_end)
+            want.score, want.query_end, want.target_end)

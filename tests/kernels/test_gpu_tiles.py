@@ -110,3 +110,28 @@ def test_best_cell_ties_take_the_first_row():
     args = (q, t, DNA.matrix, DNA.gap_open, DNA.gap_extend, True, 64, top, left)
     gpu = get_backend("gpu").tile_scores(*args)
     assert gpu[2] == get_backend("cpu").tile_scores(*args)[2] == (2, 101, 1)
+
+
+@pytest.mark.parametrize("rows", [None, 4, 8, 16])
+@pytest.mark.parametrize("capacity", [None, 3], ids=["gpu", "three-blocks"])
+@pytest.mark.parametrize("scoring", [PROTEIN, DNA], ids=["protein", "dna"])
+def test_tile_batch_equals_cpu(scoring, capacity, rows, monkeypatch):
+    """Tiles of every shape in one batch, global mode: each one's last row as the CPU
+    gives it. On a GPU that holds three blocks, the batch takes several launches and
+    the tallest tile launches of its own."""
+    from swath.kernels.gpu import tiles
+
+    if capacity:
+        monkeypatch.setattr(tiles, "_resident_blocks", lambda fn, shared: capacity)
+    rng = np.random.default_rng(hash((capacity, rows)) % 2**32)
+    batch = []
+    for h, w in [*SHAPES, (3000, 2100), (40, 1), (1, 900)]:
+        q, t = related_pair(rng, h, w, scoring.matrix.shape[0])
+        batch.append((q, t, *boundary(rng, h, w, 1)))
+    costs = (scoring.matrix, scoring.gap_open, scoring.gap_extend)
+    gpu = get_backend("gpu").tile_batch(batch, *costs, rows=rows)
+    cpu = get_backend("cpu").tile_batch(batch, *costs)
+    assert len(gpu) == len(batch)
+    for g, c, tile in zip(gpu, cpu, batch, strict=True):
+        assert g.shape == (2, len(tile[1]))
+        np.testing.assert_array_equal(g, c)

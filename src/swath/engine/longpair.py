@@ -22,12 +22,19 @@ recomputes only the tiles the path crosses, each in ``th * tw / 2`` bytes of cod
 A scores-only job (StripedScore) runs phase 1 without origins, in tiles of any size,
 and ends with the score and the end cell. Tiles run on the CPU or the GPU kernels
 (their results are equal); phase 3 runs on the CPU.
+
+A traceback job without origins (the GPU's default: origins cost the GPU kernel two to
+three times its work, and bound tiles to ``MAX_TILE``) runs phase 1 as a scores-only
+job does, finds the path from the end cell by splits (``engine.pathsplit``: batches of
+scores-only tiles, forward and backward, on one worker) and traces its small segments
+in phase 3, a group of segments a task.
 """
 
 from __future__ import annotations
 
 import functools
 import logging
+import os
 import threading
 import time
 import uuid
@@ -39,6 +46,7 @@ from typing import Any
 import numpy as np
 
 from swath.alignment import Alignment, cigar_from_path, join_cigars
+from swath.engine import pathsplit
 from swath.errors import InvalidParameter
 from swath.kernels import get_backend
 from swath.kernels.cpu.tiles import tile_codes, walk_tile
@@ -51,21 +59,23 @@ DEFAULT_STRIP = 256
 DEFAULT_TILE = 8192
 GPU_TILE_ROWS = 786_432     # scores only on the GPU: the tallest tile (one launch, H100)
 GPU_ROW_STEP = 512          # a GPU band's rows
+SPANS_PER_TASK = 64         # phase 3 of a job without origins: segments a task traces
 
 
-def default_tile(device: str, m: int, n: int, workers: int, traceback: bool
+def default_tile(device: str, m: int, n: int, workers: int, origins: bool
                  ) -> tuple[int, int]:
     """The tile shape of a job that asks for none (see benchmarks/RESULTS.md).
 
-    CPU: 8,192 a side. GPU with traceback: the largest tile whose origins fit 32 bits.
-    GPU, scores only: the target cut in one tile column per worker, and the query in
-    tile rows of equal height, at most ``GPU_TILE_ROWS`` (the bands one launch holds
-    on an H100: a tile's time grows with its width more than its height), and at least
-    three per worker when there are several, so that the wavefront keeps them busy.
+    CPU: 8,192 a side. GPU with origins: the largest tile whose origins fit 32 bits.
+    GPU without (scores only, or the path found by splits): the target cut in one tile
+    column per worker, and the query in tile rows of equal height, at most
+    ``GPU_TILE_ROWS`` (the bands one launch holds on an H100: a tile's time grows with
+    its width more than its height), and at least three per worker when there are
+    several, so that the wavefront keeps them busy.
     """
     if device != "gpu":
         return DEFAULT_TILE, DEFAULT_TILE
-    if traceback:
+    if origins:
         return MAX_TILE, MAX_TILE
     rows = max(-(-m // GPU_TILE_ROWS), 3 * workers if workers > 1 else 1)
     height = -(-m // rows)
@@ -97,6 +107,7 @@ class PairJob:
     store_id: str      # the store's creation id: worker caches are keyed on it
     device: str = "cpu"
     traceback: bool = True
+    origins: bool = True    # phase 1 records origins (else a traceback finds the path by splits)
 
     @property
     def local(self) -> bool:
@@ -219,7 +230,7 @@ def run_tile(job: PairJob, ti: int, tj: int, *after: Any) -> int:
     read = time.perf_counter()
     backend = get_backend(job.device)
     scoring = (job.matrix, job.gap_open, job.gap_extend, job.local)
-    if job.traceback:
+    if job.origins:
         bottom, right, best = backend.tile_forward(q, t, *scoring, (i0, j0),
                                                    len(_sequences(job)[1]), job.strip, top,
                                                    left)
@@ -280,7 +291,7 @@ def end_cell(job: PairJob, store: AlignmentStore) -> tuple[int, int, int, int]:
         return int(top[0]), int(top[1]), int(top[2]), int(top[3])
     last = store.bottom(store.tiles[0] - 1, 0, n)
     j = n if job.mode == "global" else int(np.argmax(last[0])) + 1
-    return int(last[0, j - 1]), m, j, int(last[2, j - 1]) if job.traceback else -1
+    return int(last[0, j - 1]), m, j, int(last[2, j - 1]) if store.origins else -1
 
 
 def origin_of(store: AlignmentStore, i: int, j: int, state: int) -> int:
@@ -311,13 +322,52 @@ def trace_segments(job: PairJob, store: AlignmentStore) -> tuple[np.ndarray, dic
     return np.array(segments, dtype=np.int64).reshape(-1, 4), end
 
 
+def split_segments(job: PairJob) -> tuple[np.ndarray, dict[str, int]]:
+    """Phase 2 of a job without origins (on a worker of its device): the path's segments
+    found by splits, rows ``(-1, -1, exit, entry)`` from the end, and its end."""
+    store = _open_worker(job)
+    query, target = _sequences(job)
+    n = len(target)
+    score, i, j, _ = end_cell(job, store)
+    spans = pathsplit.find_path(query, target, job, job.mode, (score, i, j),
+                                get_backend(job.device), slab=store.tile[0])
+    rows = [(-1, -1, _code(s.b, s.d, s.end, n), _code(s.a, s.c, s.start, n))
+            for s in reversed(spans)]
+    return (np.array(rows, dtype=np.int64).reshape(-1, 4),
+            {"score": score, "query_end": i, "target_end": j})
+
+
 # ---------------------------------------------------------------------------------
 # Phase 3
 
 
-def run_segment(job: PairJob, k: int, segment: tuple[int, int, int, int]) -> str:
-    """Phase 3 on one segment: recompute its tile with codes, walk exit to entry."""
+def run_segments(job: PairJob, first: int, segments: np.ndarray) -> int:
+    """Phase 3 on segments ``first ..``: write their CIGAR pieces; how many."""
     store = _open_worker(job)
+    if job.origins:
+        pieces = [segment_piece(job, store, tuple(int(v) for v in row)) for row in segments]
+    else:
+        from concurrent.futures import ThreadPoolExecutor
+
+        query, target = _sequences(job)
+        n = len(target)
+
+        def trace(row: np.ndarray) -> str:
+            b, d, end = _cell(row[2], n)
+            a, c, start = _cell(row[3], n)
+            return pathsplit.trace_span(pathsplit.Span(a, c, b, d, start, end, 0), query,
+                                        target, job)
+
+        # the CPU kernels release the GIL: a GPU worker's one task thread uses every core
+        with ThreadPoolExecutor(os.cpu_count()) as pool:
+            pieces = list(pool.map(trace, segments))
+    store.write_pieces(first, pieces)
+    return len(pieces)
+
+
+def segment_piece(job: PairJob, store: AlignmentStore, segment: tuple[int, ...]) -> str:
+    """A segment of a job with origins: recompute its tile with codes, walk exit to
+    entry; its CIGAR piece."""
     ti, tj, exit_code, entry_code = segment
     q, t, i0, j0 = _tile_sequences(job, store, ti, tj)
     n = len(_sequences(job)[1])
@@ -331,9 +381,7 @@ def run_segment(job: PairJob, k: int, segment: tuple[int, int, int, int]) -> str
     if want[:2] != got[:2] or (want[2] != START and want[2] != got[2]):
         raise RuntimeError(f"{job.store}: tile ({ti}, {tj}): the walk left at {got}, phase 1 "
                            f"recorded {want}")
-    piece = cigar_from_path(ops, q, t, ri, rj)
-    store.write_piece(k, piece)
-    return piece
+    return cigar_from_path(ops, q, t, ri, rj)
 
 
 def assemble(job: PairJob, store: AlignmentStore) -> Alignment:
@@ -386,25 +434,37 @@ def run(job: PairJob, client: Any,
                              job.mode)
         if store.segments() is None:
             _run_tiles(job, store, client, progress)
-            store.write_segments(*trace_segments(job, store))
-        segments = store.segments()
-        assert segments is not None
-        pending = np.flatnonzero(~store.segments_done()).tolist()
-        if pending:
-            import dask
-            from distributed import as_completed
-
-            run_id = uuid.uuid4().hex[:8]
-            futures = client.compute([dask.delayed(run_segment, pure=False)(
-                job, k, tuple(int(v) for v in segments[k]),
-                dask_key_name=f"swath-segment-{run_id}-{k}") for k in pending])
-            done = len(segments) - len(pending)
-            for _ in as_completed(futures):
-                done += 1
-                if progress:
-                    progress("segments", done, len(segments), 0)
-            client.gather(futures)
+            if job.origins:
+                store.write_segments(*trace_segments(job, store), per_chunk=1)
+            else:
+                segments, end = client.submit(split_segments, job, pure=False).result()
+                store.write_segments(segments, end, per_chunk=SPANS_PER_TASK)
+        _run_segments(job, store, client, progress)
         return assemble(job, _open(job.store))
+
+
+def _run_segments(job: PairJob, store: AlignmentStore, client: Any,
+                  progress: Callable[[str, int, int, int], None] | None) -> None:
+    """Phase 3: the segments not yet traced, a chunk of them a task, on ``client``."""
+    import dask
+    from distributed import as_completed
+
+    segments = store.segments()
+    assert segments is not None
+    per = store.segments_per_chunk
+    done_marks = store.segments_done()
+    pending = [k for k in range(0, len(segments), per) if not done_marks[k:k + per].all()]
+    if not pending:
+        return
+    run_id = uuid.uuid4().hex[:8]
+    futures = client.compute([dask.delayed(run_segments, pure=False)(
+        job, k, segments[k:k + per], dask_key_name=f"swath-segment-{run_id}-{k}")
+        for k in pending])
+    done = len(segments) - sum(len(segments[k:k + per]) for k in pending)
+    for future in as_completed(futures):
+        done += future.result()
+        if progress:
+            progress("segments", done, len(segments), 0)
 
 
 def _run_tiles(job: PairJob, store: AlignmentStore, client: Any,
@@ -462,11 +522,12 @@ def _align_pair(path: str, query: np.ndarray, target: np.ndarray, scoring: Any, 
     kind = tile_device(device)
     with session(client, device=kind, tile_tasks=True) as (client, _):
         workers = max(1, len(client.scheduler_info()["workers"]))
+        origins = traceback and kind == "cpu"
         tile = ((tile_size, tile_size) if tile_size else _stored_tile(path) or
-                default_tile(kind, len(query), len(target), workers, traceback))
+                default_tile(kind, len(query), len(target), workers, origins))
         job = prepare(path, query, target, scoring, mode=mode, tile=tile,
                       strip=strip or DEFAULT_STRIP, names=names, device=kind,
-                      traceback=traceback)
+                      traceback=traceback, origins=origins)
         return run(job, client, progress)
 
 
@@ -484,24 +545,29 @@ def _stored_tile(path: str) -> tuple[int, int] | None:
 
 def prepare(store_path: str, query: np.ndarray, target: np.ndarray, scoring: Any, *,
             mode: str, tile: tuple[int, int], strip: int, names: tuple[str, str],
-            device: str = "cpu", traceback: bool = True) -> PairJob:
-    """Create the store of a new long-pair job, or reopen one holding the same job."""
+            device: str = "cpu", traceback: bool = True, origins: bool | None = None
+            ) -> PairJob:
+    """Create the store of a new long-pair job, or reopen one holding the same job.
+
+    ``origins`` (default: with a traceback) says whether phase 1 records origins, or a
+    traceback finds the path by splits."""
     from swath.kernels.bounds import fits_every_mode
     from swath.storage.common import reopen_or_create
     from swath.storage.longpair import LAYOUT, VERSION
 
-    if traceback and max(tile) > MAX_TILE:
+    origins = traceback if origins is None else origins and traceback
+    if origins and max(tile) > MAX_TILE:
         raise InvalidParameter(f"tile_size {max(tile)} is above the limit of tiles with "
-                               f"origins ({MAX_TILE}); scores-only jobs take any size")
+                               f"origins ({MAX_TILE}); scores-only and GPU jobs take any size")
     if not fits_every_mode(len(query), len(target), scoring.matrix, scoring.gap_open,
                            scoring.gap_extend, np.int32, floor=MINUS_INFINITY):
         raise InvalidParameter(f"a {len(query)} x {len(target)} pair's scores may leave the "
                                f"tile kernels' range ({MINUS_INFINITY} to 2^31)")
     inputs = {"query_sha256": _digest(query), "target_sha256": _digest(target),
               "scoring": scoring.to_dict(), "mode": mode, "strip": strip, "tile": list(tile),
-              "traceback": traceback}
+              "traceback": traceback, "origins": origins}
     reopen_or_create(store_path, LAYOUT, VERSION, inputs, lambda: AlignmentStore.create(
-        store_path, query, target, tile=tile, origins=traceback, inputs=inputs,
+        store_path, query, target, tile=tile, origins=origins, inputs=inputs,
         names=list(names), id=uuid.uuid4().hex), what="alignment",
         differs="other sequences, scoring or tiles")
     return job_from_store(str(store_path), device)
@@ -516,7 +582,7 @@ def job_from_store(store_path: str, device: str = "cpu") -> PairJob:
     scoring = Scoring.from_dict(inputs["scoring"])
     return PairJob(str(store_path), scoring.matrix, scoring.gap_open, scoring.gap_extend,
                    inputs["mode"], int(inputs["strip"]), str(store.attrs["id"]), device,
-                   bool(inputs.get("traceback", True)))
+                   bool(inputs.get("traceback", True)), store.origins)
 
 
 def _digest(array: np.ndarray) -> str:

@@ -34,6 +34,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import ModuleType
+from typing import Protocol
 
 import numpy as np
 
@@ -74,16 +75,20 @@ class Span:
         return self.b - self.a < 2 or self.d == self.c or self.cells <= BASE_CELLS
 
 
-@dataclass(frozen=True)
-class Scoring:
-    """The scores the kernels take."""
+class Scores(Protocol):
+    """The scores the kernels take (a ``swath.Scoring``, or a long-pair job)."""
 
-    matrix: np.ndarray
-    gap_open: int
-    gap_extend: int
+    @property
+    def matrix(self) -> np.ndarray: ...
+
+    @property
+    def gap_open(self) -> int: ...
+
+    @property
+    def gap_extend(self) -> int: ...
 
 
-def anchored(h: int, w: int, scoring: Scoring, state: int, charge_open: bool = True,
+def anchored(h: int, w: int, scoring: Scores, state: int, charge_open: bool = True,
              bonus: int = 0) -> tuple[Boundary, Boundary]:
     """The input boundary ``(top_h, top_f), (left_h, left_e)`` of an ``h x w`` tile whose
     corner is a path's anchor: in state H the path leaves it any way, gaps opened there
@@ -103,7 +108,7 @@ def anchored(h: int, w: int, scoring: Scoring, state: int, charge_open: bool = T
 # The start
 
 
-def find_start(query: np.ndarray, target: np.ndarray, scoring: Scoring, mode: str,
+def find_start(query: np.ndarray, target: np.ndarray, scoring: Scores, mode: str,
                end: tuple[int, int, int], backend: ModuleType, slab: int,
                ) -> tuple[int, int]:
     """The node where an optimal path ending at ``end = (score, i, j)`` starts: a
@@ -142,7 +147,7 @@ def find_start(query: np.ndarray, target: np.ndarray, scoring: Scoring, mode: st
 # Splits
 
 
-def _halves(span: Span, query: np.ndarray, target: np.ndarray, scoring: Scoring
+def _halves(span: Span, query: np.ndarray, target: np.ndarray, scoring: Scores
             ) -> list[tuple[np.ndarray, np.ndarray, Boundary, Boundary]]:
     """The two tiles of a span's split: its top half forward, its bottom half backward."""
     mid = (span.a + span.b) // 2
@@ -179,7 +184,7 @@ def _cut(span: Span, forward: np.ndarray, forward_left: int, backward: np.ndarra
             Span(mid, span.c + j, span.b, span.d, F, span.end, int(fr[j]) + gap_open))
 
 
-def split_level(spans: list[Span], query: np.ndarray, target: np.ndarray, scoring: Scoring,
+def split_level(spans: list[Span], query: np.ndarray, target: np.ndarray, scoring: Scores,
                 backend: ModuleType) -> list[Span]:
     """One level: every span that is not a segment cut in two, in one batch of tiles."""
     todo = [s for s in spans if not s.is_segment()]
@@ -190,10 +195,10 @@ def split_level(spans: list[Span], query: np.ndarray, target: np.ndarray, scorin
         forward, backward = tiles[2 * k], tiles[2 * k + 1]
         halves[s] = _cut(s, rows[2 * k], int(forward[3][0][-1]), rows[2 * k + 1],
                          int(backward[3][0][-1]), scoring.gap_open)
-    return [half for s in spans for half in (halves[s] if s in halves else (s,))]
+    return [half for s in spans for half in halves.get(s, (s,))]
 
 
-def find_path(query: np.ndarray, target: np.ndarray, scoring: Scoring, mode: str,
+def find_path(query: np.ndarray, target: np.ndarray, scoring: Scores, mode: str,
               end: tuple[int, int, int], backend: ModuleType, slab: int,
               progress: Callable[[int, int], None] | None = None) -> list[Span]:
     """The segments of an optimal path ending at ``end = (score, i, j)``, in path order
@@ -221,7 +226,7 @@ def find_path(query: np.ndarray, target: np.ndarray, scoring: Scoring, mode: str
 # Segments (phase 3)
 
 
-def trace_span(span: Span, query: np.ndarray, target: np.ndarray, scoring: Scoring) -> str:
+def trace_span(span: Span, query: np.ndarray, target: np.ndarray, scoring: Scores) -> str:
     """A segment's piece of the alignment (extended CIGAR), traced from direction codes
     recomputed from its anchored start."""
     q, t = query[span.a:span.b], target[span.c:span.d]

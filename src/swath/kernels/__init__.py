@@ -32,7 +32,8 @@ from types import ModuleType
 from swath.errors import BackendUnavailable, InvalidParameter
 
 DEVICES = ("auto", "cpu", "gpu")
-_FUNCTIONS = ("score_many", "align_batch", "score_ends", "tile_forward", "tile_scores", "tile_batch")
+_FUNCTIONS = ("score_many", "align_batch", "score_ends", "tile_forward", "tile_scores",
+              "tile_batch")
 
 
 def _gpu() -> ModuleType:

@@ -136,21 +136,24 @@ class AlignmentStore(LayoutStore):
 
     def segments(self) -> np.ndarray | None:
         """(S, 4) int64 rows ``(tile row, tile column, exit, entry)`` in path order from
-        the end, or None before phase 2."""
+        the end (tile -1, -1: a span found by splits), or None before phase 2."""
         if "segments" not in self.attrs:
             return None
         return np.asarray(self.array("segment")[:], dtype=np.int64)
 
-    def write_segments(self, segments: np.ndarray, end: dict[str, int]) -> None:
-        """Phase 2's result: the segments, their piece and done arrays, the path's end."""
+    def write_segments(self, segments: np.ndarray, end: dict[str, int], per_chunk: int = 1
+                       ) -> None:
+        """Phase 2's result: the segments, their piece and done arrays (``per_chunk``
+        segments a chunk: phase 3 writes a chunk at a time), the path's end."""
         count = len(segments)
         self.group.create_array("segment", data=segments.astype(np.int64).reshape(count, 4),
                                 chunks=(max(count, 1), 4), dimension_names=("segment", "field"),
                                 overwrite=True)
-        self.group.create_array("segment_cigar", shape=(count,), chunks=(1,), dtype=str,
+        self.group.create_array("segment_cigar", shape=(count,), chunks=(per_chunk,), dtype=str,
                                 dimension_names=("segment",), overwrite=True)
-        self.group.create_array("segment_done", shape=(count,), chunks=(1,), dtype=np.uint8,
-                                fill_value=0, dimension_names=("segment",), overwrite=True)
+        self.group.create_array("segment_done", shape=(count,), chunks=(per_chunk,),
+                                dtype=np.uint8, fill_value=0, dimension_names=("segment",),
+                                overwrite=True)
         update_attrs(self.group, segments=count, end=end)
         self.attrs.update(segments=count, end=end)
 
@@ -160,10 +163,17 @@ class AlignmentStore(LayoutStore):
         """(S,) bool: which segments have their CIGAR piece written."""
         return np.asarray(self.array("segment_done")[:], dtype=bool)
 
-    def write_piece(self, segment: int, cigar: str) -> None:
-        """A segment's CIGAR piece, then its done mark."""
-        self.array("segment_cigar")[segment] = cigar
-        self.array("segment_done")[segment] = 1
+    @property
+    def segments_per_chunk(self) -> int:
+        """Segments a chunk of the piece and done arrays holds."""
+        return int(self.array("segment_done").chunks[0])
+
+    def write_pieces(self, first: int, cigars: list[str]) -> None:
+        """The CIGAR pieces of segments ``first ..`` (whole chunks, or the last), then
+        their done marks."""
+        last = first + len(cigars)
+        self.array("segment_cigar")[first:last] = np.array(cigars, dtype=object)
+        self.array("segment_done")[first:last] = 1
 
     def pieces(self) -> list[str]:
         """Every segment's CIGAR piece, in path order from the end."""
