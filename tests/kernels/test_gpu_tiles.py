@@ -142,6 +142,8 @@ def test_a_streamed_row_feeds_the_launch_below(local):
     """A tile whose last row streams out, and the tile below reading it as its top row
     (on one GPU, one after the other; side by side on two: the engine's slab test):
     both give what the CPU gives, and the stream counts every column."""
+    import cupy as cp
+
     from swath.kernels.gpu import tiles
 
     rng = np.random.default_rng(31)
@@ -156,9 +158,9 @@ def test_a_streamed_row_feeds_the_launch_below(local):
     corner = int(left1[0][-1])
     lower_cpu = cpu.tile_scores(q2, t, *costs, (np.r_[corner, upper_cpu[0][0]],
                                                 np.r_[NEG, upper_cpu[0][1]]), left2)
-    stream = tiles.row_stream(w)
+    stream = tiles.row_stream(cp.cuda.Device().id, w)
     upper = tiles.tile_scores(q1, t, *costs, top, left1, rows=4, stream_out=stream)
-    assert int(stream.ready[0]) == w
+    assert int(stream.ready.get()[0]) == w
     lower = tiles.tile_scores(q2, t, *costs, (np.array([corner]), np.array([NEG])), left2,
                               rows=4, stream_in=stream)
     for got, want in ((upper, upper_cpu), (lower, lower_cpu)):

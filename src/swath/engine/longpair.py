@@ -273,7 +273,7 @@ def write_tile(job: PairJob, store: AlignmentStore, ti: int, tj: int, tile: Tile
 def run_slabs(job: PairJob, gpus: int) -> int:
     """Phase 1 of a GPU job in one tile column, on ``gpus`` GPUs of this host, in one task:
     tile row ti runs on GPU ``ti % gpus``, and its launch reads the row above from the
-    launch of tile row ti - 1 as that one computes it (pinned host memory), so that the GPUs
+    launch of tile row ti - 1 as that one computes it (peer memory), so that the GPUs
     work side by side within a tile's pipeline fill of each other instead of a tile
     apart. Tile rows are stored as the wavefront stores them. Their cells."""
     import threading
@@ -281,13 +281,16 @@ def run_slabs(job: PairJob, gpus: int) -> int:
 
     import cupy as cp
 
-    from swath.kernels.gpu.tiles import row_stream
+    from swath.kernels.gpu.tiles import can_stream, row_stream
 
     store = _open_worker(job)
     pending = np.flatnonzero(~store.tiles_done()[:, 0]).tolist()
     gpus = min(gpus, cp.cuda.runtime.getDeviceCount())
+    if not all(can_stream(g, (g + 1) % gpus) for g in range(gpus)):
+        logger.warning("the GPUs cannot read each other's memory: tile rows run on one")
+        gpus = 1
     n = len(_sequences(job)[1])
-    streams = {ti: row_stream(n) for ti in pending}
+    streams = {ti: row_stream(ti % gpus, n) for ti in pending}
     failed = threading.Event()
 
     def run(g: int) -> int:
@@ -304,7 +307,8 @@ def run_slabs(job: PairJob, gpus: int) -> int:
         except BaseException:
             failed.set()               # let the launches that wait on these rows finish
             for ti in mine:
-                streams[ti].ready[0] = n
+                with cp.cuda.Device(g):
+                    streams[ti].ready.fill(n)
             raise
         return cells
 

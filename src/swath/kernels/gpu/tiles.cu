@@ -51,10 +51,9 @@ struct TileArgs {
     int* best;                   // tile bands x 4: first best cell (score, row, column, origin)
     int corner;                  // H at the tile's top left corner (row 0, column 0)
     int h, w, alpha, goe, ge, band0, bands;
-    // streaming between launches, on one GPU or several (null: not streamed; the rows
-    // and counters then live in pinned host memory): the columns of in_row published so
-    // far by the launch that computes it, and where this launch's last band publishes
-    // the columns of out_row it has written
+    // streaming between launches, on one GPU or two (null: not streamed): the columns of
+    // in_row published so far by the launch that computes it (maybe on another GPU), and
+    // where this launch's last band publishes the columns of out_row it has written
     const int* in_ready;
     int* out_ready;
 };
@@ -129,14 +128,7 @@ __device__ __forceinline__ void publish(int* counter, int done) {
     asm volatile("st.release.gpu.global.s32 [%0], %1;" :: "l"(counter), "r"(done) : "memory");
 }
 
-// The same across GPUs (a launch on another GPU reads the row from pinned host memory),
-// and a load of such a row that no cache can hold stale.
-__device__ __forceinline__ int load_sys(const int* p) {
-    int v;
-    asm volatile("ld.relaxed.sys.global.s32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-    return v;
-}
-
+// The same across GPUs (a launch on another GPU reads the row through peer memory).
 __device__ __forceinline__ void wait_until_sys(const int* counter, int need) {
     int seen;
     while (true) {
@@ -226,9 +218,8 @@ __device__ __forceinline__ void band(const TileArgs& a, const int* sm, int lb, i
                 const int c = k0 + lane;
                 if (c < w) {
                     const int x = c & above_mask;
-                    in_hm = (streams_in ? load_sys(above + x) : __ldcg(above + x)) - goe;
-                    in_f = streams_in ? load_sys(above + above_stride + x)
-                                      : __ldcg(above + above_stride + x);
+                    in_hm = __ldcg(above + x) - goe;
+                    in_f = __ldcg(above + above_stride + x);
                     if (ORIGINS) {
                         in_oh = __ldcg(above + 2 * above_stride + x);
                         in_of = __ldcg(above + 3 * above_stride + x);

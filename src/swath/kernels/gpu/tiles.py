@@ -12,9 +12,8 @@ run one at a time per GPU and process. A GPU shared with other processes' long-r
 kernels (MPS, another job) could leave some bands unscheduled while the rest wait.
 
 A scores-only tile of one launch can also stream (``RowStream``): its last band
-publishes its row as it computes it, in pinned host memory that every GPU reads, and
-the launch of the tile below, on another GPU, starts on it at once instead of after the
-whole tile.
+publishes its row as it computes it, and the launch of the tile below, on another GPU
+(through peer memory), starts on it at once instead of after the whole tile.
 
 GPU memory of one tile: its sequences, input and output boundaries (O(h + w)), and a
 ring of ``WINDOW`` columns per resident band (at most the GPU's resident warps, about
@@ -67,24 +66,27 @@ def tile_forward(q: np.ndarray, t: np.ndarray, sub: np.ndarray, gap_open: int, g
 
 @dataclass(frozen=True)
 class RowStream:
-    """A scores-only tile's last row (H and F, ``row``: ``(2, w)`` int32) and how many of
-    its columns are written (``ready``), in pinned host memory that every GPU reads and
-    writes: the tile's launch publishes the columns as it computes them, and the launch
-    of the tile below, on any GPU, reads them as they come. Allocate streams before
-    launching anything that waits on them."""
+    """A scores-only tile's last row (H and F, ``(2, w)`` int32) on GPU ``device``, and
+    how many of its columns are written (``ready``): the tile's launch publishes them as
+    it computes them, and the launch of the tile below reads them as they come."""
 
-    row: np.ndarray
-    ready: np.ndarray
-    memory: cp.cuda.PinnedMemoryPointer
+    device: int
+    row: cp.ndarray
+    ready: cp.ndarray
 
 
-def row_stream(w: int) -> RowStream:
-    """An empty stream of a ``w``-column row."""
-    flags = cp.cuda.runtime.hostAllocPortable | cp.cuda.runtime.hostAllocMapped
-    memory = cp.cuda.PinnedMemoryPointer(cp.cuda.PinnedMemory(4 * (2 * w + 32), flags), 0)
-    values = np.frombuffer(memory, dtype=np.int32, count=2 * w + 32)
-    values[:] = 0
-    return RowStream(values[32:].reshape(2, w), values[:1], memory)
+def row_stream(device: int, w: int) -> RowStream:
+    """An empty stream of a ``w``-column row on GPU ``device``."""
+    with cp.cuda.Device(device) as gpu:
+        stream = RowStream(device, cp.empty((2, w), dtype=np.int32),
+                           cp.zeros(1, dtype=np.int32))
+        gpu.synchronize()
+    return stream
+
+
+def can_stream(a: int, b: int) -> bool:
+    """Whether a launch on GPU ``b`` can read a row streamed on GPU ``a``."""
+    return a == b or bool(cp.cuda.runtime.deviceCanAccessPeer(b, a))
 
 
 def tile_scores(q: np.ndarray, t: np.ndarray, sub: np.ndarray, gap_open: int, gap_extend: int,
@@ -110,7 +112,7 @@ def _launch(q: np.ndarray, t: np.ndarray, sub: np.ndarray, gap_open: int, gap_ex
             local: bool, origins: bool, top: Boundary, left: Boundary,
             rows: int | None = None, slab: int | None = None,
             stream_in: RowStream | None = None, stream_out: RowStream | None = None
-            ) -> tuple[cp.ndarray | np.ndarray, cp.ndarray, np.ndarray]:
+            ) -> tuple[cp.ndarray, cp.ndarray, np.ndarray]:
     """Run the kernel over the tile, a slab of resident bands per launch; the tile's last
     row and last column (device) and its best cell (host, tile-local: score, row,
     column, origin; row -1 when none scores above 0). ``slab`` caps the bands per
@@ -128,10 +130,12 @@ def _launch(q: np.ndarray, t: np.ndarray, sub: np.ndarray, gap_open: int, gap_ex
         raise InvalidParameter(f"a streamed tile takes one launch: at most {per_launch} bands "
                                f"of {WARP * lane_rows} rows on this GPU, this one has {bands}")
     device = cp.cuda.Device().id
-    row_in = _pointer(stream_in.row) if stream_in else cp.asarray(_top_row(top, values))
-    row_out = _pointer(stream_out.row) if stream_out else cp.empty((values, w), dtype=np.int32)
-    ready = (_pointer(stream_in.ready) if stream_in else np.uint64(0),
-             _pointer(stream_out.ready) if stream_out else np.uint64(0))
+    if stream_in:
+        _peer_access(device, stream_in.device)
+    row_in = stream_in.row if stream_in else cp.asarray(_top_row(top, values))
+    row_out = stream_out.row if stream_out else cp.empty((values, w), dtype=np.int32)
+    ready = (stream_in.ready if stream_in else np.uint64(0),
+             stream_out.ready if stream_out else np.uint64(0))
     ring = cp.empty((per_launch, values, WINDOW), dtype=np.int32)
     progress = cp.empty(per_launch, dtype=np.int32)
     right = cp.empty((values, h), dtype=np.int32)
@@ -149,7 +153,7 @@ def _launch(q: np.ndarray, t: np.ndarray, sub: np.ndarray, gap_open: int, gap_ex
                 np.int32(count), *ready), shared_mem=shared)
             row_in, row_out = row_out, row_in
         found = _first_best(cp.asnumpy(best), h)
-    return stream_out.row.copy() if stream_out else row_in, right, found
+    return row_in, right, found
 
 
 def tile_batch(tiles: Sequence[BatchTile], sub: np.ndarray, gap_open: int, gap_extend: int,
@@ -267,9 +271,11 @@ def _first_best(best: np.ndarray, h: int) -> np.ndarray:
     return found[np.lexsort((found[:, 1], -found[:, 0]))[0]].astype(np.int64)
 
 
-def _pointer(host: np.ndarray) -> np.uint64:
-    """The address every GPU reads pinned host memory at (unified addressing)."""
-    return np.uint64(host.ctypes.data)
+@functools.cache
+def _peer_access(device: int, peer: int) -> None:
+    """Let launches on ``device`` read ``peer``'s memory (once per pair and process)."""
+    if device != peer:
+        cp.cuda.runtime.deviceEnablePeerAccess(peer)
 
 
 def _device32(values: np.ndarray) -> cp.ndarray:
