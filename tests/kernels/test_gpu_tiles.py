@@ -138,13 +138,21 @@ def test_tile_batch_equals_cpu(scoring, capacity, rows, monkeypatch):
 
 
 @pytest.mark.parametrize("local", [True, False], ids=["local", "global"])
-def test_a_streamed_row_feeds_the_launch_below(local):
-    """A tile whose last row streams out, and the tile below reading it as its top row
-    (on one GPU, one after the other; side by side on two: the engine's slab test):
-    both give what the CPU gives, and the stream counts every column."""
+def test_a_streamed_row_feeds_a_launch_beside_it(local, monkeypatch):
+    """Two tiles, one below the other, launched side by side on one GPU (a few bands
+    each, so both are resident): the lower one starts first and waits on the columns the
+    upper one publishes; both give what the CPU gives from the finished row."""
+    import contextlib
+    import threading
+    import time
+
     import cupy as cp
 
     from swath.kernels.gpu import tiles
+
+    class Unlocked(dict):                   # the two launches share a GPU on purpose
+        def setdefault(self, key, default=None):
+            return contextlib.nullcontext()
 
     rng = np.random.default_rng(31)
     (h1, h2), w = (300, 200), 2500
@@ -158,12 +166,29 @@ def test_a_streamed_row_feeds_the_launch_below(local):
     corner = int(left1[0][-1])
     lower_cpu = cpu.tile_scores(q2, t, *costs, (np.r_[corner, upper_cpu[0][0]],
                                                 np.r_[NEG, upper_cpu[0][1]]), left2)
+    tiles.tile_scores(q1, t, *costs, top, left1, rows=4)      # the kernel compiled first
+    monkeypatch.setattr(tiles, "_ONE_TILE", Unlocked())
     stream = tiles.row_stream(cp.cuda.Device().id, w)
-    upper = tiles.tile_scores(q1, t, *costs, top, left1, rows=4, stream_out=stream)
+    got = {}
+
+    def run(name, *args, **options):
+        with cp.cuda.Stream(non_blocking=True):
+            got[name] = tiles.tile_scores(*args, rows=4, **options)
+
+    lower = threading.Thread(target=run, args=("lower", q2, t, *costs,
+                                               (np.array([corner]), np.array([NEG])), left2),
+                             kwargs={"stream_in": stream})
+    lower.start()
+    time.sleep(0.5)
+    assert lower.is_alive()                 # waiting on the upper tile's row
+    upper = threading.Thread(target=run, args=("upper", q1, t, *costs, top, left1),
+                             kwargs={"stream_out": stream})
+    upper.start()
+    upper.join(60)
+    lower.join(60)
+    assert not lower.is_alive()
+    for name, want in (("upper", upper_cpu), ("lower", lower_cpu)):
+        np.testing.assert_array_equal(got[name][0], want[0])
+        np.testing.assert_array_equal(got[name][1], want[1])
+        assert got[name][2] == want[2]
     assert int(stream.ready.get()[0]) == w
-    lower = tiles.tile_scores(q2, t, *costs, (np.array([corner]), np.array([NEG])), left2,
-                              rows=4, stream_in=stream)
-    for got, want in ((upper, upper_cpu), (lower, lower_cpu)):
-        np.testing.assert_array_equal(got[0], want[0])
-        np.testing.assert_array_equal(got[1], want[1])
-        assert got[2] == want[2]
