@@ -8,12 +8,8 @@ transposed, and its granularity is ``rows`` (R) instead.
 
 A launch's bands wait on each other, so all of them must be resident at once: the
 launch is sized to the GPU's free residency when nothing else runs on it, and tiles
-run one at a time per GPU and process. A GPU shared with other processes' long-running
+run one at a time per process. A GPU shared with other processes' long-running
 kernels (MPS, another job) could leave some bands unscheduled while the rest wait.
-
-A scores-only tile of one launch can also stream (``RowStream``): its last band
-publishes its row as it computes it, and the launch of the tile below, on another GPU
-(through peer memory), starts on it at once instead of after the whole tile.
 
 GPU memory of one tile: its sequences, input and output boundaries (O(h + w)), and a
 ring of ``WINDOW`` columns per resident band (at most the GPU's resident warps, about
@@ -26,7 +22,6 @@ from __future__ import annotations
 import functools
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import cupy as cp
 import numpy as np
@@ -41,9 +36,9 @@ SHARED_LIMIT = 48 * 1024         # shared memory a launch gets without opting in
 MAX_ALPHABET = 110               # the largest alphabet whose scores fit it
 WARP = 32
 WARPS_PER_BLOCK = 4
-# one tile at a time per GPU and process: a launch fills the GPU with bands that wait on
-# each other, and two such launches side by side could each hold what the other waits for
-_ONE_TILE: dict[int, threading.Lock] = {}
+# one tile at a time per process: a launch fills the GPU with bands that wait on each
+# other, and two such launches side by side could each hold what the other waits for
+_ONE_TILE = threading.Lock()
 
 Boundary = tuple[np.ndarray, np.ndarray]
 BatchTile = tuple[np.ndarray, np.ndarray, Boundary, Boundary]   # q, t, top, left
@@ -64,54 +59,23 @@ def tile_forward(q: np.ndarray, t: np.ndarray, sub: np.ndarray, gap_open: int, g
     return bottom, right, matrix_wide(bottom, right, best, corner, len(t), n)
 
 
-@dataclass(frozen=True)
-class RowStream:
-    """A scores-only tile's last row (H and F, ``(2, w)`` int32) on GPU ``device``, and
-    how many of its columns are written (``ready``): the tile's launch publishes them as
-    it computes them, and the launch of the tile below reads them as they come."""
-
-    device: int
-    row: cp.ndarray
-    ready: cp.ndarray
-
-
-def row_stream(device: int, w: int) -> RowStream:
-    """An empty stream of a ``w``-column row on GPU ``device``."""
-    with cp.cuda.Device(device) as gpu:
-        stream = RowStream(device, cp.empty((2, w), dtype=np.int32),
-                           cp.zeros(1, dtype=np.int32))
-        gpu.synchronize()
-    return stream
-
-
-def can_stream(a: int, b: int) -> bool:
-    """Whether a launch on GPU ``b`` can read a row streamed on GPU ``a``."""
-    return a == b or bool(cp.cuda.runtime.deviceCanAccessPeer(b, a))
-
-
 def tile_scores(q: np.ndarray, t: np.ndarray, sub: np.ndarray, gap_open: int, gap_extend: int,
-                local: bool, strip: int, top: Boundary, left: Boundary, rows: int | None = None,
-                stream_in: RowStream | None = None, stream_out: RowStream | None = None
+                local: bool, strip: int, top: Boundary, left: Boundary, rows: int | None = None
                 ) -> tuple[np.ndarray, np.ndarray, tuple[int, int, int]]:
     """One tile's scores only, on the GPU: as ``kernels.cpu.tiles.tile_scores`` (its
     boundaries come as int32, as the kernel computes them).
 
-    ``rows`` (4, 8 or 16) overrides the rows per lane, for measurements. With
-    ``stream_in`` the row above comes from that stream as another launch computes it
-    (of ``top`` only the corner, ``top[0][0]``, is read); with ``stream_out`` the tile's
-    last row goes to that stream as it is computed. A streamed tile takes one launch.
+    ``rows`` (4, 8 or 16) overrides the rows per lane, for measurements.
     """
     bottom, right, best = (cp.asnumpy(x) for x in _launch(
-        q, t, sub, gap_open, gap_extend, local, False, top, left, rows,
-        stream_in=stream_in, stream_out=stream_out))
+        q, t, sub, gap_open, gap_extend, local, False, top, left, rows))
     score, i, j = (int(x) for x in best[:3])
     return bottom, right, (score, i, j) if i >= 0 else (0, -1, -1)
 
 
 def _launch(q: np.ndarray, t: np.ndarray, sub: np.ndarray, gap_open: int, gap_extend: int,
             local: bool, origins: bool, top: Boundary, left: Boundary,
-            rows: int | None = None, slab: int | None = None,
-            stream_in: RowStream | None = None, stream_out: RowStream | None = None
+            rows: int | None = None, slab: int | None = None
             ) -> tuple[cp.ndarray, cp.ndarray, np.ndarray]:
     """Run the kernel over the tile, a slab of resident bands per launch; the tile's last
     row and last column (device) and its best cell (host, tile-local: score, row,
@@ -126,23 +90,15 @@ def _launch(q: np.ndarray, t: np.ndarray, sub: np.ndarray, gap_open: int, gap_ex
     values = 4 if origins else 2
     fn = kernel("tiles.cu", tile_name(lane_rows, local, origins, packed))
     per_launch = min(bands, slab or bands, _resident_blocks(fn, shared) * WARPS_PER_BLOCK)
-    if (stream_in or stream_out) and per_launch < bands:
-        raise InvalidParameter(f"a streamed tile takes one launch: at most {per_launch} bands "
-                               f"of {WARP * lane_rows} rows on this GPU, this one has {bands}")
-    device = cp.cuda.Device().id
-    if stream_in:
-        _peer_access(device, stream_in.device)
-    row_in = stream_in.row if stream_in else cp.asarray(_top_row(top, values))
-    row_out = stream_out.row if stream_out else cp.empty((values, w), dtype=np.int32)
-    ready = (stream_in.ready if stream_in else np.uint64(0),
-             stream_out.ready if stream_out else np.uint64(0))
+    row_in = cp.asarray(_top_row(top, values))
+    row_out = cp.empty_like(row_in)
     ring = cp.empty((per_launch, values, WINDOW), dtype=np.int32)
     progress = cp.empty(per_launch, dtype=np.int32)
     right = cp.empty((values, h), dtype=np.int32)
     best = cp.zeros((bands, 4), dtype=np.int32)
     fixed = (cp.asarray(q, dtype=np.uint8), cp.asarray(t, dtype=np.uint8),
              cp.asarray(shifted, dtype=np.int32), _device32(left[0]), _device32(left[1]))
-    with _ONE_TILE.setdefault(device, threading.Lock()):
+    with _ONE_TILE:
         for band0 in range(0, bands, per_launch):
             count = min(per_launch, bands - band0)
             progress.fill(0)
@@ -150,7 +106,7 @@ def _launch(q: np.ndarray, t: np.ndarray, sub: np.ndarray, gap_open: int, gap_ex
                (*fixed, row_in, row_out, ring, progress, right, best,
                 np.int32(max(int(top[0][0]), MINUS_INFINITY)), np.int32(h), np.int32(w),
                 np.int32(alpha), np.int32(goe), np.int32(gap_extend), np.int32(band0),
-                np.int32(count), *ready), shared_mem=shared)
+                np.int32(count)), shared_mem=shared)
             row_in, row_out = row_out, row_in
         found = _first_best(cp.asnumpy(best), h)
     return row_in, right, found
@@ -209,7 +165,7 @@ def _launch_batch(fn: cp.RawKernel, tiles: list[BatchTile], where: list[int],
     total = int(bands.sum())
     rows_in = np.concatenate([_top_row(tile[2], 2).ravel() for tile in tiles])
     row_out = cp.empty(rows_in.shape, dtype=np.int32)
-    with _ONE_TILE.setdefault(cp.cuda.Device().id, threading.Lock()):
+    with _ONE_TILE:
         fn((-(-total // WARPS_PER_BLOCK),), (WARPS_PER_BLOCK * WARP,),
            (cp.asarray(np.concatenate([tile[0] for tile in tiles]).astype(np.uint8)),
             cp.asarray(np.concatenate([tile[1] for tile in tiles]).astype(np.uint8)),
@@ -269,13 +225,6 @@ def _first_best(best: np.ndarray, h: int) -> np.ndarray:
     if not len(found):
         return np.array([0, -1, -1, -1], dtype=np.int64)
     return found[np.lexsort((found[:, 1], -found[:, 0]))[0]].astype(np.int64)
-
-
-@functools.cache
-def _peer_access(device: int, peer: int) -> None:
-    """Let launches on ``device`` read ``peer``'s memory (once per pair and process)."""
-    if device != peer:
-        cp.cuda.runtime.deviceEnablePeerAccess(peer)
 
 
 def _device32(values: np.ndarray) -> cp.ndarray:
