@@ -278,10 +278,10 @@ def test_killed_in_phase_two_reruns_phase_two_only(client, tmp_path, monkeypatch
     assert got == whole_matrix(a, b, DNA, "local") and not log.exists()
 
 
-def by_splits(client, path, a, b, scoring, mode, tile, device="cpu"):
+def by_splits(client, path, a, b, scoring, mode, tile, device="cpu", progress=None):
     job = longpair.prepare(path, a, b, scoring, mode=mode, tile=tile, strip=7,
                            names=("a", "b"), device=device, origins=False)
-    return longpair.run(job, client)
+    return longpair.run(job, client, progress)
 
 
 @pytest.mark.parametrize("mode", ["local", "global", "semiglobal"])
@@ -297,7 +297,13 @@ def test_paths_by_splits_are_optimal(client, tmp_path, mode, monkeypatch):
         a, b = related_pair(rng, int(rng.integers(80, 200)), alphabet)
         tile = (int(rng.integers(5, 60)), int(rng.integers(5, 60)))
         path = str(tmp_path / f"p{trial}.zarr")
-        got = by_splits(client, path, a, b, scoring, mode, tile)
+        phases: list[tuple[str, bool]] = []
+
+        def progress(phase, done, total, cells, phases=phases):
+            phases.append((phase, done == total))
+
+        got = by_splits(client, path, a, b, scoring, mode, tile, progress=progress)
+        assert [p for p, last in phases if last] == ["tiles", "splits", "segments"]
         want = whole_matrix(a, b, scoring, mode)
         assert (got.score, got.query_end, got.target_end) == (
             want.score, want.query_end, want.target_end), (trial, tile)

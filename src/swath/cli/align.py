@@ -167,7 +167,8 @@ def _print(alignment: swath.Alignment, q: Any, t: Any, scoring: Scoring, query_i
 
 @contextmanager
 def _tile_bar(enabled: bool) -> Iterator[Callable[[str, int, int, int], None] | None]:
-    """A progress bar of tiles (with cells per second), then of segments."""
+    """A progress bar of tiles (with cells per second), then of the path's splits (jobs
+    without origins), then of segments."""
     if not enabled:
         yield None
         return

@@ -437,8 +437,12 @@ def run(job: PairJob, client: Any,
             if job.origins:
                 store.write_segments(*trace_segments(job, store), per_chunk=1)
             else:
+                if progress:
+                    progress("splits", 0, 1, 0)
                 segments, end = client.submit(split_segments, job, pure=False).result()
                 store.write_segments(segments, end, per_chunk=SPANS_PER_TASK)
+                if progress:
+                    progress("splits", 1, 1, 0)
         _run_segments(job, store, client, progress)
         return assemble(job, _open(job.store))
 
