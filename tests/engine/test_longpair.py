@@ -39,6 +39,16 @@ def related_pair(rng, length, alphabet):
     return a, np.concatenate([flank[0], b, flank[1]]).astype(np.uint8)
 
 
+def random_jobs(seed, count, lengths):
+    """``count`` related pairs of random lengths, protein and DNA in turn, each with a
+    random rectangular tile: ``(trial, scoring, a, b, tile)``."""
+    rng = np.random.default_rng(seed)
+    for trial in range(count):
+        scoring, alphabet = (DNA, 4) if trial % 2 else (PROTEIN, 20)
+        a, b = related_pair(rng, int(rng.integers(*lengths)), alphabet)
+        yield trial, scoring, a, b, (int(rng.integers(5, 60)), int(rng.integers(5, 60)))
+
+
 def whole_matrix(a, b, scoring, mode):
     score, qs, qe, ts, te, ops = align_pair(a, b, scoring.matrix, scoring.gap_open,
                                             scoring.gap_extend, mode)
@@ -291,11 +301,8 @@ def test_paths_by_splits_are_optimal(client, tmp_path, mode, monkeypatch):
     to it, a store without origins that holds the segments."""
     monkeypatch.setattr(longpair.pathsplit, "BASE_CELLS", 100)
     monkeypatch.setattr(longpair, "SPANS_PER_TASK", 3)
-    rng = np.random.default_rng({"local": 31, "global": 32, "semiglobal": 33}[mode])
-    for trial in range(5):
-        scoring, alphabet = (DNA, 4) if trial % 2 else (PROTEIN, 20)
-        a, b = related_pair(rng, int(rng.integers(80, 200)), alphabet)
-        tile = (int(rng.integers(5, 60)), int(rng.integers(5, 60)))
+    seed = {"local": 31, "global": 32, "semiglobal": 33}[mode]
+    for trial, scoring, a, b, tile in random_jobs(seed, 5, (80, 200)):
         path = str(tmp_path / f"p{trial}.zarr")
         phases: list[tuple[str, bool]] = []
 
@@ -358,11 +365,8 @@ def _score_only_tiles(client, path, a, b, scoring, mode, tile, device):
 def test_scores_only_equal_the_whole_matrix(client, tmp_path, mode):
     """StripedScore in rectangular tiles (taller, wider): the score and end cell of the
     whole-matrix aligner; boundaries without origins, 8 bytes a cell."""
-    rng = np.random.default_rng({"local": 11, "global": 12, "semiglobal": 13}[mode])
-    for trial in range(6):
-        scoring, alphabet = (DNA, 4) if trial % 2 else (PROTEIN, 20)
-        a, b = related_pair(rng, int(rng.integers(20, 160)), alphabet)
-        tile = (int(rng.integers(5, 60)), int(rng.integers(5, 60)))
+    seed = {"local": 11, "global": 12, "semiglobal": 13}[mode]
+    for trial, scoring, a, b, tile in random_jobs(seed, 6, (20, 160)):
         path = str(tmp_path / f"s{trial}.zarr")
         got = score_only(client, path, a, b, scoring, mode, tile)
         want = whole_matrix(a, b, scoring, mode)
