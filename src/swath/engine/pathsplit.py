@@ -9,9 +9,10 @@ origins), each level one batch of tiles on the tile kernels:
 
 - **Start.** Global alignments start at (0, 0). Otherwise a pass runs backward from
   the end cell in slabs of rows, anchored there, until it meets the start: a cell whose
-  best path to the end scores S (local; the anchor carries a bonus that no path
-  avoiding it can match, so the local kernel's best cell is the start), or a cell of
-  row 0 (semiglobal). The path from start to end is the first span.
+  best path to the end scores S (local: the anchor scores 1, so a path from it scores
+  S + 1 where no path avoiding it can, and the local kernel's best cell is the start;
+  an optimal path's suffixes score at least 0, so none of its cells drops to 0), or a
+  cell of row 0 (semiglobal). The path from start to end is the first span.
 - **Splits.** A span (the path from one node and state to another, with its score) is
   cut at its middle row: one tile computes its top half forward from its start, one
   its bottom half backward from its end, and the first column of the middle row where
@@ -39,7 +40,6 @@ from typing import Protocol
 import numpy as np
 
 from swath.alignment import cigar_from_path
-from swath.errors import InvalidParameter
 from swath.kernels.cpu.tiles import tile_codes, walk_tile
 from swath.kernels.cpu.traceback import OP_DELETE, OP_INSERT
 from swath.kernels.tile_origins import MINUS_INFINITY, F, H
@@ -47,7 +47,7 @@ from swath.kernels.tile_origins import MINUS_INFINITY, F, H
 logger = logging.getLogger(__name__)
 
 BASE_CELLS = 1 << 19        # spans this small are traced from codes, not split
-ANCHOR_BONUS = 1 << 29      # what a local backward pass adds at its anchor
+ANCHOR_BONUS = 1            # the anchor's score in a local backward pass
 TRACE_STRIP = 256           # strip width of the phase-3 tiles
 
 Boundary = tuple[np.ndarray, np.ndarray]
@@ -118,9 +118,6 @@ def find_start(query: np.ndarray, target: np.ndarray, scoring: Scores, mode: str
         return 0, 0
     local = mode == "local"
     bonus = ANCHOR_BONUS if local else 0
-    if local and score >= (1 << 31) - bonus:
-        raise InvalidParameter(f"a local score of {score} leaves no room for the backward "
-                               f"pass's anchor")
     rev_q = np.ascontiguousarray(query[:end_i][::-1])
     rev_t = np.ascontiguousarray(target[:end_j][::-1])
     (top_h, top_f), (column, closed) = anchored(end_i, end_j, scoring, H, bonus=bonus)

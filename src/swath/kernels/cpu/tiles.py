@@ -295,8 +295,8 @@ def _run(q: np.ndarray, t: np.ndarray, sub: np.ndarray, gap_open: int, gap_exten
 def tile_codes(q: np.ndarray, t: np.ndarray, sub: np.ndarray, gap_open: int, gap_extend: int,
                local: bool, strip: int, top: tuple[np.ndarray, np.ndarray],
                left: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
-    """Phase 3 on one tile: its direction codes, ``(h, ceil(w / 2))`` uint8 as ``_fill``'s."""
-    check_origins(len(q), len(t))
+    """Phase 3 on one tile: its direction codes, ``(h, ceil(w / 2))`` uint8 as ``_fill``'s
+    (no origins: any size)."""
     dirs = np.empty((len(q), (len(t) + 1) // 2), dtype=np.uint8)
     empty = np.empty((4, 0), dtype=np.int64)
     _make_tile(local, False, True)(q, t, sub, gap_open, gap_extend, strip, top[0], top[1],
