@@ -86,8 +86,10 @@ def align(query: SequenceLike, target: SequenceLike, scoring: Scoring | None = N
     tile_size : int, optional
         Tiles of ``tile_size x tile_size`` cells for the tiled engine. Pairs whose
         direction codes would exceed ``TILED_ABOVE`` bytes take the tiled engine even
-        without ``store`` or ``tile_size`` (default tile: ``DEFAULT_TILE`` on the CPU,
-        ``MAX_TILE`` on the GPU, whose tile kernel runs phase 1 there).
+        without ``store`` or ``tile_size`` (default tile: ``DEFAULT_TILE`` on the CPU;
+        on the GPU, whose tile kernel runs phase 1 there without origins, slabs of up to
+        ``GPU_TILE_ROWS`` rows, and the path is found by splits: an optimal alignment,
+        which among equally scoring ones may differ from the CPU's).
     strip : int, optional
         Strip width inside a tile (default ``DEFAULT_STRIP``).
     client : distributed.Client, optional
@@ -95,8 +97,8 @@ def align(query: SequenceLike, target: SequenceLike, scoring: Scoring | None = N
     names : (str, str)
         The sequences' names, kept in the store.
     progress : callable, optional
-        ``progress(phase, done, total, cells)`` as the tiled engine's tiles and
-        segments finish.
+        ``progress(phase, done, total, cells)`` as the tiled engine's tiles, the path's
+        splits (GPU) and segments finish.
 
     Returns
     -------
