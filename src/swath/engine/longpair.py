@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import functools
 import logging
-import os
 import threading
 import time
 import uuid
@@ -49,6 +48,7 @@ from swath.alignment import Alignment, cigar_from_path, join_cigars
 from swath.engine import pathsplit
 from swath.errors import InvalidParameter
 from swath.kernels import get_backend
+from swath.kernels.cpu.cores import on_every_core
 from swath.kernels.cpu.tiles import tile_codes, walk_tile
 from swath.kernels.tile_origins import MAX_TILE, MINUS_INFINITY, START, E, F, H
 from swath.storage.longpair import AlignmentStore
@@ -347,8 +347,6 @@ def run_segments(job: PairJob, first: int, segments: np.ndarray) -> int:
     if job.origins:
         pieces = [segment_piece(job, store, tuple(int(v) for v in row)) for row in segments]
     else:
-        from concurrent.futures import ThreadPoolExecutor
-
         query, target = _sequences(job)
         n = len(target)
 
@@ -358,9 +356,8 @@ def run_segments(job: PairJob, first: int, segments: np.ndarray) -> int:
             return pathsplit.trace_span(pathsplit.Span(a, c, b, d, start, end, 0), query,
                                         target, job)
 
-        # the CPU kernels release the GIL: a GPU worker's one task thread uses every core
-        with ThreadPoolExecutor(os.cpu_count()) as pool:
-            pieces = list(pool.map(trace, segments))
+        # a GPU worker's one task thread uses every core
+        pieces = on_every_core(trace, segments)
     store.write_pieces(first, pieces)
     return len(pieces)
 
@@ -418,7 +415,8 @@ def run(job: PairJob, client: Any,
     """Run (or finish) every phase on ``client``; the alignment (the score and end cell
     of a scores-only job).
 
-    ``progress(phase, done, total, cells)`` is called as tiles and segments finish.
+    ``progress(phase, done, total, cells)`` is called as tiles, the path's splits (a job
+    without origins) and segments finish.
     """
     from swath.storage.common import store_lock
 

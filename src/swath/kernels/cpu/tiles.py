@@ -30,13 +30,13 @@ of StripedAlignment). Inside the kernel origins are tile-local 32-bit codes (hen
 from __future__ import annotations
 
 import functools
-import os
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from swath.kernels.cpu._jit import jit
+from swath.kernels.cpu.cores import on_every_core
 from swath.kernels.cpu.traceback import _walk
 from swath.kernels.tile_origins import (
     MINUS_INFINITY,
@@ -268,17 +268,12 @@ def tile_batch(tiles: Sequence[tuple[np.ndarray, np.ndarray, tuple[np.ndarray, n
                sub: np.ndarray, gap_open: int, gap_extend: int) -> list[np.ndarray]:
     """Global-mode tiles' last rows, scores only: for each ``(q, t, top, left)``, the
     ``bottom`` (2, w) of ``tile_scores``. Tiles run side by side on every core."""
-    from concurrent.futures import ThreadPoolExecutor
 
     def one(tile: tuple[Any, ...]) -> np.ndarray:
         q, t, top, left = tile
         return tile_scores(q, t, sub, gap_open, gap_extend, False, BATCH_STRIP, top, left)[0]
 
-    threads = min(len(tiles), int(os.environ.get("NUMBA_NUM_THREADS", os.cpu_count() or 1)))
-    if threads <= 1:
-        return [one(tile) for tile in tiles]
-    with ThreadPoolExecutor(threads) as pool:
-        return list(pool.map(one, tiles))
+    return on_every_core(one, tiles)
 
 
 def _run(q: np.ndarray, t: np.ndarray, sub: np.ndarray, gap_open: int, gap_extend: int,

@@ -26,6 +26,7 @@ import numpy as np
 
 from swath.kernels.bounds import fits_every_mode
 from swath.kernels.cpu._jit import jit
+from swath.kernels.cpu.cores import on_every_core
 from swath.kernels.cpu.lane_traceback import LANES, lane_fill
 from swath.kernels.cpu.lanes import pack_lanes, padded_matrix
 
@@ -230,9 +231,6 @@ def align_batch(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: 
     target start, target end; 0-based, end exclusive), and the CIGARs as one uint8
     text buffer with (N + 1,) int64 offsets.
     """
-    import os
-    from concurrent.futures import ThreadPoolExecutor
-
     from swath.alignment import cigar_from_path
 
     count = len(q_off) - 1
@@ -274,13 +272,7 @@ def align_batch(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: 
     work = [functools.partial(lanes, g) for g in groups] + \
         [functools.partial(one, k) for k in singles.tolist()]
     # the numba kernels release the GIL: groups and pairs run side by side on every core
-    threads = min(len(work), int(os.environ.get("NUMBA_NUM_THREADS", os.cpu_count() or 1)))
-    if threads > 1:
-        with ThreadPoolExecutor(threads) as pool:
-            list(pool.map(lambda task: task(), work))
-    else:
-        for task in work:
-            task()
+    on_every_core(lambda task: task(), work)
     offsets = np.zeros(count + 1, dtype=np.int64)
     np.cumsum([len(t) for t in texts], out=offsets[1:])
     return scores, coords, np.frombuffer(b"".join(texts), dtype=np.uint8), offsets
