@@ -415,13 +415,13 @@ def test_cpu_tiles_report_no_best_cell_in_global_mode():
 def test_default_tiles():
     assert longpair.default_tile("cpu", 10**6, 10**6, 4, False) == (8192, 8192)
     assert longpair.default_tile("gpu", 10**6, 10**6, 4, True) == (16384, 16384)  # origins
-    # L1: equal tile rows of whole bands, one tile column per GPU, three tile rows per GPU
+    # L1: equal slabs of whole bands, as many on each GPU, the whole target in each
     assert longpair.default_tile("gpu", 4_646_332, 4_617_703, 1, False) == (774_656,
                                                                             4_617_703)
     assert longpair.default_tile("gpu", 4_646_332, 4_617_703, 2, False) == (774_656,
-                                                                            2_308_852)
-    assert longpair.default_tile("gpu", 4_646_332, 4_617_703, 4, False) == (387_584,
-                                                                            1_154_426)
+                                                                            4_617_703)
+    assert longpair.default_tile("gpu", 4_646_332, 4_617_703, 4, False) == (581_120,
+                                                                            4_617_703)
     assert longpair.default_tile("gpu", 100, 50, 1, False) == (100, 50)
 
 
@@ -451,3 +451,41 @@ def test_gpu_tiles_give_the_cpu_alignment(client, tmp_path, mode, monkeypatch):
                             (300, 150), device="gpu")
         assert (scores.score, scores.query_end, scores.target_end) == (
             want.score, want.query_end, want.target_end)
+
+
+@pytest.mark.gpu
+def test_slabs_stream_into_each_other(tmp_path, monkeypatch):
+    """Tile rows on every GPU of the host (at least one), each streaming into the next:
+    the stored tiles are the CPU's. A tile row that fails lets the rows waiting on it
+    finish unwritten; the job then resumes to the same tiles."""
+    import cupy as cp
+
+    gpus = cp.cuda.runtime.getDeviceCount()
+    a, b = related_pair(np.random.default_rng(41), 3000, 4)
+    tile = (530, len(b))
+    cpu = longpair.prepare(str(tmp_path / "cpu.zarr"), a, b, DNA, mode="local", tile=tile,
+                           strip=7, names=("a", "b"), traceback=False)
+    for ti in range(AlignmentStore.open(cpu.store, complete=False).tiles[0]):
+        longpair.run_tile(cpu, ti, 0)
+    job = longpair.prepare(str(tmp_path / "gpu.zarr"), a, b, DNA, mode="local", tile=tile,
+                           strip=7, names=("a", "b"), device="gpu", traceback=False)
+    real = longpair.compute_tile
+
+    def failing(job, store, ti, tj, streams=None):
+        if ti == 3:
+            raise RuntimeError("a GPU failed")
+        return real(job, store, ti, tj, streams)
+
+    monkeypatch.setattr(longpair, "compute_tile", failing)
+    with pytest.raises(RuntimeError, match="a GPU failed"):
+        longpair.run_slabs(job, gpus)
+    done = AlignmentStore.open(job.store, complete=False).tiles_done()[:, 0]
+    assert not done[3:].any()
+    monkeypatch.undo()
+    assert longpair.run_slabs(job, gpus) == len(a) * len(b) - int(done.sum()) * tile[0] * len(b)
+    want, got = (AlignmentStore.open(j.store, complete=False) for j in (cpu, job))
+    assert got.tiles_done().all()
+    np.testing.assert_array_equal(got.tile_best(), want.tile_best())
+    for ti in range(got.tiles[0]):
+        np.testing.assert_array_equal(got.bottom(ti, 0, len(b)), want.bottom(ti, 0, len(b)))
+    np.testing.assert_array_equal(got.right(0, 0, len(a)), want.right(0, 0, len(a)))

@@ -135,3 +135,33 @@ def test_tile_batch_equals_cpu(scoring, capacity, rows, monkeypatch):
     for g, c, tile in zip(gpu, cpu, batch, strict=True):
         assert g.shape == (2, len(tile[1]))
         np.testing.assert_array_equal(g, c)
+
+
+@pytest.mark.parametrize("local", [True, False], ids=["local", "global"])
+def test_a_streamed_row_feeds_the_launch_below(local):
+    """A tile whose last row streams out, and the tile below reading it as its top row
+    (on one GPU, one after the other; side by side on two: the engine's slab test):
+    both give what the CPU gives, and the stream counts every column."""
+    from swath.kernels.gpu import tiles
+
+    rng = np.random.default_rng(31)
+    (h1, h2), w = (300, 200), 2500
+    q1, t = related_pair(rng, h1, w, 4)
+    q2, _ = related_pair(rng, h2, w, 4)
+    top, left1 = boundary(rng, h1, w, 1)
+    _, left2 = boundary(rng, h2, w, 1)
+    costs = (DNA.matrix, DNA.gap_open, DNA.gap_extend, local, 64)
+    cpu = get_backend("cpu")
+    upper_cpu = cpu.tile_scores(q1, t, *costs, top, left1)
+    corner = int(left1[0][-1])
+    lower_cpu = cpu.tile_scores(q2, t, *costs, (np.r_[corner, upper_cpu[0][0]],
+                                                np.r_[NEG, upper_cpu[0][1]]), left2)
+    stream = tiles.row_stream(w)
+    upper = tiles.tile_scores(q1, t, *costs, top, left1, rows=4, stream_out=stream)
+    assert int(stream.ready[0]) == w
+    lower = tiles.tile_scores(q2, t, *costs, (np.array([corner]), np.array([NEG])), left2,
+                              rows=4, stream_in=stream)
+    for got, want in ((upper, upper_cpu), (lower, lower_cpu)):
+        np.testing.assert_array_equal(got[0], want[0])
+        np.testing.assert_array_equal(got[1], want[1])
+        assert got[2] == want[2]

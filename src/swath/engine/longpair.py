@@ -67,20 +67,20 @@ def default_tile(device: str, m: int, n: int, workers: int, origins: bool
     """The tile shape of a job that asks for none (see benchmarks/RESULTS.md).
 
     CPU: 8,192 a side. GPU with origins: the largest tile whose origins fit 32 bits.
-    GPU without (scores only, or the path found by splits): the target cut in one tile
-    column per worker, and the query in tile rows of equal height, at most
-    ``GPU_TILE_ROWS`` (the bands one launch holds on an H100: a tile's time grows with
-    its width more than its height), and at least three per worker when there are
-    several, so that the wavefront keeps them busy.
+    GPU without (scores only, or the path found by splits): slabs, one tile column of
+    the whole target, in tile rows of equal height, at most ``GPU_TILE_ROWS`` (the bands
+    one launch holds on an H100: a tile's time grows with its width more than its
+    height), as many on each GPU (they stream into each other: ``run_slabs``).
     """
     if device != "gpu":
         return DEFAULT_TILE, DEFAULT_TILE
     if origins:
         return MAX_TILE, MAX_TILE
-    rows = max(-(-m // GPU_TILE_ROWS), 3 * workers if workers > 1 else 1)
+    workers = max(workers, 1)
+    rows = -(-max(-(-m // GPU_TILE_ROWS), workers) // workers) * workers
     height = -(-m // rows)
     height = -(-height // GPU_ROW_STEP) * GPU_ROW_STEP
-    return max(1, min(height, m)), max(1, -(-n // max(workers, 1)))
+    return max(1, min(height, m)), max(1, n)
 
 
 @dataclass(frozen=True)
@@ -171,22 +171,25 @@ def _recent(job: PairJob, ti: int, tj: int) -> tuple[np.ndarray, np.ndarray] | N
         return _RECENT.get((job.store, job.store_id, ti, tj))
 
 
-def tile_input(job: PairJob, store: AlignmentStore, ti: int, tj: int
+def tile_input(job: PairJob, store: AlignmentStore, ti: int, tj: int, above: bool = True
                ) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
     """``(top_h, top_f), (left_h, left_e)`` of tile (ti, tj): from the border, from this
-    worker's last tiles, or from the store."""
+    worker's last tiles, or from the store; without ``above`` (the row above streams in
+    on the GPU), of the top row only the corner."""
     m, n = (len(s) for s in _sequences(job))
     th, tw = store.tile
     i0, j0 = ti * th, tj * tw
     h, w = min(th, m - i0), min(tw, n - j0)
     top_h = np.empty(w + 1, dtype=np.int64)
     top_f = np.full(w + 1, MINUS_INFINITY, dtype=np.int64)
-    if ti == 0:
+    if not above:
+        top_h, top_f = np.array([_corner(job, store, ti, tj)]), top_f[:1]
+    elif ti == 0:
         top_h[:] = border_h(job, np.arange(j0, j0 + w + 1), row=True)
     else:
         recent = _recent(job, ti - 1, tj)
-        above = recent[0] if recent else store.bottom(ti - 1, j0, j0 + w)
-        top_h[1:], top_f[1:] = above[0], above[1]
+        last = recent[0] if recent else store.bottom(ti - 1, j0, j0 + w)
+        top_h[1:], top_f[1:] = last[0], last[1]
         top_h[0] = _corner(job, store, ti, tj)
     if tj == 0:
         left_h = border_h(job, np.arange(i0 + 1, i0 + h + 1), row=False)
@@ -224,9 +227,22 @@ def _tile_sequences(job: PairJob, store: AlignmentStore, ti: int, tj: int
 def run_tile(job: PairJob, ti: int, tj: int, *after: Any) -> int:
     """Phase 1 on tile (ti, tj): write its output boundary and best cell; its cells."""
     store = _open_worker(job)
+    tile = compute_tile(job, store, ti, tj)
+    write_tile(job, store, ti, tj, tile)
+    return tile[-1]
+
+
+Tile = tuple[np.ndarray, np.ndarray, tuple[int, int, int, int], float, int]
+
+
+def compute_tile(job: PairJob, store: AlignmentStore, ti: int, tj: int,
+                 streams: tuple[Any, Any] | None = None) -> Tile:
+    """Tile (ti, tj)'s output boundary, best cell, the time its inputs and kernel took,
+    and its cells. ``streams`` (GPU, scores only): the ``RowStream`` its row above comes
+    from (or None) and the one its last row goes to."""
     started = time.perf_counter()
     q, t, i0, j0 = _tile_sequences(job, store, ti, tj)
-    top, left = tile_input(job, store, ti, tj)
+    top, left = tile_input(job, store, ti, tj, above=not (streams and streams[0]))
     read = time.perf_counter()
     backend = get_backend(job.device)
     scoring = (job.matrix, job.gap_open, job.gap_extend, job.local)
@@ -235,15 +251,81 @@ def run_tile(job: PairJob, ti: int, tj: int, *after: Any) -> int:
                                                    len(_sequences(job)[1]), job.strip, top,
                                                    left)
     else:
+        streamed = {"stream_in": streams[0], "stream_out": streams[1]} if streams else {}
         bottom, right, (score, i, j) = backend.tile_scores(q, t, *scoring, job.strip, top,
-                                                           left)
+                                                           left, **streamed)
         best = (score, i0 + i, j0 + j, -1) if i >= 0 else (score, -1, -1, -1)
     computed = time.perf_counter()
+    logger.debug("tile (%d, %d) on the %s: inputs %.3f s, kernel %.3f s", ti, tj, job.device,
+                 read - started, computed - read)
+    return bottom, right, best, computed - started, len(q) * len(t)
+
+
+def write_tile(job: PairJob, store: AlignmentStore, ti: int, tj: int, tile: Tile) -> None:
+    """Store a computed tile (then its done mark), and keep its boundary in memory."""
+    started = time.perf_counter()
+    bottom, right, best, *_ = tile
     store.write_tile(ti, tj, bottom, right, best)
     _remember(job, ti, tj, bottom, right)
-    logger.debug("tile (%d, %d) on the %s: inputs %.3f s, kernel %.3f s, outputs %.3f s", ti,
-                 tj, job.device, read - started, computed - read, time.perf_counter() - computed)
-    return len(q) * len(t)
+    logger.debug("tile (%d, %d) written in %.3f s", ti, tj, time.perf_counter() - started)
+
+
+def run_slabs(job: PairJob, gpus: int) -> int:
+    """Phase 1 of a GPU job in one tile column, on ``gpus`` GPUs of this host, in one task:
+    tile row ti runs on GPU ``ti % gpus``, and its launch reads the row above from the
+    launch of tile row ti - 1 as that one computes it (pinned host memory), so that the GPUs
+    work side by side within a tile's pipeline fill of each other instead of a tile
+    apart. Tile rows are stored as the wavefront stores them. Their cells."""
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    import cupy as cp
+
+    from swath.kernels.gpu.tiles import row_stream
+
+    store = _open_worker(job)
+    pending = np.flatnonzero(~store.tiles_done()[:, 0]).tolist()
+    gpus = min(gpus, cp.cuda.runtime.getDeviceCount())
+    n = len(_sequences(job)[1])
+    _load_kernels(job, gpus)
+    streams = {ti: row_stream(n) for ti in pending}
+    failed = threading.Event()
+
+    def run(g: int) -> int:
+        cells = 0
+        mine = [ti for ti in pending if ti % gpus == g]
+        try:
+            with cp.cuda.Device(g):
+                for ti in mine:
+                    tile = compute_tile(job, store, ti, 0, (streams.get(ti - 1), streams[ti]))
+                    if failed.is_set():       # its input may be a failed launch's
+                        return cells
+                    write_tile(job, store, ti, 0, tile)
+                    cells += tile[-1]
+        except BaseException:
+            failed.set()               # let the launches that wait on these rows finish
+            for ti in mine:
+                streams[ti].give_up()
+            raise
+        return cells
+
+    with ThreadPoolExecutor(gpus) as pool:
+        return sum(pool.map(run, range(gpus)))
+
+
+def _load_kernels(job: PairJob, gpus: int) -> None:
+    """Run the job's tile kernel on a one-cell tile on each of the first ``gpus`` GPUs, so
+    that no GPU loads a module while another's launch waits on it."""
+    import cupy as cp
+
+    q, t = (s[:1] for s in _sequences(job))
+    top = (np.zeros(2, dtype=np.int64), np.full(2, MINUS_INFINITY, dtype=np.int64))
+    left = (np.zeros(1, dtype=np.int64), np.full(1, MINUS_INFINITY, dtype=np.int64))
+    backend = get_backend(job.device)
+    for g in range(gpus):
+        with cp.cuda.Device(g):
+            backend.tile_scores(q, t, job.matrix, job.gap_open, job.gap_extend, job.local,
+                                job.strip, top, left)
 
 
 def tile_graph(job: PairJob, store: AlignmentStore) -> dict[tuple[int, int], Any]:
@@ -471,11 +553,22 @@ def _run_segments(job: PairJob, store: AlignmentStore, client: Any,
 
 def _run_tiles(job: PairJob, store: AlignmentStore, client: Any,
                progress: Callable[[str, int, int, int], None] | None) -> None:
-    """Phase 1: the tiles not yet done, as a wavefront on ``client``."""
+    """Phase 1: the tiles not yet done, as a wavefront on ``client`` (one tile column on
+    several GPUs: streaming tile rows, ``run_slabs``)."""
     from distributed import as_completed
 
-    tasks = tile_graph(job, store)
     rows, cols = store.tiles
+    gpus = len(client.scheduler_info()["workers"]) if job.device == "gpu" else 1
+    if gpus > 1 and cols == 1 and not job.origins:
+        done = int(store.tiles_done().sum())
+        if progress:
+            progress("tiles", done, rows, 0)
+        if done < rows:
+            cells = client.submit(run_slabs, job, gpus, pure=False).result()
+            if progress:
+                progress("tiles", rows, rows, cells)
+        return
+    tasks = tile_graph(job, store)
     done, cells = rows * cols - len(tasks), 0
     if progress:
         progress("tiles", done, rows * cols, cells)

@@ -51,6 +51,12 @@ struct TileArgs {
     int* best;                   // tile bands x 4: first best cell (score, row, column, origin)
     int corner;                  // H at the tile's top left corner (row 0, column 0)
     int h, w, alpha, goe, ge, band0, bands;
+    // streaming between launches, on one GPU or several (null: not streamed; the rows
+    // and counters then live in pinned host memory): the columns of in_row published so
+    // far by the launch that computes it, and where this launch's last band publishes
+    // the columns of out_row it has written
+    const int* in_ready;
+    int* out_ready;
 };
 
 // The substitution score (shifted) of query residue row r against target residue c.
@@ -123,6 +129,27 @@ __device__ __forceinline__ void publish(int* counter, int done) {
     asm volatile("st.release.gpu.global.s32 [%0], %1;" :: "l"(counter), "r"(done) : "memory");
 }
 
+// The same across GPUs (a launch on another GPU reads the row from pinned host memory),
+// and a load of such a row that no cache can hold stale.
+__device__ __forceinline__ int load_sys(const int* p) {
+    int v;
+    asm volatile("ld.relaxed.sys.global.s32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+    return v;
+}
+
+__device__ __forceinline__ void wait_until_sys(const int* counter, int need) {
+    int seen;
+    while (true) {
+        asm volatile("ld.acquire.sys.global.s32 %0, [%1];" : "=r"(seen) : "l"(counter) : "memory");
+        if (seen >= need) return;
+        __nanosleep(64);
+    }
+}
+
+__device__ __forceinline__ void publish_sys(int* counter, int done) {
+    asm volatile("st.release.sys.global.s32 [%0], %1;" :: "l"(counter), "r"(done) : "memory");
+}
+
 // One band (lb of the launch's, b of the tile's): rows [start, start + 32R).
 template <int R, bool LOCAL, bool ORIGINS, bool PACKED, bool TAIL>
 __device__ __forceinline__ void band(const TileArgs& a, const int* sm, int lb, int start) {
@@ -153,6 +180,7 @@ __device__ __forceinline__ void band(const TileArgs& a, const int* sm, int lb, i
     int in_hm = 0, in_f = 0, in_oh = 0, in_of = 0;
     // where the band above's last row is, and where this band's goes
     const bool first = lb == 0, last_in_launch = lb == a.bands - 1;
+    const bool streams_in = first && a.in_ready, streams_out = last_in_launch && a.out_ready;
     const int* above = first ? a.in_row : a.ring + (size_t)(lb - 1) * NV * WINDOW;
     const int above_stride = first ? w : WINDOW, above_mask = first ? -1 : WINDOW - 1;
     int* out = last_in_launch ? a.out_row : a.ring + (size_t)lb * NV * WINDOW;
@@ -183,10 +211,14 @@ __device__ __forceinline__ void band(const TileArgs& a, const int* sm, int lb, i
             t_cur = t_nxt;
             t_nxt = k0 + CHUNK + lane < w ? a.t[k0 + CHUNK + lane] : 0;
             sel_nxt = Scores<PACKED>::selector(t_nxt);
-            if (lane == wl) publish(a.progress + lb, min(max(k0 - wl, 0), w));
+            if (lane == wl) {
+                publish(a.progress + lb, min(max(k0 - wl, 0), w));
+                if (streams_out) publish_sys(a.out_ready, min(max(k0 - wl, 0), w));
+            }
             if (k0 < w) {
                 if (lane == 0) {
                     if (!first && k0 % SYNC == 0) wait_until(a.progress + lb - 1, min(k0 + SYNC, w));
+                    if (streams_in && k0 % SYNC == 0) wait_until_sys(a.in_ready, min(k0 + SYNC, w));
                     if (!last_in_launch && k0 % BACK == 0)
                         wait_until(a.progress + lb + 1, k0 + 2 * BACK + CHUNK - WINDOW);
                 }
@@ -194,8 +226,9 @@ __device__ __forceinline__ void band(const TileArgs& a, const int* sm, int lb, i
                 const int c = k0 + lane;
                 if (c < w) {
                     const int x = c & above_mask;
-                    in_hm = __ldcg(above + x) - goe;
-                    in_f = __ldcg(above + above_stride + x);
+                    in_hm = (streams_in ? load_sys(above + x) : __ldcg(above + x)) - goe;
+                    in_f = streams_in ? load_sys(above + above_stride + x)
+                                      : __ldcg(above + above_stride + x);
                     if (ORIGINS) {
                         in_oh = __ldcg(above + 2 * above_stride + x);
                         in_of = __ldcg(above + 3 * above_stride + x);
@@ -305,7 +338,10 @@ __device__ __forceinline__ void band(const TileArgs& a, const int* sm, int lb, i
 #pragma unroll
         for (int r = 0; r < R; ++r) hm[r] = hn[r];
     }
-    if (lane == wl) publish(a.progress + lb, w);
+    if (lane == wl) {
+        publish(a.progress + lb, w);
+        if (streams_out) publish_sys(a.out_ready, w);
+    }
 #pragma unroll
     for (int r = 0; r < R; ++r) {
         const int g = row0 + r;
@@ -351,9 +387,10 @@ template <int R, bool LOCAL, bool ORIGINS, bool PACKED>
 __global__ void __launch_bounds__(128) tile_forward(
         const u8* q, const u8* t, const int* sub, const int* left_h, const int* left_e,
         const int* in_row, int* out_row, int* ring, int* progress, int* right, int* best,
-        int corner, int h, int w, int alpha, int goe, int ge, int band0, int bands) {
+        int corner, int h, int w, int alpha, int goe, int ge, int band0, int bands,
+        const int* in_ready, int* out_ready) {
     const TileArgs a{q, t, sub, left_h, left_e, in_row, out_row, ring, progress, right, best,
-                     corner, h, w, alpha, goe, ge, band0, bands};
+                     corner, h, w, alpha, goe, ge, band0, bands, in_ready, out_ready};
     extern __shared__ int sm[];
     load_scores(sm, sub, alpha);
     const int lb = blockIdx.x * (blockDim.x / WARP) + threadIdx.x / WARP;
@@ -387,6 +424,6 @@ __global__ void __launch_bounds__(128) tile_batch(
     const TileArgs a{q + d[0], t + d[1], sub, left_h + d[2], left_e + d[2], in_row + 2 * d[3],
                      out_row + 2 * d[3], ring + (size_t)first * 2 * WINDOW, progress + first,
                      right + 2 * d[2], nullptr, (int)d[4], (int)d[5], (int)d[6], alpha, goe,
-                     ge, 0, next - first};
+                     ge, 0, next - first, nullptr, nullptr};
     run_band<R, false, false, PACKED>(a, sm, g - first);
 }

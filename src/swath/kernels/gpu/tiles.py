@@ -8,8 +8,13 @@ transposed, and its granularity is ``rows`` (R) instead.
 
 A launch's bands wait on each other, so all of them must be resident at once: the
 launch is sized to the GPU's free residency when nothing else runs on it, and tiles
-run one at a time per process. A GPU shared with other processes' long-running
+run one at a time per GPU and process. A GPU shared with other processes' long-running
 kernels (MPS, another job) could leave some bands unscheduled while the rest wait.
+
+A scores-only tile of one launch can also stream (``RowStream``): its last band
+publishes its row as it computes it, in pinned host memory that every GPU reads, and
+the launch of the tile below, on another GPU, starts on it at once instead of after the
+whole tile.
 
 GPU memory of one tile: its sequences, input and output boundaries (O(h + w)), and a
 ring of ``WINDOW`` columns per resident band (at most the GPU's resident warps, about
@@ -22,6 +27,7 @@ from __future__ import annotations
 import functools
 import threading
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import cupy as cp
 import numpy as np
@@ -36,9 +42,9 @@ SHARED_LIMIT = 48 * 1024         # shared memory a launch gets without opting in
 MAX_ALPHABET = 110               # the largest alphabet whose scores fit it
 WARP = 32
 WARPS_PER_BLOCK = 4
-# one tile at a time per process: a launch fills the GPU with bands that wait on each
-# other, and two such launches side by side could each hold what the other waits for
-_ONE_TILE = threading.Lock()
+# one tile at a time per GPU and process: a launch fills the GPU with bands that wait on
+# each other, and two such launches side by side could each hold what the other waits for
+_ONE_TILE: dict[int, threading.Lock] = {}
 
 Boundary = tuple[np.ndarray, np.ndarray]
 BatchTile = tuple[np.ndarray, np.ndarray, Boundary, Boundary]   # q, t, top, left
@@ -59,24 +65,64 @@ def tile_forward(q: np.ndarray, t: np.ndarray, sub: np.ndarray, gap_open: int, g
     return bottom, right, matrix_wide(bottom, right, best, corner, len(t), n)
 
 
+@dataclass(frozen=True)
+class RowStream:
+    """A scores-only tile's last row (H and F, ``row``: ``(2, w)`` int32) and how many of
+    its columns are written (``ready``), in pinned host memory that every GPU reads and
+    writes: the tile's launch publishes the columns as it computes them, and the launch
+    of the tile below, on any GPU, reads them as they come.
+
+    Allocate streams before launching anything that waits on them, and launch in stream
+    order: the launch that reads a stream waits (``launched``) until the one that writes
+    it has been issued. Some CUDA calls wait on every GPU of the process (pinned memory
+    allocations do), and one made between a reader's launch and its writer's would wait
+    for the reader, which waits for the writer."""
+
+    row: np.ndarray
+    ready: np.ndarray
+    memory: cp.cuda.PinnedMemoryPointer
+    launched: threading.Event
+
+    def give_up(self) -> None:
+        """Let whatever waits on this stream go on (its writer failed): mark every column
+        written (a reader's results are then meaningless)."""
+        self.ready[0] = self.row.shape[1]
+        self.launched.set()
+
+
+def row_stream(w: int) -> RowStream:
+    """An empty stream of a ``w``-column row."""
+    flags = cp.cuda.runtime.hostAllocPortable | cp.cuda.runtime.hostAllocMapped
+    memory = cp.cuda.PinnedMemoryPointer(cp.cuda.PinnedMemory(4 * (2 * w + 32), flags), 0)
+    values = np.frombuffer(memory, dtype=np.int32, count=2 * w + 32)
+    values[:] = 0
+    return RowStream(values[32:].reshape(2, w), values[:1], memory, threading.Event())
+
+
 def tile_scores(q: np.ndarray, t: np.ndarray, sub: np.ndarray, gap_open: int, gap_extend: int,
-                local: bool, strip: int, top: Boundary, left: Boundary, rows: int | None = None
+                local: bool, strip: int, top: Boundary, left: Boundary, rows: int | None = None,
+                stream_in: RowStream | None = None, stream_out: RowStream | None = None
                 ) -> tuple[np.ndarray, np.ndarray, tuple[int, int, int]]:
     """One tile's scores only, on the GPU: as ``kernels.cpu.tiles.tile_scores`` (its
     boundaries come as int32, as the kernel computes them).
 
-    ``rows`` (4, 8 or 16) overrides the rows per lane, for measurements.
+    ``rows`` (4, 8 or 16) overrides the rows per lane, for measurements. With
+    ``stream_in`` the row above comes from that stream as another launch computes it
+    (of ``top`` only the corner, ``top[0][0]``, is read); with ``stream_out`` the tile's
+    last row goes to that stream as it is computed. A streamed tile takes one launch.
     """
     bottom, right, best = (cp.asnumpy(x) for x in _launch(
-        q, t, sub, gap_open, gap_extend, local, False, top, left, rows))
+        q, t, sub, gap_open, gap_extend, local, False, top, left, rows,
+        stream_in=stream_in, stream_out=stream_out))
     score, i, j = (int(x) for x in best[:3])
     return bottom, right, (score, i, j) if i >= 0 else (0, -1, -1)
 
 
 def _launch(q: np.ndarray, t: np.ndarray, sub: np.ndarray, gap_open: int, gap_extend: int,
             local: bool, origins: bool, top: Boundary, left: Boundary,
-            rows: int | None = None, slab: int | None = None
-            ) -> tuple[cp.ndarray, cp.ndarray, np.ndarray]:
+            rows: int | None = None, slab: int | None = None,
+            stream_in: RowStream | None = None, stream_out: RowStream | None = None
+            ) -> tuple[cp.ndarray | np.ndarray, cp.ndarray, np.ndarray]:
     """Run the kernel over the tile, a slab of resident bands per launch; the tile's last
     row and last column (device) and its best cell (host, tile-local: score, row,
     column, origin; row -1 when none scores above 0). ``slab`` caps the bands per
@@ -90,15 +136,23 @@ def _launch(q: np.ndarray, t: np.ndarray, sub: np.ndarray, gap_open: int, gap_ex
     values = 4 if origins else 2
     fn = kernel("tiles.cu", tile_name(lane_rows, local, origins, packed))
     per_launch = min(bands, slab or bands, _resident_blocks(fn, shared) * WARPS_PER_BLOCK)
-    row_in = cp.asarray(_top_row(top, values))
-    row_out = cp.empty_like(row_in)
+    if (stream_in or stream_out) and per_launch < bands:
+        raise InvalidParameter(f"a streamed tile takes one launch: at most {per_launch} bands "
+                               f"of {WARP * lane_rows} rows on this GPU, this one has {bands}")
+    device = cp.cuda.Device().id
+    if stream_in:
+        stream_in.launched.wait()
+    row_in = _pointer(stream_in.row) if stream_in else _upload(_top_row(top, values), np.int32)
+    row_out = _pointer(stream_out.row) if stream_out else cp.empty((values, w), dtype=np.int32)
+    ready = (_pointer(stream_in.ready) if stream_in else np.uint64(0),
+             _pointer(stream_out.ready) if stream_out else np.uint64(0))
     ring = cp.empty((per_launch, values, WINDOW), dtype=np.int32)
     progress = cp.empty(per_launch, dtype=np.int32)
     right = cp.empty((values, h), dtype=np.int32)
     best = cp.zeros((bands, 4), dtype=np.int32)
-    fixed = (cp.asarray(q, dtype=np.uint8), cp.asarray(t, dtype=np.uint8),
-             cp.asarray(shifted, dtype=np.int32), _device32(left[0]), _device32(left[1]))
-    with _ONE_TILE:
+    fixed = (_upload(q, np.uint8), _upload(t, np.uint8), _upload(shifted, np.int32),
+             _device32(left[0]), _device32(left[1]))
+    with _ONE_TILE.setdefault(device, threading.Lock()):
         for band0 in range(0, bands, per_launch):
             count = min(per_launch, bands - band0)
             progress.fill(0)
@@ -106,10 +160,12 @@ def _launch(q: np.ndarray, t: np.ndarray, sub: np.ndarray, gap_open: int, gap_ex
                (*fixed, row_in, row_out, ring, progress, right, best,
                 np.int32(max(int(top[0][0]), MINUS_INFINITY)), np.int32(h), np.int32(w),
                 np.int32(alpha), np.int32(goe), np.int32(gap_extend), np.int32(band0),
-                np.int32(count)), shared_mem=shared)
+                np.int32(count), *ready), shared_mem=shared)
+            if stream_out:
+                stream_out.launched.set()
             row_in, row_out = row_out, row_in
         found = _first_best(cp.asnumpy(best), h)
-    return row_in, right, found
+    return stream_out.row.copy() if stream_out else row_in, right, found
 
 
 def tile_batch(tiles: Sequence[BatchTile], sub: np.ndarray, gap_open: int, gap_extend: int,
@@ -165,16 +221,16 @@ def _launch_batch(fn: cp.RawKernel, tiles: list[BatchTile], where: list[int],
     total = int(bands.sum())
     rows_in = np.concatenate([_top_row(tile[2], 2).ravel() for tile in tiles])
     row_out = cp.empty(rows_in.shape, dtype=np.int32)
-    with _ONE_TILE:
+    with _ONE_TILE.setdefault(cp.cuda.Device().id, threading.Lock()):
         fn((-(-total // WARPS_PER_BLOCK),), (WARPS_PER_BLOCK * WARP,),
-           (cp.asarray(np.concatenate([tile[0] for tile in tiles]).astype(np.uint8)),
-            cp.asarray(np.concatenate([tile[1] for tile in tiles]).astype(np.uint8)),
-            cp.asarray(shifted, dtype=np.int32),
+           (_upload(np.concatenate([tile[0] for tile in tiles]), np.uint8),
+            _upload(np.concatenate([tile[1] for tile in tiles]), np.uint8),
+            _upload(shifted, np.int32),
             _device32(np.concatenate([tile[3][0] for tile in tiles])),
             _device32(np.concatenate([tile[3][1] for tile in tiles])),
-            cp.asarray(rows_in), row_out, cp.empty((total, 2, WINDOW), dtype=np.int32),
+            _upload(rows_in, np.int32), row_out, cp.empty((total, 2, WINDOW), dtype=np.int32),
             cp.zeros(total, dtype=np.int32), cp.empty(2 * int(heights.sum()), dtype=np.int32),
-            cp.asarray(table), np.int32(len(tiles)), np.int32(total),
+            _upload(table, np.int64), np.int32(len(tiles)), np.int32(total),
             np.int32(shifted.shape[0]), np.int32(goe), np.int32(gap_extend)),
            shared_mem=shared)
         rows_out = cp.asnumpy(row_out)
@@ -227,8 +283,24 @@ def _first_best(best: np.ndarray, h: int) -> np.ndarray:
     return found[np.lexsort((found[:, 1], -found[:, 0]))[0]].astype(np.int64)
 
 
+def _pointer(host: np.ndarray) -> np.uint64:
+    """The address every GPU reads pinned host memory at (unified addressing)."""
+    return np.uint64(host.ctypes.data)
+
+
 def _device32(values: np.ndarray) -> cp.ndarray:
-    return cp.asarray(np.maximum(values, MINUS_INFINITY).astype(np.int32))
+    return _upload(np.maximum(values, MINUS_INFINITY), np.int32)
+
+
+def _upload(values: np.ndarray, dtype: type) -> cp.ndarray:
+    """``values`` as ``dtype`` on the current GPU, copied from pageable memory: CuPy's
+    ``asarray`` stages through its pinned memory pool, whose allocations wait on every
+    GPU (see ``RowStream``)."""
+    host: np.ndarray = np.ascontiguousarray(values, dtype=dtype)
+    device = cp.empty(host.shape, dtype=dtype)
+    if host.nbytes:
+        device.data.copy_from_host(host.ctypes.data, host.nbytes)
+    return device
 
 
 @functools.cache
