@@ -453,6 +453,33 @@ def test_gpu_tiles_give_the_cpu_alignment(client, tmp_path, mode, monkeypatch):
             want.score, want.query_end, want.target_end)
 
 
+def test_streamed_tile_rows_report_progress_as_they_are_stored(client, tmp_path,
+                                                                 monkeypatch):
+    """Phase 1 as one task (streamed tile rows on several GPUs): the client reports the
+    tile rows the store marks done while the task runs, counting only this run's cells."""
+    a, b = related_pair(np.random.default_rng(43), 1500, 4)
+    job = longpair.prepare(str(tmp_path / "s.zarr"), a, b, DNA, mode="local",
+                           tile=(400, len(b)), strip=7, names=("a", "b"), traceback=False)
+    store = AlignmentStore.open(job.store, complete=False)
+    longpair.run_tile(job, 0, 0)
+
+    def slabs(job, gpus):       # the CPU's tiles, one after another, slowly
+        for ti in range(1, 4):
+            time.sleep(0.2)
+            longpair.run_tile(job, ti, 0)
+        return (len(a) - 400) * len(b)
+
+    monkeypatch.setattr(longpair, "run_slabs", slabs)
+    monkeypatch.setattr(longpair, "SLAB_POLL", 0.02)
+    reports = []
+    longpair._run_slabs(job, store, client, 2, lambda *r: reports.append(r))
+    assert reports[0] == ("tiles", 1, 4, 0)
+    assert reports[-1] == ("tiles", 4, 4, (len(a) - 400) * len(b))
+    seen = {done: cells for _, done, _, cells in reports}
+    assert set(seen) == {1, 2, 3, 4}         # every tile row reported as it was stored
+    assert seen[2] == 400 * len(b) and seen[3] == 800 * len(b)
+
+
 @pytest.mark.gpu
 def test_slabs_stream_into_each_other(tmp_path, monkeypatch):
     """Tile rows on every GPU of the host (at least one), each streaming into the next:

@@ -59,6 +59,7 @@ DEFAULT_STRIP = 256
 DEFAULT_TILE = 8192
 GPU_TILE_ROWS = 786_432     # scores only on the GPU: the tallest tile (one launch, H100)
 GPU_ROW_STEP = 512          # a GPU band's rows
+SLAB_POLL = 0.5             # seconds between progress reports of streamed tile rows
 SPANS_PER_TASK = 64         # phase 3 of a job without origins: segments a task traces
 
 
@@ -560,13 +561,7 @@ def _run_tiles(job: PairJob, store: AlignmentStore, client: Any,
     rows, cols = store.tiles
     gpus = len(client.scheduler_info()["workers"]) if job.device == "gpu" else 1
     if gpus > 1 and cols == 1 and not job.origins:
-        done = int(store.tiles_done().sum())
-        if progress:
-            progress("tiles", done, rows, 0)
-        if done < rows:
-            cells = client.submit(run_slabs, job, gpus, pure=False).result()
-            if progress:
-                progress("tiles", rows, rows, cells)
+        _run_slabs(job, store, client, gpus, progress)
         return
     tasks = tile_graph(job, store)
     done, cells = rows * cols - len(tasks), 0
@@ -578,6 +573,32 @@ def _run_tiles(job: PairJob, store: AlignmentStore, client: Any,
         cells += future.result()
         if progress:
             progress("tiles", done, rows * cols, cells)
+
+
+def _run_slabs(job: PairJob, store: AlignmentStore, client: Any, gpus: int,
+               progress: Callable[[str, int, int, int], None] | None) -> None:
+    """Phase 1 as one ``run_slabs`` task, its progress read from the store's done marks
+    every ``SLAB_POLL`` seconds."""
+    before = store.tiles_done()[:, 0]
+    heights = np.minimum(store.tile[0], len(_sequences(job)[0])
+                         - store.tile[0] * np.arange(len(before)))
+    width = len(_sequences(job)[1])
+
+    def report() -> None:
+        if progress:
+            done = store.tiles_done()[:, 0]
+            progress("tiles", int(done.sum()), len(done),
+                     int(heights[done & ~before].sum()) * width)
+
+    report()
+    if before.all():
+        return
+    future = client.submit(run_slabs, job, gpus, pure=False)
+    while progress and not future.done():
+        time.sleep(SLAB_POLL)
+        report()
+    future.result()
+    report()
 
 
 def tile_device(device: str) -> str:
