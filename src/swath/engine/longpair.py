@@ -286,7 +286,10 @@ def run_slabs(job: PairJob, gpus: int) -> int:
 
     store = _open_worker(job)
     pending = np.flatnonzero(~store.tiles_done()[:, 0]).tolist()
-    gpus = min(gpus, cp.cuda.runtime.getDeviceCount())
+    if cp.cuda.runtime.getDeviceCount() < gpus:
+        logger.warning("this worker sees %d of the cluster's %d GPUs: tile rows run on those",
+                       cp.cuda.runtime.getDeviceCount(), gpus)
+        gpus = cp.cuda.runtime.getDeviceCount()
     n = len(_sequences(job)[1])
     _load_kernels(job, gpus)
     streams = {ti: row_stream(n) for ti in pending}

@@ -51,10 +51,10 @@ struct TileArgs {
     int* best;                   // tile bands x 4: first best cell (score, row, column, origin)
     int corner;                  // H at the tile's top left corner (row 0, column 0)
     int h, w, alpha, goe, ge, band0, bands;
-    // streaming between launches, on one GPU or several (null: not streamed; the rows
-    // and counters then live in pinned host memory): the columns of in_row published so
-    // far by the launch that computes it, and where this launch's last band publishes
-    // the columns of out_row it has written
+    // streaming between launches, on one GPU or several (null: not streamed): the
+    // columns of in_row published so far by the launch that computes it, and where this
+    // launch's last band publishes the columns of out_row it has written (streamed rows
+    // and their counters are in pinned host memory)
     const int* in_ready;
     int* out_ready;
 };
