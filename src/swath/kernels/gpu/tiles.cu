@@ -114,40 +114,34 @@ struct Best {
     }
 };
 
-// Wait (one lane) until a band's counter reaches `need`; its writes are then visible.
-__device__ __forceinline__ void wait_until(const int* counter, int need) {
+// Loads and stores of progress counters, at GPU scope, or at system scope (SYS) for a
+// row that a launch on another GPU writes or reads in pinned host memory.
+template <bool SYS>
+__device__ __forceinline__ int load_acquire(const int* counter) {
     int seen;
-    while (true) {
-        asm volatile("ld.acquire.gpu.global.s32 %0, [%1];" : "=r"(seen) : "l"(counter) : "memory");
-        if (seen >= need) return;
-        __nanosleep(32);
-    }
+    if (SYS) asm volatile("ld.acquire.sys.global.s32 %0, [%1];" : "=r"(seen) : "l"(counter) : "memory");
+    else asm volatile("ld.acquire.gpu.global.s32 %0, [%1];" : "=r"(seen) : "l"(counter) : "memory");
+    return seen;
+}
+
+// Wait (one lane) until a counter reaches `need`; the writes it counts are then visible.
+template <bool SYS = false>
+__device__ __forceinline__ void wait_until(const int* counter, int need) {
+    while (load_acquire<SYS>(counter) < need) __nanosleep(SYS ? 64 : 32);
 }
 
 // Publish the count of columns this thread's writes complete (release: after them).
+template <bool SYS = false>
 __device__ __forceinline__ void publish(int* counter, int done) {
-    asm volatile("st.release.gpu.global.s32 [%0], %1;" :: "l"(counter), "r"(done) : "memory");
+    if (SYS) asm volatile("st.release.sys.global.s32 [%0], %1;" :: "l"(counter), "r"(done) : "memory");
+    else asm volatile("st.release.gpu.global.s32 [%0], %1;" :: "l"(counter), "r"(done) : "memory");
 }
 
-// The same across GPUs (a launch on another GPU reads the row from pinned host memory),
-// and a load of such a row that no cache can hold stale.
+// A load of a streamed row that no cache can hold stale.
 __device__ __forceinline__ int load_sys(const int* p) {
     int v;
     asm volatile("ld.relaxed.sys.global.s32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
     return v;
-}
-
-__device__ __forceinline__ void wait_until_sys(const int* counter, int need) {
-    int seen;
-    while (true) {
-        asm volatile("ld.acquire.sys.global.s32 %0, [%1];" : "=r"(seen) : "l"(counter) : "memory");
-        if (seen >= need) return;
-        __nanosleep(64);
-    }
-}
-
-__device__ __forceinline__ void publish_sys(int* counter, int done) {
-    asm volatile("st.release.sys.global.s32 [%0], %1;" :: "l"(counter), "r"(done) : "memory");
 }
 
 // One band (lb of the launch's, b of the tile's): rows [start, start + 32R).
@@ -213,12 +207,12 @@ __device__ __forceinline__ void band(const TileArgs& a, const int* sm, int lb, i
             sel_nxt = Scores<PACKED>::selector(t_nxt);
             if (lane == wl) {
                 publish(a.progress + lb, min(max(k0 - wl, 0), w));
-                if (streams_out) publish_sys(a.out_ready, min(max(k0 - wl, 0), w));
+                if (streams_out) publish<true>(a.out_ready, min(max(k0 - wl, 0), w));
             }
             if (k0 < w) {
                 if (lane == 0) {
                     if (!first && k0 % SYNC == 0) wait_until(a.progress + lb - 1, min(k0 + SYNC, w));
-                    if (streams_in && k0 % SYNC == 0) wait_until_sys(a.in_ready, min(k0 + SYNC, w));
+                    if (streams_in && k0 % SYNC == 0) wait_until<true>(a.in_ready, min(k0 + SYNC, w));
                     if (!last_in_launch && k0 % BACK == 0)
                         wait_until(a.progress + lb + 1, k0 + 2 * BACK + CHUNK - WINDOW);
                 }
@@ -340,7 +334,7 @@ __device__ __forceinline__ void band(const TileArgs& a, const int* sm, int lb, i
     }
     if (lane == wl) {
         publish(a.progress + lb, w);
-        if (streams_out) publish_sys(a.out_ready, w);
+        if (streams_out) publish<true>(a.out_ready, w);
     }
 #pragma unroll
     for (int r = 0; r < R; ++r) {
