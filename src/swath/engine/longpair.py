@@ -597,8 +597,9 @@ def _run_slabs(job: PairJob, store: AlignmentStore, client: Any, gpus: int,
     if before.all():
         return
     future = client.submit(run_slabs, job, gpus, pure=False)
-    while progress and not future.done():
-        time.sleep(SLAB_POLL)
+    finished = threading.Event()
+    future.add_done_callback(lambda _: finished.set())
+    while progress and not finished.wait(SLAB_POLL):
         report()
     future.result()
     report()
