@@ -233,14 +233,14 @@ def run_tile(job: PairJob, ti: int, tj: int, *after: Any) -> int:
     return tile[-1]
 
 
-Tile = tuple[np.ndarray, np.ndarray, tuple[int, int, int, int], float, int]
+Tile = tuple[np.ndarray, np.ndarray, tuple[int, int, int, int], int]
 
 
 def compute_tile(job: PairJob, store: AlignmentStore, ti: int, tj: int,
                  streams: tuple[Any, Any] | None = None) -> Tile:
-    """Tile (ti, tj)'s output boundary, best cell, the time its inputs and kernel took,
-    and its cells. ``streams`` (GPU, scores only): the ``RowStream`` its row above comes
-    from (or None) and the one its last row goes to."""
+    """Tile (ti, tj)'s output boundary, best cell and cells. ``streams`` (GPU, scores
+    only): the ``RowStream`` its row above comes from (or None) and the one its last row
+    goes to."""
     started = time.perf_counter()
     q, t, i0, j0 = _tile_sequences(job, store, ti, tj)
     top, left = tile_input(job, store, ti, tj, above=not (streams and streams[0]))
@@ -259,7 +259,7 @@ def compute_tile(job: PairJob, store: AlignmentStore, ti: int, tj: int,
     computed = time.perf_counter()
     logger.debug("tile (%d, %d) on the %s: inputs %.3f s, kernel %.3f s", ti, tj, job.device,
                  read - started, computed - read)
-    return bottom, right, best, computed - started, len(q) * len(t)
+    return bottom, right, best, len(q) * len(t)
 
 
 def write_tile(job: PairJob, store: AlignmentStore, ti: int, tj: int, tile: Tile) -> None:
@@ -583,15 +583,14 @@ def _run_slabs(job: PairJob, store: AlignmentStore, client: Any, gpus: int,
     """Phase 1 as one ``run_slabs`` task, its progress read from the store's done marks
     every ``SLAB_POLL`` seconds."""
     before = store.tiles_done()[:, 0]
-    heights = np.minimum(store.tile[0], len(_sequences(job)[0])
-                         - store.tile[0] * np.arange(len(before)))
-    width = len(_sequences(job)[1])
+    m, n = (len(s) for s in _sequences(job))
+    heights = np.minimum(store.tile[0], m - store.tile[0] * np.arange(len(before)))
 
     def report() -> None:
         if progress:
             done = store.tiles_done()[:, 0]
             progress("tiles", int(done.sum()), len(done),
-                     int(heights[done & ~before].sum()) * width)
+                     int(heights[done & ~before].sum()) * n)
 
     report()
     if before.all():
