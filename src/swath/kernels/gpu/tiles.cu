@@ -401,11 +401,11 @@ __global__ void __launch_bounds__(128) tile_forward(
 }
 
 // Several whole tiles in one launch, scores only, global mode (the halves of a level of
-// path splits). Row k of `tiles` describes tile k: offsets of its residues in q and t,
-// of its rows in left_h, left_e and right (x 2 for right), of its columns in in_row and
-// out_row (x 2), its corner H, h, w, and its first band: warp g runs band g - first of
-// the last tile whose first band is at most g. Rings and counters are the launch's.
-constexpr int BATCH_FIELDS = 8;
+// path splits). Row k of `tiles` describes tile k: the offset of its rows (in q, left_h,
+// left_e, and x 2 in right), of its columns (in t, and x 2 in in_row and out_row), its
+// corner H, h, w, and its first band: warp g runs band g - first of the last tile whose
+// first band is at most g. Rings and counters are the launch's.
+constexpr int BATCH_FIELDS = 6, FIRST_BAND = 5;
 
 template <int R, bool PACKED>
 __global__ void __launch_bounds__(128) tile_batch(
@@ -419,14 +419,17 @@ __global__ void __launch_bounds__(128) tile_batch(
     int lo = 0, hi = count;
     while (hi - lo > 1) {
         const int mid = (lo + hi) / 2;
-        if (tiles[(size_t)mid * BATCH_FIELDS + 7] <= g) lo = mid; else hi = mid;
+        if (tiles[(size_t)mid * BATCH_FIELDS + FIRST_BAND] <= g) lo = mid; else hi = mid;
     }
     const long long* d = tiles + (size_t)lo * BATCH_FIELDS;
-    const int first = (int)d[7];
-    const int next = lo + 1 < count ? (int)tiles[(size_t)(lo + 1) * BATCH_FIELDS + 7] : total;
-    const TileArgs a{q + d[0], t + d[1], sub, left_h + d[2], left_e + d[2], in_row + 2 * d[3],
-                     out_row + 2 * d[3], ring + (size_t)first * 2 * WINDOW, progress + first,
-                     right + 2 * d[2], nullptr, (int)d[4], (int)d[5], (int)d[6], alpha, goe,
-                     ge, 0, next - first, nullptr, nullptr};
+    const long long rows = d[0], columns = d[1];
+    const int first = (int)d[FIRST_BAND];
+    const int next = lo + 1 < count ? (int)tiles[(size_t)(lo + 1) * BATCH_FIELDS + FIRST_BAND]
+                                    : total;
+    const TileArgs a{q + rows, t + columns, sub, left_h + rows, left_e + rows,
+                     in_row + 2 * columns, out_row + 2 * columns,
+                     ring + (size_t)first * 2 * WINDOW, progress + first, right + 2 * rows,
+                     nullptr, (int)d[2], (int)d[3], (int)d[4], alpha, goe, ge, 0, next - first,
+                     nullptr, nullptr};
     run_band<R, false, false, PACKED>(a, sm, g - first);
 }

@@ -48,7 +48,7 @@ _ONE_TILE: dict[int, threading.Lock] = {}
 
 Boundary = tuple[np.ndarray, np.ndarray]
 BatchTile = tuple[np.ndarray, np.ndarray, Boundary, Boundary]   # q, t, top, left
-BATCH_FIELDS = 8                 # a tile's row of the batch kernel's table (tiles.cu)
+BATCH_FIELDS = 6                 # a tile's row of the batch kernel's table (tiles.cu)
 
 
 def tile_forward(q: np.ndarray, t: np.ndarray, sub: np.ndarray, gap_open: int, gap_extend: int,
@@ -140,7 +140,6 @@ def _launch(q: np.ndarray, t: np.ndarray, sub: np.ndarray, gap_open: int, gap_ex
     if (stream_in or stream_out) and per_launch < bands:
         raise InvalidParameter(f"a streamed tile takes one launch: at most {per_launch} bands "
                                f"of {WARP * lane_rows} rows on this GPU, this one has {bands}")
-    device = cp.cuda.Device().id
     if stream_in:
         stream_in.launched.wait()
     row_in = _pointer(stream_in.row) if stream_in else _upload(_top_row(top, values), np.int32)
@@ -153,7 +152,7 @@ def _launch(q: np.ndarray, t: np.ndarray, sub: np.ndarray, gap_open: int, gap_ex
     best = cp.zeros((bands, 4), dtype=np.int32)
     fixed = (_upload(q, np.uint8), _upload(t, np.uint8), _upload(shifted, np.int32),
              _device32(left[0]), _device32(left[1]))
-    with _ONE_TILE.setdefault(device, threading.Lock()):
+    with _one_tile():
         for band0 in range(0, bands, per_launch):
             count = min(per_launch, bands - band0)
             progress.fill(0)
@@ -214,15 +213,13 @@ def _launch_batch(fn: cp.RawKernel, tiles: list[BatchTile], where: list[int],
     table = np.zeros((len(tiles), BATCH_FIELDS), dtype=np.int64)
     table[1:, 0] = np.cumsum(heights)[:-1]           # residues and rows
     table[1:, 1] = np.cumsum(widths)[:-1]            # residues and columns
-    table[:, 2] = table[:, 0]
-    table[:, 3] = table[:, 1]
-    table[:, 4] = [max(int(tile[2][0][0]), MINUS_INFINITY) for tile in tiles]
-    table[:, 5], table[:, 6] = heights, widths
-    table[1:, 7] = np.cumsum(bands)[:-1]
+    table[:, 2] = [max(int(tile[2][0][0]), MINUS_INFINITY) for tile in tiles]
+    table[:, 3], table[:, 4] = heights, widths
+    table[1:, 5] = np.cumsum(bands)[:-1]
     total = int(bands.sum())
     rows_in = np.concatenate([_top_row(tile[2], 2).ravel() for tile in tiles])
     row_out = cp.empty(rows_in.shape, dtype=np.int32)
-    with _ONE_TILE.setdefault(cp.cuda.Device().id, threading.Lock()):
+    with _one_tile():
         fn((_resident_blocks(fn, shared),), (WARPS_PER_BLOCK * WARP,),
            (_upload(np.concatenate([tile[0] for tile in tiles]), np.uint8),
             _upload(np.concatenate([tile[1] for tile in tiles]), np.uint8),
@@ -235,7 +232,7 @@ def _launch_batch(fn: cp.RawKernel, tiles: list[BatchTile], where: list[int],
             np.int32(shifted.shape[0]), np.int32(goe), np.int32(gap_extend)),
            shared_mem=shared)
         rows_out = cp.asnumpy(row_out)
-    for k, (first, w) in enumerate(zip(table[:, 3].tolist(), widths.tolist(), strict=True)):
+    for k, (first, w) in enumerate(zip(table[:, 1].tolist(), widths.tolist(), strict=True)):
         out[where[k]] = rows_out[2 * first:2 * first + 2 * w].reshape(2, w)
 
 
@@ -282,6 +279,11 @@ def _first_best(best: np.ndarray, h: int) -> np.ndarray:
     if not len(found):
         return np.array([0, -1, -1, -1], dtype=np.int64)
     return found[np.lexsort((found[:, 1], -found[:, 0]))[0]].astype(np.int64)
+
+
+def _one_tile() -> threading.Lock:
+    """The current GPU's lock: one tile launch at a time on it (``_ONE_TILE``)."""
+    return _ONE_TILE.setdefault(cp.cuda.Device().id, threading.Lock())
 
 
 def _pointer(host: np.ndarray) -> np.uint64:
