@@ -194,9 +194,22 @@ __device__ __forceinline__ void band(const TileArgs& a, const int* sm, int lb, i
     u32 pair = 0, sel_nxt = Scores<PACKED>::selector(t_nxt);
     u32 sel = lane == 0 ? sel_nxt : 0;
 
+    // scores only, outside a tail: the best cell is looked for two steps at a time (one
+    // branch for both, which leaves the two steps' code one block to schedule)
+    constexpr bool PAIRED = LOCAL && !ORIGINS && !TAIL;
+    // the lane's new best cell, if any, among `rows` (H as hm) of step k, whose best is `top`:
+    // the first row holding `top`
+    auto offer_first = [&](const int (&rows)[R], const int top, const int k) {
+        if (top < best.floor) return;
+        int first = R - 1;
+#pragma unroll
+        for (int r = R - 2; r >= 0; --r) first = rows[r] == top ? r : first;
+        best.offer(top, goe, row0 + first + 1, k - lane + 1, 0);
+    };
+
     // step k: lane l computes column k - l (when in the tile: `edge` steps check), from
-    // H in `cur` to H in `nxt`
-    auto step = [&](const int k, const bool edge, int (&cur)[R], int (&nxt)[R]) {
+    // H in `cur` to H in `nxt`; its rows' best H (as hm; NEG when the lane is idle)
+    auto step = [&](const int k, const bool edge, int (&cur)[R], int (&nxt)[R]) -> int {
         const int k0 = k & ~(CHUNK - 1);
         if (k == k0) {
             // every CHUNK steps: publish the columns written, wait for the band above
@@ -253,7 +266,7 @@ __device__ __forceinline__ void band(const TileArgs& a, const int* sm, int lb, i
         if (edge && (j < 0 || j >= w)) {      // an idle lane keeps its rows
 #pragma unroll
             for (int r = 0; r < R; ++r) nxt[r] = cur[r];
-            return;
+            return NEG;
         }
         int dg = diag, odg = odiag;
         diag = r_hm; odiag = r_oh;
@@ -301,8 +314,9 @@ __device__ __forceinline__ void band(const TileArgs& a, const int* sm, int lb, i
             if (LOCAL) top = (r & 1) ? Int32::max3(top, nxt[r - 1], hv) : (r == R - 1 ? max(top, hv) : top);
             if (TAIL && r == rl) { cap_hm = up_hm; cap_f = up_f; cap_oh = up_oh; cap_of = up_of; }
         }
-        // rarely: a row of this step may hold the lane's new best cell
-        if (LOCAL && top >= best.floor) {
+        // rarely: a row of this step may hold the lane's new best cell (with origins, or
+        // in a tail, every row is offered; else see PAIRED)
+        if (LOCAL && !PAIRED && top >= best.floor) {
 #pragma unroll
             for (int r = 0; r < R; ++r)
                 if (nxt[r] >= best.floor && (!TAIL || row0 + r < h))
@@ -317,18 +331,30 @@ __device__ __forceinline__ void band(const TileArgs& a, const int* sm, int lb, i
                 out[3 * out_stride + x] = TAIL ? cap_of : up_of;
             }
         }
+        return top;
     };
 
     // steps two at a time (hm to hn, hn to hm); all lanes are in the tile from step 31
     // to step w - 1: the steps from 32 to an even step in there check no edge
     const int steps = w + WARP - 1;
     const int full_from = WARP, full_to = max(full_from, w - (w & 1));
+    auto two_steps = [&](const int k, const bool edge) {
+        const int top0 = step(k, edge, hm, hn), top1 = step(k + 1, edge, hn, hm);
+        // rarely: either step may hold the lane's new best cell (on the L1 slabs that an
+        // alignment crosses, 20 % quicker than offering every row of every step: those
+        // bands set the launch's pace)
+        if (PAIRED && max(top0, top1) >= best.floor) {
+            offer_first(hn, top0, k);
+            offer_first(hm, top1, k + 1);
+        }
+    };
     int k = 0;
-    for (; k < min(full_from, full_to); k += 2) { step(k, true, hm, hn); step(k + 1, true, hn, hm); }
-    for (; k < full_to; k += 2) { step(k, false, hm, hn); step(k + 1, false, hn, hm); }
-    for (; k + 1 < steps; k += 2) { step(k, true, hm, hn); step(k + 1, true, hn, hm); }
+    for (; k < min(full_from, full_to); k += 2) two_steps(k, true);
+    for (; k < full_to; k += 2) two_steps(k, false);
+    for (; k + 1 < steps; k += 2) two_steps(k, true);
     if (k < steps) {
-        step(k, true, hm, hn);
+        const int top = step(k, true, hm, hn);
+        if (PAIRED) offer_first(hn, top, k);
 #pragma unroll
         for (int r = 0; r < R; ++r) hm[r] = hn[r];
     }
