@@ -57,7 +57,7 @@ logger = logging.getLogger(__name__)
 
 DEFAULT_STRIP = 256
 DEFAULT_TILE = 8192
-GPU_TILE_ROWS = 786_432     # scores only on the GPU: the tallest tile (one launch, H100)
+GPU_TILE_ROWS = 786_432     # scores only on the GPU: the tallest tile (see default_tile)
 GPU_ROW_STEP = 512          # a GPU band's rows
 SLAB_POLL = 0.5             # seconds between progress reports of streamed tile rows
 SPANS_PER_TASK = 64         # phase 3 of a job without origins: segments a task traces
@@ -69,9 +69,12 @@ def default_tile(device: str, m: int, n: int, workers: int, origins: bool
 
     CPU: 8,192 a side. GPU with origins: the largest tile whose origins fit 32 bits.
     GPU without (scores only, or the path found by splits): slabs, one tile column of
-    the whole target, in tile rows of equal height, at most ``GPU_TILE_ROWS`` (the bands
-    one launch holds on an H100: a tile's time grows with its width more than its
-    height), as many on each GPU (they stream into each other: ``run_slabs``).
+    the whole target, in tile rows of equal height, at most ``GPU_TILE_ROWS``, as many on
+    each GPU (they stream into each other: ``run_slabs``). A tile's time grows with its
+    width more than its height, and on an H100 a launch's time steps up every 528 bands
+    of 512 rows (a warp more in each resident block; one launch holds 2,112):
+    ``GPU_TILE_ROWS`` keeps a slab within three steps, and on L1 six slabs of 774,656 rows
+    take 4 % less than five of 929,280 (benchmarks/RESULTS.md).
     """
     if device != "gpu":
         return DEFAULT_TILE, DEFAULT_TILE
