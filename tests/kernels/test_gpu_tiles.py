@@ -112,6 +112,47 @@ def test_best_cell_ties_take_the_first_row():
     assert gpu[2] == get_backend("cpu").tile_scores(*args)[2] == (2, 101, 1)
 
 
+# single matches (query row, target column offset, residue) whose cells score the best, 2,
+# and the first of them in row-major order (row, column offset), both 1-based
+ARRANGEMENTS = {"later-row-first": ([(5, 0, 1), (3, 1, 2)], (4, 2)),
+                "earlier-row-first": ([(3, 0, 1), (5, 1, 2)], (4, 1)),
+                "same-row": ([(3, 0, 1), (3, 1, 1)], (4, 1)),
+                "same-column": ([(5, 0, 1), (3, 0, 1)], (4, 1))}
+
+
+@pytest.mark.parametrize("rows", [4, 8, 16])
+@pytest.mark.parametrize("column", [40, 41], ids=["one-pair-of-steps", "two-pairs"])
+@pytest.mark.parametrize("arrangement", ARRANGEMENTS)
+def test_equal_best_cells_in_a_lane_take_the_first(rows, column, arrangement):
+    """Equal best scores in one lane, in one column or two adjacent ones (looked for in the
+    same pair of steps or in two): the first in row-major order."""
+    matches, (row, offset) = ARRANGEMENTS[arrangement]
+    q = np.zeros(600, dtype=np.uint8)
+    t = np.full(300, 3, dtype=np.uint8)
+    for i, j, residue in matches:
+        q[i], t[column + j] = residue, residue
+    top = (np.zeros(301, dtype=np.int64), np.full(301, NEG, dtype=np.int64))
+    left = (np.zeros(600, dtype=np.int64), np.full(600, NEG, dtype=np.int64))
+    args = (q, t, DNA.matrix, DNA.gap_open, DNA.gap_extend, True, 64, top, left)
+    gpu = get_backend("gpu").tile_scores(*args, rows=rows)
+    assert gpu[2] == get_backend("cpu").tile_scores(*args)[2] == (2, row, column + offset)
+
+
+@pytest.mark.parametrize("rows", [4, 8, 16])
+@pytest.mark.parametrize("seed", range(3))
+def test_repeats_with_many_equal_scores_equal_cpu(rows, seed):
+    """Two-letter and periodic sequences: equal best scores in many rows and columns."""
+    rng = np.random.default_rng(seed)
+    q = rng.integers(0, 2, 1500).astype(np.uint8)
+    t = np.tile(q[:37], 20)[:700] if seed else rng.integers(0, 2, 700).astype(np.uint8)
+    top, left = boundary(rng, len(q), len(t), 0)
+    args = (q, t, DNA.matrix, DNA.gap_open, DNA.gap_extend, True, 64, top, left)
+    gpu = get_backend("gpu").tile_scores(*args, rows=rows)
+    cpu = get_backend("cpu").tile_scores(*args)
+    np.testing.assert_array_equal(gpu[0], cpu[0])
+    assert gpu[2] == cpu[2]
+
+
 @pytest.mark.parametrize("rows", [None, 4, 8, 16])
 @pytest.mark.parametrize("capacity", [None, 3], ids=["gpu", "three-blocks"])
 @pytest.mark.parametrize("scoring", [PROTEIN, DNA], ids=["protein", "dna"])
