@@ -184,15 +184,15 @@ def tile_input(job: PairJob, store: AlignmentStore, ti: int, tj: int, above: boo
     th, tw = store.tile
     i0, j0 = ti * th, tj * tw
     h, w = min(th, m - i0), min(tw, n - j0)
-    top_h = np.empty(w + 1, dtype=np.int64)
-    top_f = np.full(w + 1, MINUS_INFINITY, dtype=np.int64)
+    top_f = np.full(w + 1 if above else 1, MINUS_INFINITY, dtype=np.int64)
     if not above:
-        top_h, top_f = np.array([_corner(job, store, ti, tj)]), top_f[:1]
+        top_h = np.array([_corner(job, store, ti, tj)], dtype=np.int64)
     elif ti == 0:
-        top_h[:] = border_h(job, np.arange(j0, j0 + w + 1), row=True)
+        top_h = border_h(job, np.arange(j0, j0 + w + 1), row=True)
     else:
         recent = _recent(job, ti - 1, tj)
         last = recent[0] if recent else store.bottom(ti - 1, j0, j0 + w)
+        top_h = np.empty(w + 1, dtype=np.int64)
         top_h[1:], top_f[1:] = last[0], last[1]
         top_h[0] = _corner(job, store, ti, tj)
     if tj == 0:
@@ -280,7 +280,6 @@ def run_slabs(job: PairJob, gpus: int) -> int:
     launch of tile row ti - 1 as that one computes it (pinned host memory), so that the GPUs
     work side by side within a tile's pipeline fill of each other instead of a tile
     apart. Tile rows are stored as the wavefront stores them. Their cells."""
-    import threading
     from concurrent.futures import ThreadPoolExecutor
 
     import cupy as cp
