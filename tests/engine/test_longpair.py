@@ -394,6 +394,29 @@ def test_scores_only_resume_after_some_tiles(client, tmp_path):
     assert again == got
 
 
+@pytest.mark.parametrize("mode", ["local", "global"])
+def test_a_streamed_tile_reads_only_the_corner_of_the_row_above(tmp_path, mode):
+    """A tile whose row above streams in on the GPU gets the same corner and left column
+    as one that reads the row above, and of the top row nothing else."""
+    a, b = related_pair(np.random.default_rng(21), 90, 4)
+    job = longpair.prepare(str(tmp_path / "x.zarr"), a, b, DNA, mode=mode, tile=(30, 40),
+                           strip=7, names=("a", "b"), traceback=False)
+    store = longpair._open_worker(job)
+    rows, cols = store.tiles
+    for ti in range(rows):
+        for tj in range(cols):
+            longpair.run_tile(job, ti, tj)
+    for ti in range(1, rows):
+        for tj in range(cols):
+            (top_h, top_f), left = longpair.tile_input(job, store, ti, tj)
+            (corner, closed), streamed_left = longpair.tile_input(job, store, ti, tj,
+                                                                  above=False)
+            assert corner.tolist() == top_h[:1].tolist() and len(top_h) > 1
+            assert closed.tolist() == top_f[:1].tolist()
+            np.testing.assert_array_equal(streamed_left[0], left[0])
+            np.testing.assert_array_equal(streamed_left[1], left[1])
+
+
 def test_pairs_below_the_tile_kernels_range_are_refused(tmp_path):
     """Values below the kernels' minus infinity (-2^30), though inside int32: refused."""
     steep = swath.Scoring.dna(match=2, mismatch=-3, gap_open=5, gap_extend=60_000)
