@@ -93,7 +93,8 @@ def align(query: SequenceLike, target: SequenceLike, scoring: Scoring | None = N
     strip : int, optional
         Strip width inside a tile (default ``DEFAULT_STRIP``).
     client : distributed.Client, optional
-        The Dask client of the tiled engine; default: a local cluster.
+        The Dask cluster of the tiled engine; default: this process on the CPU or one
+        GPU (no cluster is started), a local dask-cuda cluster on several GPUs.
     names : (str, str)
         The sequences' names, kept in the store.
     progress : callable, optional
@@ -197,7 +198,9 @@ def search(queries: SequencesLike, database: SequencesLike, scoring: Scoring | N
     top_k : int
         Hits kept per query (highest score first, then lowest database index).
     client : distributed.Client, optional
-        The Dask cluster to run on; default: a local cluster started for this call.
+        The Dask cluster to run on; default: this process on the CPU or one GPU (no
+        cluster is started; database partitions stay on the GPU for the next search of
+        the process), a local dask-cuda cluster for this call on several GPUs.
     store : str, optional
         Path or fsspec URL of the result store (Zarr); default: a temporary directory.
         Running the same search into an existing store finishes what is missing.

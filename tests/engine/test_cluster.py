@@ -1,21 +1,67 @@
-"""Local clusters: how many Dask threads a worker gets for each kind of work."""
+"""Where jobs run: in this process without a cluster, or on local and given clusters."""
 
 from __future__ import annotations
 
 import os
 
+import dask
 import pytest
 
-from swath.engine.cluster import session
-
-pytestmark = pytest.mark.slow
+from swath.engine import cluster
+from swath.engine.cluster import InProcess, OnCluster, connect, runner, session
 
 
 @pytest.mark.parametrize("tile_tasks", [False, True])
-def test_tile_tasks_get_one_thread_per_core(tile_tasks):
-    """A long pair's tiles are single-threaded kernels: one Dask thread per core; search
-    units run multi-threaded kernels: one thread per worker."""
-    with session(device="cpu", processes=False, tile_tasks=tile_tasks) as (client, own):
-        assert own
-        threads = [w["nthreads"] for w in client.scheduler_info()["workers"].values()]
-    assert threads == [(os.cpu_count() or 1) if tile_tasks else 1]
+def test_one_machine_runs_in_this_process(tile_tasks, monkeypatch):
+    """No GPU or one GPU, no --workers: no cluster is started. A long pair's tiles are
+    single-threaded kernels on the CPU (a thread a core) and whole-GPU launches (one
+    thread); search units run multi-threaded CPU kernels (one thread) or overlap host
+    work with GPU kernels (two threads)."""
+    with session(device="cpu", tile_tasks=tile_tasks) as (where, own):
+        assert not own and isinstance(where, InProcess)
+        assert where.threads == ((os.cpu_count() or 1) if tile_tasks else 1)
+    monkeypatch.setattr("swath.kernels.gpu_count", lambda: 1)
+    where, own = connect(device="auto", tile_tasks=tile_tasks)
+    assert not own and isinstance(where, InProcess)
+    assert where.threads == (1 if tile_tasks else 2)
+
+
+def test_several_workers_start_a_local_cluster():
+    with session(device="cpu", workers=2, processes=False, tile_tasks=True) as (where, own):
+        assert own and isinstance(where, OnCluster) and where.workers == 2
+        threads = [w["nthreads"] for w in where.client.scheduler_info()["workers"].values()]
+    assert threads == [max(1, (os.cpu_count() or 1) // 2)] * 2
+
+
+def _double(x: int) -> int:
+    return 2 * x
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", ["in process", "on a cluster"])
+def test_runners_report_each_result_and_raise_task_errors(kind):
+    """Both runners call back once per task with its result, and re-raise a task's
+    error; ``call`` polls while a long call runs."""
+    from distributed import Client, LocalCluster
+
+    def check(where):
+        got: list[int] = []
+        where.each([dask.delayed(_double)(x) for x in range(5)], got.append)
+        assert sorted(got) == [0, 2, 4, 6, 8]
+        with pytest.raises(ZeroDivisionError):
+            where.each([dask.delayed(lambda: 1 // 0)()], got.append)
+        polls: list[int] = []
+        slow = cluster.POLL * 2.5
+        assert where.call(lambda: __import__("time").sleep(slow) or 7,
+                          poll=lambda: polls.append(1)) == 7
+        assert len(polls) >= 2
+        assert where.call(_double, 4) == 8
+
+    if kind == "in process":
+        check(InProcess(2, "CPU"))
+        return
+    with LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
+                      dashboard_address=":0") as c, Client(c) as client:
+        where = runner(client)
+        assert isinstance(where, OnCluster) and runner(where) is where
+        check(where)

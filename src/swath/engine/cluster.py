@@ -1,83 +1,187 @@
-"""Dask clients: a given scheduler, or a local cluster sized for this machine."""
+"""Where a job's Dask graph runs: in this process, or on a Dask cluster.
+
+A job on one machine with at most one GPU runs its graph in this process, on Dask's
+threaded scheduler (:class:`InProcess`): no worker processes and no scheduler to start,
+and what a task loads (compiled kernels, database partitions on the GPU) stays loaded
+for the next job of the process. A given scheduler or ``distributed.Client``, several
+GPUs (a dask-cuda worker each), or ``--workers N`` start or reach a cluster
+(:class:`OnCluster`). The engine talks to both through the same three members:
+``workers``, ``each`` and ``call``.
+"""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+import os
+import threading
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, Protocol
 
 from swath.errors import InvalidParameter
 
 logger = logging.getLogger(__name__)
 
+POLL = 0.5      # seconds between a long call's progress reports
 
-def _gpus() -> int:
-    try:
-        import cupy
 
-        return int(cupy.cuda.runtime.getDeviceCount())
-    except Exception:
-        return 0
+class Runner(Protocol):
+    """What the engine needs of the place its tasks run."""
+
+    workers: int          # workers that take tasks (GPUs, for GPU jobs)
+    description: str      # one line for the user: where the job runs
+
+    def each(self, tasks: list[Any], done: Callable[[Any], None]) -> None:
+        """Compute ``tasks`` (dask.delayed) and call ``done(result)`` in this thread as
+        each finishes; raise a task's error (on a cluster, once the others are done)."""
+
+    def call(self, function: Callable[..., Any], *args: Any,
+             poll: Callable[[], None] | None = None) -> Any:
+        """``function(*args)`` as one task; ``poll()`` every ``POLL`` seconds until done."""
+
+
+class InProcess:
+    """Tasks on ``threads`` threads of this process (Dask's threaded scheduler)."""
+
+    workers = 1
+
+    def __init__(self, threads: int, device: str) -> None:
+        self.threads = threads
+        self.description = f"in this process ({device}, {threads} task thread" \
+                           f"{'s' if threads > 1 else ''})"
+
+    def each(self, tasks: list[Any], done: Callable[[Any], None]) -> None:
+        import dask
+        from dask.callbacks import Callback
+
+        wanted = {task.key for task in tasks}
+
+        def finished(key: Any, result: Any, *_: Any) -> None:
+            if key in wanted:
+                done(result)
+
+        with Callback(posttask=finished):
+            dask.compute(*tasks, scheduler="threads", num_workers=self.threads)
+
+    def call(self, function: Callable[..., Any], *args: Any,
+             poll: Callable[[], None] | None = None) -> Any:
+        if poll is None:
+            return function(*args)
+        from concurrent.futures import ThreadPoolExecutor, wait
+
+        with ThreadPoolExecutor(1) as pool:
+            future = pool.submit(function, *args)
+            while wait([future], POLL).not_done:
+                poll()
+            return future.result()
+
+
+class OnCluster:
+    """Tasks on the workers of a ``distributed.Client``."""
+
+    def __init__(self, client: Any) -> None:
+        self.client = client
+        self.workers = max(1, len(client.scheduler_info()["workers"]))
+        self.description = f"on the Dask cluster at {client.scheduler.address} " \
+                           f"(dashboard {client.dashboard_link})"
+
+    def each(self, tasks: list[Any], done: Callable[[Any], None]) -> None:
+        from distributed import as_completed
+
+        failed = None      # the first error, raised once the other tasks have finished
+        for future in as_completed(self.client.compute(tasks)):
+            if future.status == "error":
+                failed = failed or future
+            elif failed is None:
+                done(future.result())
+        if failed is not None:
+            failed.result()
+
+    def call(self, function: Callable[..., Any], *args: Any,
+             poll: Callable[[], None] | None = None) -> Any:
+        future = self.client.submit(function, *args, pure=False)
+        finished = threading.Event()
+        future.add_done_callback(lambda _: finished.set())
+        while poll is not None and not finished.wait(POLL):
+            poll()
+        return future.result()
+
+
+def runner(client: Any) -> Runner:
+    """``client`` as a :class:`Runner`: a runner itself, or a ``distributed.Client``."""
+    if isinstance(client, (InProcess, OnCluster)):
+        return client
+    return OnCluster(client)
 
 
 def connect(scheduler: str | None = None, workers: int | None = None, device: str = "auto",
             processes: bool = True, threads_per_gpu: int = 2, tile_tasks: bool = False
-            ) -> tuple[Any, bool]:
-    """A Dask client and whether the caller owns (must close) its cluster.
+            ) -> tuple[Runner, bool]:
+    """Where a job runs, and whether the caller owns (must close) a cluster started here.
 
-    ``scheduler``: the address of a running scheduler. Without one, a local cluster:
-    one worker per GPU (dask-cuda) when GPUs are used, else ``workers`` CPU worker
-    processes (default 1) of one Dask thread each, whose numba kernels share the cores.
-    GPU workers get two threads, not dask-cuda's one: one task's host work (top-k,
-    downloads) then overlaps another's kernels (S1 on an H100: 3.48 s against 3.86 s).
-    With ``tile_tasks`` (a long pair's tiles: single-threaded kernels on the CPU, a
-    whole GPU each on GPUs), CPU workers get one Dask thread per core instead, and
-    GPU workers one thread, so that the scheduler hands the next ready tile to an idle
-    GPU rather than queue it behind a busy one (2 x H200, L1: 18.1 s with two
-    threads per GPU, against 14.0 s on one GPU).
+    ``scheduler``: the address of a running scheduler. Without one: this process
+    (:class:`InProcess`) when at most one GPU is used and ``workers`` is at most 1;
+    else a local cluster: one worker per GPU (dask-cuda) when GPUs are used, or
+    ``workers`` CPU worker processes of one Dask thread each, whose numba kernels share
+    the cores.
+
+    Threads: GPU search tasks get two, not one: one task's host work (top-k, downloads)
+    then overlaps another's kernels (S1 on an H100: 3.48 s against 3.86 s). With
+    ``tile_tasks`` (a long pair's tiles: single-threaded kernels on the CPU, a whole GPU
+    each on GPUs), the CPU gets one thread per core, and a GPU one thread, so that the
+    next ready tile goes to an idle GPU rather than behind a busy one (2 x H200, L1:
+    18.1 s with two threads per GPU, against 14.0 s on one GPU).
     """
-    from distributed import Client, LocalCluster
-
     if scheduler:
+        from distributed import Client
+
         try:
-            return Client(scheduler, timeout="10s"), False
+            return OnCluster(Client(scheduler, timeout="10s")), False
         except (OSError, TimeoutError) as exc:
             raise InvalidParameter(f"--scheduler {scheduler}: cannot reach a Dask scheduler "
                                    f"there ({exc})") from None
-    gpus = _gpus() if device in ("auto", "gpu") else 0
+    from swath.kernels import gpu_count
+
+    gpus = gpu_count() if device in ("auto", "gpu") else 0
+    cores = os.cpu_count() or 1
+    if (workers or 1) == 1 and gpus <= 1:
+        if gpus:
+            return InProcess(1 if tile_tasks else threads_per_gpu, "GPU"), False
+        return InProcess(cores if tile_tasks else 1, "CPU"), False
+    from distributed import Client, LocalCluster
+
     if gpus:
         try:
             from dask_cuda import LocalCUDACluster
         except ImportError:
-            logger.warning("GPUs present but dask-cuda is not installed: using CPU workers")
-        else:
-            cluster = LocalCUDACluster(n_workers=workers or gpus,
-                                       threads_per_worker=1 if tile_tasks else threads_per_gpu)
-            return Client(cluster), True
-    import os
-
+            logger.warning("%d GPUs present but dask-cuda is not installed: using one, in "
+                           "this process (pip install 'swath[gpu]' for all)", gpus)
+            return InProcess(1 if tile_tasks else threads_per_gpu, "GPU"), False
+        cluster = LocalCUDACluster(n_workers=workers or gpus,
+                                   threads_per_worker=1 if tile_tasks else threads_per_gpu)
+        return OnCluster(Client(cluster)), True
     n = workers or 1
-    threads = max(1, (os.cpu_count() or 1) // n)
+    threads = max(1, cores // n)
     # worker processes get numba's thread count (threads share the caller's)
     extra = {"env": {"NUMBA_NUM_THREADS": str(threads)}} if processes else {}
     cluster = LocalCluster(n_workers=n, threads_per_worker=threads if tile_tasks else 1,
                            processes=processes, dashboard_address=":0", **extra)
-    return Client(cluster), True
+    return OnCluster(Client(cluster)), True
 
 
 @contextmanager
-def session(client: Any = None, **options: Any) -> Iterator[tuple[Any, bool]]:
-    """``client`` as given, or one from :func:`connect` (``options``); and whether its
+def session(client: Any = None, **options: Any) -> Iterator[tuple[Runner, bool]]:
+    """``client`` as a runner, or one from :func:`connect` (``options``); and whether a
     cluster was started here, in which case it is closed on exit."""
     if client is not None:
-        yield client, False
+        yield runner(client), False
         return
-    client, own = connect(**options)
+    found, own = connect(**options)
     try:
-        yield client, own
+        yield found, own
     finally:
         if own:
-            cluster = client.cluster
-            client.close()
+            assert isinstance(found, OnCluster)
+            cluster = found.client.cluster
+            found.client.close()
             cluster.close()

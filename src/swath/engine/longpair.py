@@ -59,7 +59,6 @@ DEFAULT_STRIP = 256
 DEFAULT_TILE = 8192
 GPU_TILE_ROWS = 786_432     # scores only on the GPU: the tallest tile (see default_tile)
 GPU_ROW_STEP = 512          # a GPU band's rows
-SLAB_POLL = 0.5             # seconds between progress reports of streamed tile rows
 SPANS_PER_TASK = 64         # phase 3 of a job without origins: segments a task traces
 
 
@@ -506,6 +505,7 @@ def run(job: PairJob, client: Any,
     ``progress(phase, done, total, cells)`` is called as tiles, the path's splits (a job
     without origins) and segments finish.
     """
+    from swath.engine.cluster import runner
     from swath.storage.common import store_lock
 
     with store_lock(job.store):
@@ -525,7 +525,7 @@ def run(job: PairJob, client: Any,
             else:
                 if progress:
                     progress("splits", 0, 1, 0)
-                segments, end = client.submit(split_segments, job, pure=False).result()
+                segments, end = runner(client).call(split_segments, job)
                 store.write_segments(segments, end, per_chunk=SPANS_PER_TASK)
                 if progress:
                     progress("splits", 1, 1, 0)
@@ -537,7 +537,8 @@ def _run_segments(job: PairJob, store: AlignmentStore, client: Any,
                   progress: Callable[[str, int, int, int], None] | None) -> None:
     """Phase 3: the segments not yet traced, a chunk of them a task, on ``client``."""
     import dask
-    from distributed import as_completed
+
+    from swath.engine.cluster import runner
 
     segments = store.segments()
     assert segments is not None
@@ -547,43 +548,50 @@ def _run_segments(job: PairJob, store: AlignmentStore, client: Any,
     if not pending:
         return
     run_id = uuid.uuid4().hex[:8]
-    futures = client.compute([dask.delayed(run_segments, pure=False)(
-        job, k, segments[k:k + per], dask_key_name=f"swath-segment-{run_id}-{k}")
-        for k in pending])
     done = len(segments) - sum(len(segments[k:k + per]) for k in pending)
-    for future in as_completed(futures):
-        done += future.result()
+
+    def finished(traced: int) -> None:
+        nonlocal done
+        done += traced
         if progress:
             progress("segments", done, len(segments), 0)
+
+    runner(client).each([dask.delayed(run_segments, pure=False)(
+        job, k, segments[k:k + per], dask_key_name=f"swath-segment-{run_id}-{k}")
+        for k in pending], finished)
 
 
 def _run_tiles(job: PairJob, store: AlignmentStore, client: Any,
                progress: Callable[[str, int, int, int], None] | None) -> None:
     """Phase 1: the tiles not yet done, as a wavefront on ``client`` (one tile column on
     several GPUs: streaming tile rows, ``run_slabs``)."""
-    from distributed import as_completed
+    from swath.engine.cluster import runner
 
+    where = runner(client)
     rows, cols = store.tiles
-    gpus = len(client.scheduler_info()["workers"]) if job.device == "gpu" else 1
+    gpus = where.workers if job.device == "gpu" else 1
     if gpus > 1 and cols == 1 and not job.origins:
-        _run_slabs(job, store, client, gpus, progress)
+        _run_slabs(job, store, where, gpus, progress)
         return
     tasks = tile_graph(job, store)
     done, cells = rows * cols - len(tasks), 0
     if progress:
         progress("tiles", done, rows * cols, cells)
-    futures = client.compute(list(tasks.values()))
-    for future in as_completed(futures):
+
+    def finished(tile_cells: int) -> None:
+        nonlocal done, cells
         done += 1
-        cells += future.result()
+        cells += tile_cells
         if progress:
             progress("tiles", done, rows * cols, cells)
 
+    where.each(list(tasks.values()), finished)
 
-def _run_slabs(job: PairJob, store: AlignmentStore, client: Any, gpus: int,
+
+def _run_slabs(job: PairJob, store: AlignmentStore, where: Any, gpus: int,
                progress: Callable[[str, int, int, int], None] | None) -> None:
     """Phase 1 as one ``run_slabs`` task, its progress read from the store's done marks
-    every ``SLAB_POLL`` seconds."""
+    as it runs."""
     before = store.tiles_done()[:, 0]
     m, n = (len(s) for s in _sequences(job))
     heights = np.minimum(store.tile[0], m - store.tile[0] * np.arange(len(before)))
@@ -597,12 +605,7 @@ def _run_slabs(job: PairJob, store: AlignmentStore, client: Any, gpus: int,
     report()
     if before.all():
         return
-    future = client.submit(run_slabs, job, gpus, pure=False)
-    finished = threading.Event()
-    future.add_done_callback(lambda _: finished.set())
-    while progress and not finished.wait(SLAB_POLL):
-        report()
-    future.result()
+    where.call(run_slabs, job, gpus, poll=report if progress else None)
     report()
 
 
@@ -641,15 +644,14 @@ def _align_pair(path: str, query: np.ndarray, target: np.ndarray, scoring: Any, 
     from swath.engine.cluster import session
 
     kind = tile_device(device)
-    with session(client, device=kind, tile_tasks=True) as (client, _):
-        workers = max(1, len(client.scheduler_info()["workers"]))
+    with session(client, device=kind, tile_tasks=True) as (where, _):
         origins = traceback and kind == "cpu"
         tile = ((tile_size, tile_size) if tile_size else _stored_tile(path) or
-                default_tile(kind, len(query), len(target), workers, origins))
+                default_tile(kind, len(query), len(target), where.workers, origins))
         job = prepare(path, query, target, scoring, mode=mode, tile=tile,
                       strip=strip or DEFAULT_STRIP, names=names, device=kind,
                       traceback=traceback, origins=origins)
-        return run(job, client, progress)
+        return run(job, where, progress)
 
 
 def _stored_tile(path: str) -> tuple[int, int] | None:

@@ -231,9 +231,9 @@ def build_graph(job: SearchJob, store: SearchStore, units: list[int]) -> list[An
 
 def run(job: SearchJob, client: Any, progress: Callable[[int, int], None] | None = None
         ) -> SearchStore:
-    """Run every unit not yet done on ``client``, then finalize the store."""
-    from distributed import as_completed
-
+    """Run every unit not yet done on ``client`` (a runner of ``engine.cluster`` or a
+    ``distributed.Client``), then finalize the store."""
+    from swath.engine.cluster import runner
     from swath.storage.common import store_lock
 
     with store_lock(job.store):
@@ -243,12 +243,14 @@ def run(job: SearchJob, client: Any, progress: Callable[[int, int], None] | None
         logger.info("%s: %d of %d units to run", job.store, len(units), store.units)
         if progress:
             progress(done, store.units)
-        futures = client.compute(build_graph(job, store, units))
-        for _ in as_completed(futures):
+
+        def finished(_: int) -> None:
+            nonlocal done
             done += 1
             if progress:
                 progress(done, store.units)
-        client.gather(futures)
+
+        runner(client).each(build_graph(job, store, units), finished)
         store = SearchStore.open(job.store, mode="r+", complete=False)
         store.finalize()
     return store
