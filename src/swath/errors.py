@@ -31,6 +31,20 @@ class BackendUnavailable(SwathError, ImportError):
     """The requested compute backend cannot run here (says what to install)."""
 
 
+class GpuUnavailable(BackendUnavailable):
+    """CuPy is installed but the GPU path cannot start: no CUDA device, a driver too old
+    for CuPy's CUDA, CuPy built for another CUDA major, or an NVRTC that cannot compile."""
+
+
+class KernelCompileError(SwathError, RuntimeError):
+    """One of swath's CUDA sources failed to compile (a bug: the message names the source)."""
+
+
+class GpuOutOfMemory(SwathError, MemoryError):
+    """The GPU could not allocate what a kernel function asked for (the message says how
+    much, and suggests ``device="cpu"`` or smaller inputs)."""
+
+
 class StoreNotFound(SwathError, FileNotFoundError):
     """A store path holds no swath store."""
 

@@ -1,15 +1,20 @@
 """The CUDA sources beside this file, compiled once per process with cupy.RawModule.
 
 CuPy keeps the compiled binaries in its on-disk kernel cache, so a second process
-starts without compiling.
+starts without compiling. A source that does not compile raises
+:class:`~swath.errors.KernelCompileError`, one line naming it.
 """
 
 from __future__ import annotations
 
 import functools
+import re
 from pathlib import Path
 
 import cupy
+
+from swath.errors import KernelCompileError
+from swath.kernels import one_line
 
 HERE = Path(__file__).resolve().parent
 GROUP_SIZES = (4, 8, 16, 32)   # threads per group (one warp at most)
@@ -68,8 +73,28 @@ def _module(source: str, names: tuple[str, ...]) -> cupy.RawModule:
 
 
 def kernel(source: str, name: str) -> cupy.RawKernel:
-    """The compiled kernel ``name`` (a template instance) of ``source``."""
+    """The compiled kernel ``name`` (a template instance) of ``source``.
+
+    Raises :class:`~swath.errors.KernelCompileError` when NVRTC rejects the source.
+    """
     if name not in _NAMES[source]:
         raise KeyError(f"{name} is not an instance of {source}")
-    return _module(source, (name,) if source in _ONE_BY_ONE else _NAMES[source]).get_function(
-        name)
+    try:
+        return _module(source, (name,) if source in _ONE_BY_ONE else _NAMES[source]
+                       ).get_function(name)
+    except cupy.cuda.compiler.CompileException as exc:
+        raise KernelCompileError(
+            f"swath's CUDA source {source} did not compile for {name} "
+            f"({_in_source(one_line(exc), source)}); this is a bug in swath, please report "
+            "it with this line and the output of python -c 'import cupy; cupy.show_config()'"
+        ) from exc
+
+
+def _in_source(line: str, source: str) -> str:
+    """An NVRTC log line with CuPy's temporary copy of ``source`` named as ``source``
+    (``/tmp/tmpab12/3f9e.cu(41): error: ...`` -> ``search.cu(41): error: ...``); lines
+    in the headers beside it keep their names."""
+    where = re.match(r"(\S+?)(\(\d+\): )", line)
+    if where is None or Path(where[1]).parent == HERE:
+        return line
+    return f"{source}{where[2]}{line[where.end():]}"

@@ -1,0 +1,382 @@
+"""The GPU path's errors: one line each, SwathError subclasses, and device="auto" falling
+back to the CPU with one warning where CuPy is installed but the GPU cannot start.
+
+These run without a GPU (and in CI without CuPy) on a fake ``cupy`` put in
+``sys.modules``; the last test, marked ``gpu``, asks a real GPU for too much memory.
+"""
+
+from __future__ import annotations
+
+import importlib.abc
+import logging
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from types import ModuleType, SimpleNamespace
+from typing import Any
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+import swath
+import swath.kernels
+from swath.cli import main
+from swath.errors import (
+    BackendUnavailable,
+    GpuOutOfMemory,
+    GpuUnavailable,
+    KernelCompileError,
+    SwathError,
+)
+from swath.kernels import get_backend, gpu_count
+from tests.conftest import DNA
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "examples"
+GPU_MODULES = ("swath.kernels.gpu", "swath.kernels.gpu._cuda", "swath.kernels.gpu.scores",
+               "swath.kernels.gpu.tiles", "swath.kernels.gpu.traceback")
+# what cupy-cuda12x prints when it meets a CUDA 13 machine (cupy/__init__.py)
+CUPY_IMPORT_ERROR = """
+================================================================
+Failed to import CuPy.
+
+If you installed CuPy via wheels (cupy-cudaXXX or cupy-rocm-X-X), make sure that the
+package matches with the version of CUDA or ROCm installed.
+
+Original error:
+  ImportError: libcudart.so.12: cannot open shared object file: No such file or directory
+================================================================
+"""
+NVRTC_LOG = ('/tmp/tmpq1w2e3/3f9e0c.cu(41): error: identifier "lane_max" is undefined\n\n'
+             '1 error detected in the compilation of "/tmp/tmpq1w2e3/3f9e0c.cu".\n')
+
+
+class CUDARuntimeError(RuntimeError):
+    """As CuPy's: ``status`` and the message ``cudaErrorName: text``."""
+
+    def __init__(self, status: int, text: str) -> None:
+        self.status = status
+        super().__init__(text)
+
+
+class CUDADriverError(RuntimeError):
+    def __init__(self, status: int, text: str) -> None:
+        self.status = status
+        super().__init__(text)
+
+
+class OutOfMemoryError(MemoryError):
+    """As ``cupy.cuda.memory.OutOfMemoryError``."""
+
+    def __init__(self, size: int, total: int) -> None:
+        super().__init__(f"Out of memory allocating {size:,} bytes "
+                         f"(allocated so far: {total:,} bytes).")
+
+
+class CompileException(Exception):
+    """As ``cupy.cuda.compiler.CompileException``: the NVRTC log is the message."""
+
+
+def fake_cupy(devices: int | Exception = 1, probe: Exception | None = None,
+              compile_log: str | None = None) -> ModuleType:
+    """A ``cupy`` whose ``getDeviceCount`` returns or raises ``devices``, whose kernels
+    fail with ``probe`` (the probe kernel) or fail to compile with ``compile_log``
+    (``RawModule``), and whose arrays are NumPy's."""
+
+    def device_count() -> int:
+        if isinstance(devices, Exception):
+            raise devices
+        return devices
+
+    class RawKernel:
+        def __init__(self, code: str, name: str) -> None:
+            self.name = name
+
+        def __call__(self, grid: tuple, block: tuple, args: tuple) -> None:
+            if probe is not None:
+                raise probe
+            args[0][0] = 7
+
+    class RawModule:
+        def __init__(self, **kwargs: Any) -> None:
+            self.options = kwargs
+
+        def get_function(self, name: str) -> RawKernel:
+            if compile_log is not None:
+                raise CompileException(compile_log)
+            return RawKernel("", name)
+
+    cupy = ModuleType("cupy")
+    cupy.cuda = SimpleNamespace(  # type: ignore[attr-defined]
+        runtime=SimpleNamespace(getDeviceCount=device_count, CUDARuntimeError=CUDARuntimeError,
+                                memGetInfo=lambda: (3 * 2**30, 80 * 2**30)),
+        driver=SimpleNamespace(CUDADriverError=CUDADriverError),
+        memory=SimpleNamespace(OutOfMemoryError=OutOfMemoryError),
+        compiler=SimpleNamespace(CompileException=CompileException),
+        Device=lambda: SimpleNamespace(id=0))
+    for name in ("int32", "zeros", "ones", "empty", "asarray", "ndarray"):
+        setattr(cupy, name, getattr(np, name))
+    cupy.RawKernel = RawKernel  # type: ignore[attr-defined]
+    cupy.RawModule = RawModule  # type: ignore[attr-defined]
+    cupy.get_default_memory_pool = lambda: SimpleNamespace(  # type: ignore[attr-defined]
+        free_bytes=lambda: 2**30)
+    return cupy
+
+
+class _RefuseCupy(importlib.abc.MetaPathFinder):
+    """``import cupy`` fails as a CuPy built for another CUDA major does."""
+
+    def find_spec(self, name: str, path: Any, target: Any = None) -> None:
+        if name == "cupy":
+            raise ImportError(CUPY_IMPORT_ERROR)
+
+
+@pytest.fixture
+def use_cupy(monkeypatch: pytest.MonkeyPatch
+             ) -> Iterator[Callable[[ModuleType | str | None], None]]:
+    """``use_cupy(module)``: ``import cupy`` gives ``module`` (``None``: CuPy is not
+    installed; ``"broken"``: the import fails), the GPU is probed afresh, and the GPU
+    backend is imported anew; all restored afterwards."""
+    for name in GPU_MODULES:
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    monkeypatch.delattr(swath.kernels, "gpu", raising=False)
+
+    def use(module: ModuleType | str | None) -> None:
+        if module == "broken":
+            monkeypatch.delitem(sys.modules, "cupy", raising=False)
+            monkeypatch.setattr(sys, "meta_path", [_RefuseCupy(), *sys.meta_path])
+        else:
+            monkeypatch.setitem(sys.modules, "cupy", module)
+
+    swath.kernels._gpu_state.cache_clear()
+    swath.kernels._warn_cpu_fallback.cache_clear()
+    yield use
+    swath.kernels._gpu_state.cache_clear()
+    swath.kernels._warn_cpu_fallback.cache_clear()
+
+
+def warnings_of(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [r.getMessage() for r in caplog.records
+            if r.name.startswith("swath") and r.levelno >= logging.WARNING]
+
+
+def test_cupy_missing(use_cupy: Callable, caplog: pytest.LogCaptureFixture) -> None:
+    use_cupy(None)
+    assert get_backend("auto").__name__ == "swath.kernels.cpu"
+    assert warnings_of(caplog) == []
+    assert gpu_count() == 0
+    with pytest.raises(BackendUnavailable, match=r"needs CuPy: pip install 'swath\[gpu\]'") \
+            as raised:
+        get_backend("gpu")
+    assert not isinstance(raised.value, GpuUnavailable)
+
+
+BROKEN = {
+    "import error (wrong CUDA major)": ("broken", r"CuPy cannot be imported \(ImportError: "
+                                                  r"libcudart\.so\.12: cannot open"),
+    "driver too old": (fake_cupy(devices=CUDARuntimeError(
+        35, "cudaErrorInsufficientDriver: CUDA driver version is insufficient for CUDA "
+            "runtime version")), r"CUDA cannot start \(cudaErrorInsufficientDriver"),
+    "no device (CUDA error)": (fake_cupy(devices=CUDARuntimeError(
+        100, "cudaErrorNoDevice: no CUDA-capable device is detected")),
+        "CuPy finds no CUDA GPU on this machine"),
+    "zero devices": (fake_cupy(devices=0), "CuPy finds no CUDA GPU on this machine"),
+    "NVRTC missing": (fake_cupy(probe=RuntimeError(
+        "CuPy failed to load libnvrtc.so.12: OSError: libnvrtc.so.12: cannot open shared "
+        "object file: No such file or directory")),
+        r"CuPy cannot compile or run a CUDA kernel \(CuPy failed to load libnvrtc\.so\.12"),
+    "PTX too new for the driver": (fake_cupy(probe=CUDADriverError(
+        222, "CUDA_ERROR_UNSUPPORTED_PTX_VERSION: the provided PTX was compiled with an "
+             "unsupported toolchain.")),
+        r"CuPy cannot compile or run a CUDA kernel \(CUDA_ERROR_UNSUPPORTED_PTX_VERSION"),
+}
+
+
+@pytest.mark.parametrize("case", list(BROKEN))
+def test_broken_gpu(case: str, use_cupy: Callable, caplog: pytest.LogCaptureFixture) -> None:
+    """device="gpu" raises GpuUnavailable, one line; "auto" computes on the CPU with one
+    warning, however often it is asked."""
+    module, reason = BROKEN[case]
+    use_cupy(module)
+    with pytest.raises(GpuUnavailable, match=rf"^device='gpu' but {reason}") as raised:
+        get_backend("gpu")
+    message = str(raised.value)
+    assert "\n" not in message
+    if "no CUDA GPU" not in message:
+        assert "cupy-cuda12x or cupy-cuda13x" in message
+    assert isinstance(raised.value, BackendUnavailable) and isinstance(raised.value, SwathError)
+    assert gpu_count() == 0
+    assert warnings_of(caplog) == []
+    for _ in range(3):
+        assert get_backend("auto").__name__ == "swath.kernels.cpu"
+    [warning] = warnings_of(caplog)
+    assert warning.startswith("device='auto': computing on the CPU, since ")
+    assert "\n" not in warning
+
+
+def test_probe_is_cached(use_cupy: Callable, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The probe runs once per process: later calls do not touch CuPy."""
+    cupy = fake_cupy(devices=2)
+    calls = []
+    count = cupy.cuda.runtime.getDeviceCount
+    monkeypatch.setattr(cupy.cuda.runtime, "getDeviceCount", lambda: calls.append(1) or count())
+    use_cupy(cupy)
+    assert gpu_count() == 2
+    assert get_backend("auto").__name__ == "swath.kernels.gpu"
+    assert get_backend("gpu").__name__ == "swath.kernels.gpu"
+    assert len(calls) == 1
+
+
+def small_inputs() -> tuple:
+    q = np.array([0, 1, 2, 3], dtype=np.uint8)
+    offsets = np.array([0, 4], dtype=np.int64)
+    return q, offsets, q, offsets, DNA.matrix, 5, 2, "local"
+
+
+def test_compile_error_names_the_source(use_cupy: Callable) -> None:
+    use_cupy(fake_cupy(compile_log=NVRTC_LOG))
+    with pytest.raises(KernelCompileError, match=r"swath's CUDA source search\.cu did not "
+                       r"compile .*\(search\.cu\(41\): error: identifier \"lane_max\" is "
+                       r"undefined\); this is a bug in swath, please report it") as raised:
+        get_backend("gpu").score_many(*small_inputs())
+    assert "\n" not in str(raised.value)
+    assert isinstance(raised.value, RuntimeError)
+
+
+def test_compile_error_in_a_header_keeps_its_name(use_cupy: Callable) -> None:
+    use_cupy(fake_cupy())
+    from swath.kernels.gpu._cuda import HERE, _in_source
+
+    line = f"{HERE / 'cells.cuh'}(12): error: expected a ';'"
+    assert _in_source(line, "tiles.cu") == line
+
+
+@pytest.mark.parametrize("error", [
+    OutOfMemoryError(214_748_364_800, 1024),
+    CUDARuntimeError(2, "cudaErrorMemoryAllocation: out of memory"),
+    CUDADriverError(2, "CUDA_ERROR_OUT_OF_MEMORY: out of memory"),
+], ids=["cupy-pool", "runtime", "driver"])
+def test_out_of_memory_through_a_backend_function(error: Exception, use_cupy: Callable,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """An out-of-memory error anywhere under a backend function leaves it as
+    GpuOutOfMemory, one line with what was asked and what is free."""
+    use_cupy(fake_cupy())
+    backend = get_backend("gpu")
+    from swath.kernels.gpu import scores
+
+    def upload(*args: Any) -> None:
+        raise error
+
+    monkeypatch.setattr(scores.DeviceTargets, "upload", upload)
+    with pytest.raises(GpuOutOfMemory, match=r"^GPU out of memory in score_many: ") as raised:
+        backend.score_many(*small_inputs())
+    message = str(raised.value)
+    assert "\n" not in message
+    assert "with 4.0 GiB free of 80.0 GiB on GPU 0; use --device cpu" in message
+    if isinstance(error, OutOfMemoryError):
+        assert "asked for 200.0 GiB" in message
+    else:
+        assert "out of memory" in message
+    assert isinstance(raised.value, MemoryError) and raised.value.__cause__ is error
+
+
+def test_other_cuda_errors_pass_unchanged(use_cupy: Callable) -> None:
+    use_cupy(fake_cupy())
+    from swath.kernels.gpu import translate_errors
+
+    error = CUDARuntimeError(700, "cudaErrorIllegalAddress: an illegal memory access")
+
+    def kernel_function() -> None:
+        raise error
+
+    with pytest.raises(CUDARuntimeError) as raised:
+        translate_errors(kernel_function)()
+    assert raised.value is error
+
+
+def test_every_backend_function_is_wrapped(use_cupy: Callable) -> None:
+    use_cupy(fake_cupy())
+    backend = get_backend("gpu")
+    wrapper = backend.translate_errors(len).__code__
+    for name in [*swath.kernels._FUNCTIONS, "score_against", "upload_targets", "row_stream"]:
+        assert getattr(backend, name).__code__ is wrapper, name
+
+
+# ---------------------------------------------------------------------------------
+# The command line
+
+
+def align(*options: str) -> Any:
+    return CliRunner().invoke(main, ["align", str(EXAMPLES / "query.fasta"),
+                                     str(EXAMPLES / "target.fasta"), *options])
+
+
+@pytest.fixture
+def restore_logging() -> Iterator[None]:
+    logger = logging.getLogger("swath")
+    level, handlers = logger.level, list(logger.handlers)
+    yield
+    logger.setLevel(level)
+    logger.handlers[:] = handlers
+
+
+DRIVER_TOO_OLD = CUDARuntimeError(35, "cudaErrorInsufficientDriver: CUDA driver version is "
+                                      "insufficient for CUDA runtime version")
+
+
+@pytest.mark.parametrize("broken", [fake_cupy(devices=DRIVER_TOO_OLD), "broken"],
+                         ids=["driver", "import"])
+def test_cli_device_gpu_is_one_error_line(broken: Any, use_cupy: Callable,
+                                          restore_logging: None) -> None:
+    use_cupy(broken)
+    result = align("--device", "gpu")
+    assert result.exit_code == 2, result.output
+    [line] = result.stderr.splitlines()
+    assert line.startswith("swath: error: device='gpu' but "), line
+    assert result.stdout == ""
+
+
+@pytest.mark.parametrize("broken", [fake_cupy(devices=DRIVER_TOO_OLD), "broken"],
+                         ids=["driver", "import"])
+def test_cli_device_auto_warns_once_and_computes_on_the_cpu(
+        broken: Any, use_cupy: Callable, restore_logging: None) -> None:
+    use_cupy(broken)
+    result = align("--device", "auto", "--format", "json")
+    assert result.exit_code == 0, result.output
+    [line] = result.stderr.splitlines()
+    assert line.startswith("swath: WARNING: swath.kernels: device='auto': computing on the "
+                           "CPU, since "), line
+    assert '"score": 583' in result.stdout
+
+
+def test_cli_without_cupy_is_silent(use_cupy: Callable, restore_logging: None) -> None:
+    use_cupy(None)
+    result = align("--format", "json")
+    assert result.exit_code == 0, result.output
+    assert result.stderr == ""
+
+
+# ---------------------------------------------------------------------------------
+# A real GPU
+
+
+@pytest.mark.gpu
+def test_real_gpu_refuses_an_impossible_allocation(tmp_path: Path) -> None:
+    """Targets larger than the GPU's memory, mapped from a sparse file (no host memory
+    used: the device allocation fails before any copy), through score_many."""
+    import cupy
+
+    backend = get_backend("gpu")
+    size = 2 * cupy.cuda.runtime.memGetInfo()[1] + 2**30
+    path = tmp_path / "huge.bin"
+    with path.open("wb") as f:
+        f.truncate(size)
+    targets = np.memmap(path, dtype=np.uint8, mode="r", shape=(size,))
+    q = np.zeros(10, dtype=np.uint8)
+    with pytest.raises(GpuOutOfMemory, match=r"^GPU out of memory in score_many: asked for "
+                       r"[\d.]+ GiB with [\d.]+ GiB free of [\d.]+ GiB on GPU \d+; use "
+                       r"--device cpu") as raised:
+        backend.score_many(q, np.array([0, 10]), targets, np.array([0, size]), DNA.matrix,
+                           5, 2, "local")
+    assert isinstance(raised.value.__cause__, cupy.cuda.memory.OutOfMemoryError)
