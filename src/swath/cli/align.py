@@ -9,7 +9,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -31,6 +31,9 @@ from swath.errors import InvalidParameter
 from swath.scoring import Scoring
 from swath.sequences import read_sequences
 from swath.views import RECORD_FIELDS, alignment_record, format_text
+
+if TYPE_CHECKING:
+    from swath.storage.longpair import AlignmentStore
 
 __all__ = ["align", "print_alignment_store", "resume_alignment"]
 
@@ -209,31 +212,43 @@ def resume_alignment(store: str, device: str, scheduler: str | None, workers: in
 
 
 def print_alignment_store(store: str, fmt: str, plot: str | None) -> None:
-    """Print a finished alignment store (json, tsv or text); draw its dot plot."""
+    """Print a finished alignment store (json, tsv or text); draw its dot plot.
+
+    What is printed follows what the store holds: the alignment (CIGAR and all) of a
+    traceback job, whether its boundaries have origins or its path was found by splits
+    (a GPU job's default), or the score and end cell of a scores-only job."""
     from swath.engine.longpair import PairScore
     from swath.storage.longpair import AlignmentStore
 
     opened = AlignmentStore.open(store)
-    fields = opened.attrs["alignment"]
-    query_id, target_id = opened.attrs["names"]
-    if not opened.origins:
+    query_id, target_id = opened.names
+    if not opened.traceback:
         if plot:
-            raise InvalidParameter(f"{store} holds a score only (swath align --score-only): "
-                                   "no path to plot")
-        _print_score(PairScore(fields["score"], fields["query_end"], fields["target_end"],
-                               opened.attrs["inputs"]["mode"]), query_id, target_id, fmt)
+            raise InvalidParameter(f"--plot: {store} holds a score only (swath align "
+                                   "--score-only): no alignment path to draw")
+        score, query_end, target_end = opened.end()
+        if fmt == "text":
+            click.echo(_store_line(opened))
+        _print_score(PairScore(score, query_end, target_end, opened.mode), query_id, target_id,
+                     fmt)
         return
-    alignment = swath.Alignment(fields["score"], fields["query_start"], fields["query_end"],
-                                fields["target_start"], fields["target_end"], opened.cigar(),
-                                opened.attrs["inputs"]["mode"])
+    alignment = opened.alignment()
     q, t = opened.sequences()
     scoring = Scoring.from_dict(opened.attrs["inputs"]["scoring"])
     if fmt == "text":
-        click.echo(f"# {store}: a {len(q)} x {len(t)} matrix in {opened.tiles[0]} x "
-                   f"{opened.tiles[1]} tiles, {opened.stored_bytes():,} bytes of boundaries")
+        click.echo(_store_line(opened))
     _print(alignment, q, t, scoring, query_id, target_id, fmt)
     if plot:
         from swath.views import dot_plot
 
         dot_plot(alignment, len(q), len(t), plot, query_name=query_id, target_name=target_id)
         click.echo(f"swath: wrote {plot}", err=True)
+
+
+def _store_line(opened: AlignmentStore) -> str:
+    """The text view's first line: the matrix, its tiles, the stored bytes, the job."""
+    m, n = (int(opened.array(name).shape[0]) for name in ("query", "target"))
+    how = ("scores only" if not opened.traceback else
+           "path by origins" if opened.origins else "path by splits")
+    return (f"# {opened.path}: a {m} x {n} matrix in {opened.tiles[0]} x {opened.tiles[1]} "
+            f"tiles, {opened.stored_bytes():,} bytes of boundaries ({how})")

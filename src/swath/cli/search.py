@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -149,7 +150,9 @@ def _print_text(result: Any) -> None:
     scoring = stored_scoring(result.store)
     for qi, name in enumerate(result.query_names):
         for hit in result.hits(qi):
-            click.echo(f"# hit: e-value {hit.evalue:.3g}, bit score {hit.bitscore:.1f}")
+            click.echo(f"# hit: e-value {hit.evalue:.3g}, bit score {hit.bitscore:.1f}"
+                       if not math.isnan(hit.evalue) else f"# hit: score {hit.score} (no "
+                       "e-value: Karlin-Altschul statistics are for local alignments)")
             click.echo(format_text(hit.alignment, queries[qi], db.sequence(hit.target_id),
                                    scoring, query_name=name, target_name=hit.target_name),
                        nl=False)

@@ -1,4 +1,9 @@
-"""``swath inspect`` and ``swath resume``: any swath result store, by its layout."""
+"""``swath inspect`` and ``swath resume``: any swath result store, by its layout.
+
+The result stores are a search's (``swath search``) and a long pair's (``swath align
+-o``: with origins, with its path found by splits, or scores only). ``inspect`` prints a
+finished one; ``resume`` finishes an unfinished one and leaves a finished one alone.
+"""
 
 from __future__ import annotations
 
@@ -12,21 +17,26 @@ from swath.cli.options import (
     verbose_option,
     workers_option,
 )
-from swath.errors import InvalidParameter
+from swath.errors import InvalidParameter, StoreIncomplete
 
 __all__ = ["inspect", "resume"]
 
 FORMATS = ("tsv", "json", "text")
 
 
-def _layout(store: str) -> str:
+def _layout(store: str) -> tuple[str, bool]:
+    """The result store's layout (its version checked), and whether its job has finished."""
     from swath.storage.common import store_layout
+    from swath.storage.longpair import AlignmentStore
+    from swath.storage.results import SearchStore
 
     layout, version = store_layout(store)
-    if layout not in ("search", "alignment"):
+    kinds = {"search": SearchStore, "alignment": AlignmentStore}
+    if layout not in kinds:
         raise InvalidParameter(f"{store} is a {layout!r} store version {version}: inspect and "
                                "resume read search and alignment result stores")
-    return layout
+    opened = kinds[layout].open(store, complete=False)
+    return layout, opened.attrs.get("complete") is True
 
 
 @click.command(cls=SwathCommand)
@@ -39,8 +49,12 @@ def _layout(store: str) -> str:
 def resume(store: str, device: str, scheduler: str | None, workers: int | None,
            progress: bool | None) -> None:
     """Finish an interrupted job (a search, or a long pair in any phase): run only the
-    work not marked done."""
-    if _layout(store) == "search":
+    work not marked done. A finished store is left as it is."""
+    layout, complete = _layout(store)
+    if complete:
+        click.echo(f"swath: {store} is complete already: nothing to resume", err=True)
+        return
+    if layout == "search":
         from swath.cli.search import resume_search
 
         resume_search(store, device, scheduler, workers, progress)
@@ -59,15 +73,22 @@ def resume(store: str, device: str, scheduler: str | None, workers: int | None,
                    "line) or text (pairwise views). Alignment stores: json (one line; the "
                    "default), tsv, or text (a summary and the alignment in blocks).")
 @click.option("--plot", type=click.Path(dir_okay=False, path_type=str), default=None,
-              metavar="PATH.png", help="Alignment stores: draw the alignment path over the "
-                                       "matrix (a dot plot) to PATH.png (needs matplotlib).")
+              metavar="PATH.png", help="Alignment stores with a path (all but --score-only): "
+                                       "draw it over the matrix (a dot plot) to PATH.png "
+                                       "(needs matplotlib).")
 @verbose_option
 def inspect(store: str, fmt: str | None, plot: str | None) -> None:
     """Print the results of a finished search or alignment store."""
-    if _layout(store) == "search":
-        if plot:
-            raise InvalidParameter("--plot draws alignment stores (swath align -o), "
-                                   f"{store} is a search store")
+    layout, complete = _layout(store)
+    if layout == "search" and plot:
+        raise InvalidParameter(f"--plot draws the path of a long pair's alignment store "
+                               f"(swath align -o); {store} is a search store (--format text "
+                               "shows its hits' alignments)")
+    if not complete:
+        raise StoreIncomplete(f"{store}: the store was not finished (the job writing it was "
+                              "interrupted or is still running; finish it with `swath resume "
+                              f"{store}`)")
+    if layout == "search":
         from swath.cli.search import print_search
 
         print_search(store, fmt or "tsv")

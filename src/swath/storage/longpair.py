@@ -22,6 +22,13 @@ and ``swath resume`` need nothing else. Stored bytes: 32 per boundary cell, abou
 A scores-only job (``fields`` attribute 2: V = 2, no origins, int32 values, 8 bytes a
 boundary cell) stops after phase 1:
 its ``alignment`` attribute holds the score and end cell, and there is no CIGAR.
+
+A traceback job without origins (the GPU's default; ``inputs`` attribute ``origins``
+false) has the boundaries of a scores-only job, but goes on: phase 2 finds the path by
+splits (segments of tile -1, -1), phase 3 traces them, and the store ends with the whole
+alignment and its CIGAR, as one with origins does. What a store holds is therefore
+decided by its job's ``traceback`` input (:attr:`AlignmentStore.traceback`), never by
+its origins.
 """
 
 from __future__ import annotations
@@ -30,7 +37,8 @@ from typing import Any, cast
 
 import numpy as np
 
-from swath.errors import StoreIncomplete
+from swath.alignment import Alignment
+from swath.errors import InvalidParameter, StoreIncomplete
 from swath.storage.common import (
     LayoutStore,
     StorePath,
@@ -97,6 +105,25 @@ class AlignmentStore(LayoutStore):
     def origins(self) -> bool:
         """Whether the boundaries carry origins (a traceback job) or only scores."""
         return int(self.attrs.get("fields", 4)) == 4
+
+    @property
+    def traceback(self) -> bool:
+        """Whether the job traces the alignment (the finished store holds it, CIGAR and
+        all) or keeps the score and end cell only (``swath align --score-only``). A job
+        with a traceback may have boundaries without origins (its path found by splits):
+        :attr:`origins` says how the path is found, this what the store holds."""
+        return bool(self.attrs.get("inputs", {}).get("traceback", True))
+
+    @property
+    def mode(self) -> str:
+        """The alignment mode: ``"local"``, ``"global"`` or ``"semiglobal"``."""
+        return str(self.attrs["inputs"]["mode"])
+
+    @property
+    def names(self) -> tuple[str, str]:
+        """The query's and the target's ids."""
+        query, target = self.attrs["names"]
+        return str(query), str(target)
 
     def sequences(self) -> tuple[np.ndarray, np.ndarray]:
         """The query and target codes (uint8)."""
@@ -197,6 +224,36 @@ class AlignmentStore(LayoutStore):
     def cigar(self) -> str:
         """The assembled CIGAR."""
         return str(self.array("cigar")[0])
+
+    def end(self) -> tuple[int, int, int]:
+        """``(score, query_end, target_end)`` of a finished store of either kind (exclusive
+        ends, as in :class:`~swath.alignment.Alignment`)."""
+        fields = self._result()
+        return int(fields["score"]), int(fields["query_end"]), int(fields["target_end"])
+
+    def alignment(self) -> Alignment:
+        """The finished alignment of a traceback job (with or without origins).
+
+        Raises
+        ------
+        InvalidParameter
+            The store holds a score only (a ``--score-only`` job).
+        StoreIncomplete
+            The job has not finished (``swath resume`` finishes it).
+        """
+        if not self.traceback:
+            raise InvalidParameter(f"{self.path} holds a score only (swath align "
+                                   "--score-only): no alignment path")
+        fields = self._result()
+        return Alignment(int(fields["score"]), int(fields["query_start"]),
+                         int(fields["query_end"]), int(fields["target_start"]),
+                         int(fields["target_end"]), self.cigar(), self.mode)
+
+    def _result(self) -> dict[str, Any]:
+        if not self.attrs.get("complete") or "alignment" not in self.attrs:
+            raise StoreIncomplete(f"{self.path}: the job is not finished (run `swath resume "
+                                  f"{self.path}`)")
+        return dict(self.attrs["alignment"])
 
     def stored_bytes(self) -> int:
         """Bytes of the boundary buffers and segments (uncompressed)."""
