@@ -64,12 +64,17 @@ def test_search_prints_blast_tabular_rows(files, cluster, tmp_path):
     assert done.exit_code == 0 and "is complete" in done.stderr
 
 
-def test_search_starts_a_local_cluster_and_takes_a_fasta_database(files, tmp_path):
+@pytest.mark.parametrize("workers", [None, 2])
+def test_search_takes_a_fasta_database_in_process_or_on_local_workers(files, tmp_path,
+                                                                      workers):
+    """Without --workers the job runs in the command's process (no cluster, no
+    dashboard); --workers N starts a local cluster and names its dashboard."""
+    extra = ["--workers", str(workers)] if workers else []
     run = invoke("search", str(files / "q.fasta"), str(files / "db.fasta"), "-o",
                  str(tmp_path / "r.zarr"), "--top-k", "1", "--outfmt", "tsv", "--device", "cpu",
-                 "--progress")
+                 "--progress", *extra)
     assert run.exit_code == 0, run.output
-    assert "dashboard at http" in run.stderr
+    assert ("dashboard http" in run.stderr) == bool(workers)
     assert [r.split("\t")[1] for r in run.stdout.splitlines()] == ["d5", "d60"]
 
 

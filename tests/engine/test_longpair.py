@@ -14,7 +14,7 @@ import pytest
 
 import swath
 from swath.alignment import cigar_from_path
-from swath.engine import longpair
+from swath.engine import cluster, longpair
 from swath.kernels.cpu.traceback import align_pair
 from swath.kernels.tile_origins import START, E, F, H
 from swath.storage.longpair import AlignmentStore
@@ -494,9 +494,9 @@ def test_streamed_tile_rows_report_progress_as_they_are_stored(client, tmp_path,
         return (len(a) - 400) * len(b)
 
     monkeypatch.setattr(longpair, "run_slabs", slabs)
-    monkeypatch.setattr(longpair, "SLAB_POLL", 0.02)
+    monkeypatch.setattr(cluster, "POLL", 0.02)
     reports = []
-    longpair._run_slabs(job, store, client, 2, lambda *r: reports.append(r))
+    longpair._run_slabs(job, store, cluster.runner(client), 2, lambda *r: reports.append(r))
     assert reports[0] == ("tiles", 1, 4, 0)
     assert reports[-1] == ("tiles", 4, 4, (len(a) - 400) * len(b))
     seen = {done: cells for _, done, _, cells in reports}

@@ -16,8 +16,8 @@ import click
 import swath
 from swath.cli.options import (
     SwathCommand,
-    dask_client,
     device_option,
+    job_runner,
     mode_option,
     progress_option,
     scheduler_option,
@@ -107,7 +107,7 @@ def align(query: str, target: str, output: str | None, tile_size: int | None,
     started = time.perf_counter()
     if score_only:
         kind = tile_device(device)
-        with dask_client(scheduler, workers, kind, tile_tasks=True) as client, \
+        with job_runner(scheduler, workers, kind, tile_tasks=True) as client, \
                 _tile_bar(report) as bar:
             result = align_pair(output, q, t, scoring, mode=mode, device=kind,
                                 tile_size=tile_size, strip=strip, client=client,
@@ -120,7 +120,7 @@ def align(query: str, target: str, output: str | None, tile_size: int | None,
         return
     if output or tile_size or len(q) * len(t) // 2 > TILED_ABOVE:
         kind = tile_device(device)
-        with dask_client(scheduler, workers, kind, tile_tasks=True) as client, \
+        with job_runner(scheduler, workers, kind, tile_tasks=True) as client, \
                 _tile_bar(report) as bar:
             alignment = swath.align(q, t, scoring=scoring, mode=mode, device=device,
                                     store=output, tile_size=tile_size, strip=strip,
@@ -206,7 +206,7 @@ def resume_alignment(store: str, device: str, scheduler: str | None, workers: in
 
     kind = tile_device(device)
     job = job_from_store(store, kind)
-    with dask_client(scheduler, workers, kind, tile_tasks=True) as client, \
+    with job_runner(scheduler, workers, kind, tile_tasks=True) as client, \
             _tile_bar(show_progress(progress)) as bar:
         run(job, client, bar)
 

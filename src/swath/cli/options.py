@@ -325,19 +325,19 @@ scheduler_option = click.option(
 
 workers_option = click.option(
     "--workers", type=click.IntRange(min=1), default=None,
-    help="Workers of the local cluster [processes; default: one per GPU, or 1 on the CPU, "
-         "whose kernels use every core].")
+    help="Workers of a local Dask cluster [processes; default: none on the CPU or one "
+         "GPU, where the job runs in this process; one per GPU on several].")
 
 
 @contextmanager
-def dask_client(scheduler: str | None, workers: int | None, device: str,
-                tile_tasks: bool = False) -> Iterator[Any]:
-    """A Dask client for a command; a local cluster's dashboard address goes to stderr."""
+def job_runner(scheduler: str | None, workers: int | None, device: str,
+               tile_tasks: bool = False) -> Iterator[Any]:
+    """Where a command's job runs (``engine.cluster.connect``); a cluster started for it
+    is named on stderr with its dashboard."""
     from swath.engine.cluster import session
 
     with session(scheduler=scheduler, workers=workers, device=device,
-                 tile_tasks=tile_tasks) as (client, own):
+                 tile_tasks=tile_tasks) as (where, own):
         if own:
-            click.echo(f"swath: local Dask cluster, dashboard at {client.dashboard_link}",
-                       err=True)
-        yield client
+            click.echo(f"swath: running {where.description}", err=True)
+        yield where

@@ -14,8 +14,8 @@ import click
 import swath
 from swath.cli.options import (
     SwathCommand,
-    dask_client,
     device_option,
+    job_runner,
     mode_option,
     progress_option,
     scheduler_option,
@@ -94,7 +94,7 @@ def search(queries: str, database: str, output: str, top_k: int, max_evalue: flo
       swath search queries.fasta db.swdb -o result.zarr --top-k 10 --outfmt tsv
     """
     given = {k: v for k, v in (("lambda_", lambda_), ("K", K), ("H", H)) if v is not None}
-    with dask_client(scheduler, workers, device) as client, \
+    with job_runner(scheduler, workers, device) as client, \
             _progress_bar(show_progress(progress)) as bar:
         swath.search(queries, database, scoring=scoring, top_k=top_k, client=client,
                      store=output, mode=mode, device=device, max_evalue=max_evalue,
@@ -110,7 +110,7 @@ def resume_search(store: str, device: str, scheduler: str | None, workers: int |
     from swath.engine.search import job_from_store, run
 
     job = job_from_store(store, device)
-    with dask_client(scheduler, workers, device) as client, \
+    with job_runner(scheduler, workers, device) as client, \
             _progress_bar(show_progress(progress)) as bar:
         run(job, client, bar)
 

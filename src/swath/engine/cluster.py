@@ -52,6 +52,7 @@ class InProcess:
 
     def each(self, tasks: list[Any], done: Callable[[Any], None]) -> None:
         import dask
+        import dask.threaded
         from dask.callbacks import Callback
 
         wanted = {task.key for task in tasks}
@@ -61,7 +62,8 @@ class InProcess:
                 done(result)
 
         with Callback(posttask=finished):
-            dask.compute(*tasks, scheduler="threads", num_workers=self.threads)
+            # the scheduler's function itself: its name would import distributed
+            dask.compute(*tasks, scheduler=dask.threaded.get, num_workers=self.threads)
 
     def call(self, function: Callable[..., Any], *args: Any,
              poll: Callable[[], None] | None = None) -> Any:

@@ -283,14 +283,15 @@ def run_slabs(job: PairJob, gpus: int) -> int:
 
     import cupy as cp
 
-    from swath.kernels.gpu.tiles import row_stream
+    from swath.kernels import gpu_count
+    from swath.kernels.gpu import row_stream
 
     store = _open_worker(job)
     pending = np.flatnonzero(~store.tiles_done()[:, 0]).tolist()
-    if cp.cuda.runtime.getDeviceCount() < gpus:
+    if gpu_count() < gpus:
         logger.warning("this worker sees %d of the cluster's %d GPUs: tile rows run on those",
-                       cp.cuda.runtime.getDeviceCount(), gpus)
-        gpus = cp.cuda.runtime.getDeviceCount()
+                       gpu_count(), gpus)
+        gpus = gpu_count()
     n = len(_sequences(job)[1])
     _load_kernels(job, gpus)
     streams = {ti: row_stream(n) for ti in pending}

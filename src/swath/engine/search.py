@@ -96,10 +96,10 @@ def _device_partition(path: str, p: int) -> tuple[Any, Any]:
     (uploaded once per worker)."""
     import cupy
 
-    from swath.kernels.gpu.scores import DeviceTargets
+    from swath.kernels.gpu import upload_targets
 
     t_res, t_off, ids = _partition(path, p)
-    targets = DeviceTargets.upload(t_res, t_off)
+    targets = upload_targets(t_res, t_off)
     return targets, cupy.asarray(ids[targets.order].astype(np.int64))
 
 
@@ -110,7 +110,7 @@ def score_partition(job: SearchJob, q_res: np.ndarray, q_off: np.ndarray, p: int
     if backend.__name__.endswith(".gpu"):
         import cupy
 
-        from swath.kernels.gpu.scores import score_against
+        from swath.kernels.gpu import score_against
 
         targets, device_ids = _device_partition(job.database, p)
         rows = [score_against(targets, q_res[q_off[qi]:q_off[qi + 1]], job.matrix,
