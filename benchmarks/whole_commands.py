@@ -181,6 +181,18 @@ time.sleep(3600)
 """
 
 
+JOBS = """
+import sys, time, swath
+from distributed import Client
+client = Client(sys.argv[3])
+for k in range(int(sys.argv[5])):
+    t = time.perf_counter()
+    swath.search(sys.argv[1], sys.argv[2], client=client, store=f"{sys.argv[4]}/{k}.zarr",
+                 device="gpu")
+    print(f"job {time.perf_counter() - t:.3f}", flush=True)
+"""
+
+
 def on_scheduler(queries: Path, store: Path, scratch: Path, repeats: int) -> None:
     """The same search on a running dask-cuda cluster: the first job (the worker loads its
     kernels and partitions) and the next ones."""
@@ -200,6 +212,12 @@ def on_scheduler(queries: Path, store: Path, scratch: Path, repeats: int) -> Non
         seconds, runs = median_of(repeats, search)
         record("S1 swath search --scheduler (running dask-cuda worker)", seconds=seconds,
                runs=runs, first_job=first)
+        with tempfile.TemporaryDirectory(dir=scratch) as tmp:
+            _, output = python_seconds(JOBS, str(queries), str(store), address, tmp,
+                                       str(repeats))
+        jobs = [float(x) for x in re.findall(r"job (\S+)", output)]
+        record("S1 swath.search jobs on the running cluster, submission to complete store",
+               seconds=statistics.median(jobs), runs=jobs)
     finally:
         server.kill()
 

@@ -296,10 +296,14 @@ def by_splits(client, path, a, b, scoring, mode, tile, device="cpu", progress=No
 
 
 @pytest.mark.parametrize("mode", ["local", "global", "semiglobal"])
-def test_paths_by_splits_are_optimal(client, tmp_path, mode, monkeypatch):
+@pytest.mark.parametrize("where", ["cluster", "in process"])
+def test_paths_by_splits_are_optimal(client, tmp_path, mode, where, monkeypatch):
     """A job without origins: phase 1 in scores-only tiles, the path by splits, its
-    segments traced a few a task. The whole-matrix score and end, a CIGAR that rescores
-    to it, a store without origins that holds the segments."""
+    segments traced a few a task (in this process, phase 3's kernels load meanwhile).
+    The whole-matrix score and end, a CIGAR that rescores to it, a store without origins
+    that holds the segments."""
+    if where == "in process":
+        client = cluster.InProcess(2, "CPU")
     monkeypatch.setattr(longpair.pathsplit, "BASE_CELLS", 100)
     monkeypatch.setattr(longpair, "SPANS_PER_TASK", 3)
     seed = {"local": 31, "global": 32, "semiglobal": 33}[mode]

@@ -19,6 +19,7 @@ from swath.cli.options import (
     device_option,
     job_runner,
     mode_option,
+    probe_gpu_early,
     progress_option,
     scheduler_option,
     scoring_options,
@@ -93,6 +94,7 @@ def align(query: str, target: str, output: str | None, tile_size: int | None,
       swath inspect pair.zarr --format json
       swath align --dna genome1.fa genome2.fa --score-only --format json
     """
+    probe_gpu_early(device, scheduler)
     from swath.api import TILED_ABOVE
     from swath.engine.longpair import align_pair, tile_device
 

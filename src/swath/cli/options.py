@@ -329,6 +329,15 @@ workers_option = click.option(
          "GPU, where the job runs in this process; one per GPU on several].")
 
 
+def probe_gpu_early(device: str, scheduler: str | None) -> None:
+    """Where this process may compute on a GPU, start probing it while the command reads
+    its inputs."""
+    if device != "cpu" and scheduler is None:
+        from swath.kernels import probe_in_background
+
+        probe_in_background()
+
+
 @contextmanager
 def job_runner(scheduler: str | None, workers: int | None, device: str,
                tile_tasks: bool = False) -> Iterator[Any]:

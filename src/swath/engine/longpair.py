@@ -506,7 +506,7 @@ def run(job: PairJob, client: Any,
     ``progress(phase, done, total, cells)`` is called as tiles, the path's splits (a job
     without origins) and segments finish.
     """
-    from swath.engine.cluster import runner
+    from swath.engine.cluster import InProcess, runner
     from swath.storage.common import store_lock
 
     with store_lock(job.store):
@@ -520,6 +520,10 @@ def run(job: PairJob, client: Any,
             return PairScore(int(end["score"]), int(end["query_end"]), int(end["target_end"]),
                              job.mode)
         if store.segments() is None:
+            if not job.origins and isinstance(runner(client), InProcess):
+                # phase 3's CPU kernels load here while phases 1 and 2 run on the GPU
+                threading.Thread(target=pathsplit.load_trace_kernels,
+                                 args=(*_sequences(job), job), daemon=True).start()
             _run_tiles(job, store, client, progress)
             if job.origins:
                 store.write_segments(*trace_segments(job, store), per_chunk=1)

@@ -223,6 +223,12 @@ def find_path(query: np.ndarray, target: np.ndarray, scoring: Scores, mode: str,
 # Segments (phase 3)
 
 
+def load_trace_kernels(query: np.ndarray, target: np.ndarray, scoring: Scores) -> None:
+    """Trace a one-cell span, so that the CPU kernels of :func:`trace_span` are loaded
+    (from numba's cache: most of a second) before the first segment needs them."""
+    trace_span(Span(0, 0, 1, 1, H, H, 0), query, target, scoring)
+
+
 def trace_span(span: Span, query: np.ndarray, target: np.ndarray, scoring: Scores) -> str:
     """A segment's piece of the alignment (extended CIGAR), traced from direction codes
     recomputed from its anchored start."""

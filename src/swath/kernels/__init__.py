@@ -130,6 +130,13 @@ def _warn_cpu_fallback(problem: str) -> None:
     logger.warning("device='auto': computing on the CPU, since %s", problem)
 
 
+def probe_in_background() -> None:
+    """Start the GPU probe (CuPy's import, CUDA's context: about a second) in a thread of
+    its own, so that a command reads its inputs meanwhile; whoever needs the outcome
+    first waits for it."""
+    threading.Thread(target=_state, name="swath-gpu-probe", daemon=True).start()
+
+
 def gpu_count() -> int:
     """CUDA devices the GPU backend can use: 0 without CuPy, or when it cannot start.
 
