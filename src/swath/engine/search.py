@@ -21,6 +21,7 @@ from __future__ import annotations
 import functools
 import logging
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -106,6 +107,9 @@ def _device_partition(path: str, p: int) -> tuple[Any, Any]:
 def score_partition(job: SearchJob, q_res: np.ndarray, q_off: np.ndarray, p: int
                     ) -> tuple[np.ndarray, np.ndarray]:
     """Top-k (scores, target ids) of each query against database partition ``p``."""
+    started = time.perf_counter()
+    t_res, t_off, ids = _partition(job.database, p)
+    read = time.perf_counter()
     backend = get_backend(job.device)
     if backend.__name__.endswith(".gpu"):
         import cupy
@@ -113,17 +117,23 @@ def score_partition(job: SearchJob, q_res: np.ndarray, q_off: np.ndarray, p: int
         from swath.kernels.gpu import score_against
 
         targets, device_ids = _device_partition(job.database, p)
+        uploaded = time.perf_counter()
         rows = [score_against(targets, q_res[q_off[qi]:q_off[qi + 1]], job.matrix,
                               job.gap_open, job.gap_extend, job.mode)
                 for qi in range(len(q_off) - 1)]
         scores, ids = _top(cupy.stack(rows), cupy.broadcast_to(device_ids, (len(rows),
                                                                             len(targets))),
                            job.top_k)
-        return scores.get(), ids.get()
-    t_res, t_off, ids = _partition(job.database, p)
-    scores = backend.score_many(q_res, q_off, t_res, t_off, job.matrix, job.gap_open,
-                                job.gap_extend, job.mode)
-    return _top(scores, np.broadcast_to(ids, scores.shape), job.top_k)
+        top = scores.get(), ids.get()
+    else:
+        uploaded = read
+        scores = backend.score_many(q_res, q_off, t_res, t_off, job.matrix, job.gap_open,
+                                    job.gap_extend, job.mode)
+        top = _top(scores, np.broadcast_to(ids, scores.shape), job.top_k)
+    logger.debug("partition %d: read %.3f s, backend and upload %.3f s, %d queries scored "
+                 "in %.3f s", p, read - started, uploaded - read, len(q_off) - 1,
+                 time.perf_counter() - uploaded)
+    return top
 
 
 def merge_top(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray], k: int
@@ -137,6 +147,7 @@ def align_hits(job: SearchJob, q_res: np.ndarray, q_off: np.ndarray,
     """Full alignments and statistics of the kept hits of a block of queries."""
     from swath.statistics import KarlinAltschul, bit_score, effective_lengths, evalue
 
+    started = time.perf_counter()
     scores, ids = top
     hits = empty_hits(*ids.shape)
     rows, ranks = np.nonzero(ids >= 0)
@@ -180,6 +191,7 @@ def align_hits(job: SearchJob, q_res: np.ndarray, q_off: np.ndarray,
         if job.max_evalue is not None:
             drop = (hits["evalue"] > job.max_evalue) & (hits["target"] >= 0)
             _drop(hits, drop)
+    logger.debug("%d hits aligned in %.3f s", len(rows), time.perf_counter() - started)
     return hits
 
 
@@ -195,7 +207,9 @@ def _drop(hits: dict[str, np.ndarray], drop: np.ndarray) -> None:
 
 def write_unit(job: SearchJob, unit: int, hits: dict[str, np.ndarray]) -> int:
     """Write a unit's chunks, then mark it done."""
+    started = time.perf_counter()
     SearchStore.open(job.store, mode="r+", complete=False).write_unit(unit, hits)
+    logger.debug("unit %d written in %.3f s", unit, time.perf_counter() - started)
     return unit
 
 
@@ -250,9 +264,13 @@ def run(job: SearchJob, client: Any, progress: Callable[[int, int], None] | None
             if progress:
                 progress(done, store.units)
 
+        started = time.perf_counter()
         runner(client).each(build_graph(job, store, units), finished)
+        ran = time.perf_counter()
         store = SearchStore.open(job.store, mode="r+", complete=False)
         store.finalize()
+        logger.info("%s: %d units in %.3f s, finalized in %.3f s", job.store, len(units),
+                    ran - started, time.perf_counter() - ran)
     return store
 
 

@@ -37,74 +37,21 @@ def _make_kernel(mode: str, dtype: np.dtype) -> Any:
     semiglobal = mode == "semiglobal"
     ceiling = np.iinfo(dtype).max
 
-    @jit
-    def group(q, cols, lens, sub, gap_open, gap_extend, out, flags):
-        """Scores of query ``q`` against one lane group: ``cols`` (width x L residues)."""
-        m = q.shape[0]
-        alphabet = sub.shape[0] - 1
-        goe = T(-(gap_open + gap_extend))
-        ge = T(-gap_extend)
-        zero = T(0)
-        neg_inf = T(np.iinfo(dtype).min + gap_extend)
-        # state[i, 0]: H of row i in the last column, state[i, 1]: E of row i
-        state = np.empty((m + 1, 2, L), dtype)
-        # lane[0]: F, lane[1]: H diagonal, lane[2]: H above, lane[3]: best
-        lane = np.zeros((4, L), dtype)
-        profile = np.empty((alphabet, L), dtype)
-        for i in range(m + 1):
-            gap = zero if local or i == 0 else T(-(gap_open + gap_extend * i))
-            for k in range(L):
-                state[i, 0, k] = gap
-                state[i, 1, k] = neg_inf
-                if not local:
-                    lane[3, k] = T(np.iinfo(dtype).min)
-        for j in range(cols.shape[0]):
-            col = cols[j]
-            for a in range(alphabet):
-                for k in range(L):
-                    profile[a, k] = sub[a, col[k]]
-            top = zero if local or semiglobal else T(-(gap_open + gap_extend * (j + 1)))
-            for k in range(L):
-                lane[0, k] = neg_inf
-                lane[1, k] = state[0, 0, k]
-                lane[2, k] = top
-                state[0, 0, k] = top
-            for i in range(m):
-                score = profile[q[i]]
-                row = state[i + 1]
-                for k in range(L):
-                    left = row[0, k]
-                    e = max(T(row[1, k] + ge), T(left + goe))
-                    f = max(T(lane[0, k] + ge), T(lane[2, k] + goe))
-                    h = max(max(T(lane[1, k] + score[k]), e), f)
-                    if local:
-                        h = max(h, zero)
-                        lane[3, k] = max(lane[3, k], h)
-                    lane[1, k] = left
-                    row[0, k] = h
-                    row[1, k] = e
-                    lane[0, k] = f
-                    lane[2, k] = h
-            if not local:
-                for k in range(L):
-                    if semiglobal and j < lens[k]:
-                        lane[3, k] = max(lane[3, k], state[m, 0, k])
-                    elif not semiglobal and j + 1 == lens[k]:
-                        lane[3, k] = state[m, 0, k]
-        threshold = T(ceiling - max(sub.max(), 0))
-        for k in range(L):
-            out[k] = lane[3, k]
-            flags[k] = local and lane[3, k] > threshold
-
     @jit(parallel=True)
-    def kernel(q_res, q_off, cols, col_off, lens, skip, sub, gap_open, gap_extend, out, flags):
+    def kernel(q_res, q_off, cols_all, col_off, lens_all, skip, sub, gap_open, gap_extend,
+               out_all, flags_all):
         """Scores of every query against every lane group.
 
-        q_res, q_off: queries (uint8 codes, int64 offsets). cols, col_off, lens: lane
-        groups (see module doc); lens[g, k] is 0 for an empty lane. skip[qi, g]: pair
-        block not to run (flagged instead). sub: (A + 1, A + 1) substitution matrix
-        with the padding row and column. out[qi, g, k] score; flags[qi, g, k] = 1 where
-        the score is not exact at this width.
+        q_res, q_off: queries (uint8 codes, int64 offsets). cols_all, col_off, lens_all:
+        lane groups (see module doc); lens_all[g, k] is 0 for an empty lane. skip[qi, g]:
+        pair block not to run (flagged instead). sub: (A + 1, A + 1) substitution matrix
+        with the padding row and column. out_all[qi, g, k] score; flags_all[qi, g, k] = 1
+        where the score is not exact at this width.
+
+        One function, not a group function called from it: numba's cache keys a closure
+        on its captured values, and a captured dispatcher pickles with an id of its
+        process, so every process compiled this kernel again (1.5 s) and added it to the
+        cache.
         """
         ngroups = col_off.shape[0] - 1
         for task in numba.prange((q_off.shape[0] - 1) * ngroups):
@@ -112,10 +59,69 @@ def _make_kernel(mode: str, dtype: np.dtype) -> Any:
             g = task % ngroups
             if skip[qi, g]:
                 for k in range(L):
-                    flags[qi, g, k] = 1
-            else:
-                group(q_res[q_off[qi]:q_off[qi + 1]], cols[col_off[g]:col_off[g + 1]], lens[g],
-                      sub, gap_open, gap_extend, out[qi, g], flags[qi, g])
+                    flags_all[qi, g, k] = 1
+                continue
+            # query qi against lane group g (width x L residues)
+            q = q_res[q_off[qi]:q_off[qi + 1]]
+            cols = cols_all[col_off[g]:col_off[g + 1]]
+            lens = lens_all[g]
+            out = out_all[qi, g]
+            flags = flags_all[qi, g]
+            m = q.shape[0]
+            alphabet = sub.shape[0] - 1
+            goe = T(-(gap_open + gap_extend))
+            ge = T(-gap_extend)
+            zero = T(0)
+            neg_inf = T(np.iinfo(dtype).min + gap_extend)
+            # state[i, 0]: H of row i in the last column, state[i, 1]: E of row i
+            state = np.empty((m + 1, 2, L), dtype)
+            # lane[0]: F, lane[1]: H diagonal, lane[2]: H above, lane[3]: best
+            lane = np.zeros((4, L), dtype)
+            profile = np.empty((alphabet, L), dtype)
+            for i in range(m + 1):
+                gap = zero if local or i == 0 else T(-(gap_open + gap_extend * i))
+                for k in range(L):
+                    state[i, 0, k] = gap
+                    state[i, 1, k] = neg_inf
+                    if not local:
+                        lane[3, k] = T(np.iinfo(dtype).min)
+            for j in range(cols.shape[0]):
+                col = cols[j]
+                for a in range(alphabet):
+                    for k in range(L):
+                        profile[a, k] = sub[a, col[k]]
+                top = zero if local or semiglobal else T(-(gap_open + gap_extend * (j + 1)))
+                for k in range(L):
+                    lane[0, k] = neg_inf
+                    lane[1, k] = state[0, 0, k]
+                    lane[2, k] = top
+                    state[0, 0, k] = top
+                for i in range(m):
+                    score = profile[q[i]]
+                    row = state[i + 1]
+                    for k in range(L):
+                        left = row[0, k]
+                        e = max(T(row[1, k] + ge), T(left + goe))
+                        f = max(T(lane[0, k] + ge), T(lane[2, k] + goe))
+                        h = max(max(T(lane[1, k] + score[k]), e), f)
+                        if local:
+                            h = max(h, zero)
+                            lane[3, k] = max(lane[3, k], h)
+                        lane[1, k] = left
+                        row[0, k] = h
+                        row[1, k] = e
+                        lane[0, k] = f
+                        lane[2, k] = h
+                if not local:
+                    for k in range(L):
+                        if semiglobal and j < lens[k]:
+                            lane[3, k] = max(lane[3, k], state[m, 0, k])
+                        elif not semiglobal and j + 1 == lens[k]:
+                            lane[3, k] = state[m, 0, k]
+            threshold = T(ceiling - max(sub.max(), 0))
+            for k in range(L):
+                out[k] = lane[3, k]
+                flags[k] = local and lane[3, k] > threshold
 
     return kernel
 
