@@ -281,10 +281,8 @@ for _ in range(int(sys.argv[3])):
 def pair(data: Path, repeats: int) -> None:
     a, b = genomes(data)
     python_seconds(PAIR, str(a), str(b), "0")        # CuPy's kernel cache filled
-    colds = []
-    for _ in range(repeats):
-        wall, output = python_seconds(PAIR, str(a), str(b), "5")
-        colds.append(wall)
+    colds = [python_seconds(PAIR, str(a), str(b), "0")[0] for _ in range(repeats)]
+    _, output = python_seconds(PAIR, str(a), str(b), "5")
     warm = [float(x) for x in re.findall(r"warm (\S+)", output)]
     record("P 120 kbp x 122 kbp swath.align on the GPU", cold_process_wall=statistics.median(
         colds), cold_runs=colds, warm_median=statistics.median(warm), warm_runs=warm,
