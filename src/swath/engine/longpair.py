@@ -48,8 +48,6 @@ from swath.alignment import Alignment, cigar_from_path, join_cigars
 from swath.engine import pathsplit
 from swath.errors import InvalidParameter
 from swath.kernels import get_backend
-from swath.kernels.cpu.cores import on_every_core
-from swath.kernels.cpu.tiles import tile_codes, walk_tile
 from swath.kernels.tile_origins import MAX_TILE, MINUS_INFINITY, START, E, F, H
 from swath.storage.longpair import AlignmentStore
 
@@ -431,6 +429,8 @@ def split_segments(job: PairJob) -> tuple[np.ndarray, dict[str, int]]:
 
 def run_segments(job: PairJob, first: int, segments: np.ndarray) -> int:
     """Phase 3 on segments ``first ..``: write their CIGAR pieces; how many."""
+    from swath.kernels.cpu.cores import on_every_core
+
     store = _open_worker(job)
     if job.origins:
         pieces = [segment_piece(job, store, tuple(int(v) for v in row)) for row in segments]
@@ -453,6 +453,8 @@ def run_segments(job: PairJob, first: int, segments: np.ndarray) -> int:
 def segment_piece(job: PairJob, store: AlignmentStore, segment: tuple[int, ...]) -> str:
     """A segment of a job with origins: recompute its tile with codes, walk exit to
     entry; its CIGAR piece."""
+    from swath.kernels.cpu.tiles import tile_codes, walk_tile
+
     ti, tj, exit_code, entry_code = segment
     q, t, i0, j0 = _tile_sequences(job, store, ti, tj)
     n = len(_sequences(job)[1])

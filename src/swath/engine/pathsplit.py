@@ -40,8 +40,6 @@ from typing import Protocol
 import numpy as np
 
 from swath.alignment import cigar_from_path
-from swath.kernels.cpu.tiles import tile_codes, walk_tile
-from swath.kernels.cpu.traceback import OP_DELETE, OP_INSERT
 from swath.kernels.tile_origins import MINUS_INFINITY, F, H
 
 logger = logging.getLogger(__name__)
@@ -232,6 +230,9 @@ def load_trace_kernels(query: np.ndarray, target: np.ndarray, scoring: Scores) -
 def trace_span(span: Span, query: np.ndarray, target: np.ndarray, scoring: Scores) -> str:
     """A segment's piece of the alignment (extended CIGAR), traced from direction codes
     recomputed from its anchored start."""
+    from swath.kernels.cpu.tiles import tile_codes, walk_tile  # numba: loaded when used
+    from swath.kernels.cpu.traceback import OP_DELETE, OP_INSERT
+
     q, t = query[span.a:span.b], target[span.c:span.d]
     h, w = len(q), len(t)
     if w == 0 or h == 0:                 # one gap, or nothing
