@@ -23,16 +23,18 @@ from tests.conftest import DNA, PROTEIN
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
-SCRIPT = shutil.which("swath", path=str(Path(sys.executable).parent))
+# beside the interpreter (a venv), else on PATH (pip install --target DIR puts it in DIR/bin)
+SCRIPT = shutil.which("swath", path=str(Path(sys.executable).parent)) or shutil.which("swath")
 
 pytestmark = pytest.mark.skipif(
     SCRIPT is None and not os.environ.get("SWATH_TEST_INSTALLED"),
-    reason=f"no swath console script beside {sys.executable} (pip install the project)")
+    reason=f"no swath console script beside {sys.executable} or on PATH (pip install the "
+           "project)")
 
 
 def swath_cli(*args: str, cwd: Path) -> str:
     """Run the console script in ``cwd``; its stdout (the test fails on a nonzero exit)."""
-    assert SCRIPT is not None, f"no swath console script beside {sys.executable}"
+    assert SCRIPT is not None, f"no swath console script beside {sys.executable} or on PATH"
     done = subprocess.run([SCRIPT, *args], cwd=cwd, capture_output=True, text=True,
                           timeout=300)
     assert done.returncode == 0, (f"swath {' '.join(args)} exited {done.returncode}:\n"

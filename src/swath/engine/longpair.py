@@ -525,7 +525,7 @@ def run(job: PairJob, client: Any,
             if not job.origins and isinstance(runner(client), InProcess):
                 # phase 3's CPU kernels load here while phases 1 and 2 run on the GPU
                 threading.Thread(target=pathsplit.load_trace_kernels,
-                                 args=(*_sequences(job), job), daemon=True).start()
+                                 args=(*_sequences(job), job)).start()
             _run_tiles(job, store, client, progress)
             if job.origins:
                 store.write_segments(*trace_segments(job, store), per_chunk=1)

@@ -134,7 +134,8 @@ def probe_in_background() -> None:
     """Start the GPU probe (CuPy's import, CUDA's context: about a second) in a thread of
     its own, so that a command reads its inputs meanwhile; whoever needs the outcome
     first waits for it."""
-    threading.Thread(target=_state, name="swath-gpu-probe", daemon=True).start()
+    # not a daemon: the interpreter must not finalize while CUDA starts (a crash at exit)
+    threading.Thread(target=_state, name="swath-gpu-probe").start()
 
 
 def gpu_count() -> int:
