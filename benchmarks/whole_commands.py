@@ -73,20 +73,22 @@ def python_seconds(code: str, *args: str) -> tuple[float, str]:
 # GPU
 
 
-def s1_inputs(data: Path, scratch: Path) -> tuple[Path, Path]:
-    fasta = scratch / "s1.fasta"
+def database(data: Path, scratch: Path, name: str, sequences: int, seed: int
+             ) -> tuple[Path, Path]:
+    """A synthetic protein database (``synth.py``) as FASTA and as a ``swath makedb`` store."""
+    fasta = scratch / f"{name}.fasta"
     if not fasta.exists():
-        subprocess.run([sys.executable, str(data / "synth.py"), "protein", "570000", "7",
-                        str(fasta)], check=True)
-    store = scratch / "s1.swdb"
+        subprocess.run([sys.executable, str(data / "synth.py"), "protein", str(sequences),
+                        str(seed), str(fasta)], check=True)
+    store = scratch / f"{name}.swdb"
     if not store.exists():
         seconds, _ = timed([*SWATH, "makedb", str(fasta), str(store), "--no-progress"])
-        record("makedb S1", seconds=seconds)
+        record(f"makedb {name}", seconds=seconds)
     return fasta, store
 
 
 def s1_search(data: Path, scratch: Path, repeats: int, cudasw: Path | None) -> None:
-    fasta, store = s1_inputs(data, scratch)
+    fasta, store = database(data, scratch, "s1", 570_000, 7)
     queries = data / "search_queries_20.fasta"
     cells = 41_752 * 211_157_615
 
@@ -315,13 +317,7 @@ def s2_search(data: Path, scratch: Path, repeats: int) -> None:
     import swath
     from swath.sequences import read_sequences
 
-    fasta = scratch / "s2.fasta"
-    if not fasta.exists():
-        subprocess.run([sys.executable, str(data / "synth.py"), "protein", "20000", "3",
-                        str(fasta)], check=True)
-    store = scratch / "s2.swdb"
-    if not store.exists():
-        timed([*SWATH, "makedb", str(fasta), str(store), "--no-progress"])
+    fasta, store = database(data, scratch, "s2", 20_000, 3)
     queries = scratch / "q20x300.fasta"
     alphabet = swath.Scoring.protein().alphabet
     full = read_sequences(data / "search_queries_20.fasta", alphabet)
