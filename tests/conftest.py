@@ -24,6 +24,15 @@ def gpu_available() -> bool:
     return True
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """What swath caches (database stores made from FASTA files) goes to a temporary
+    directory, also for the commands the tests start, not to the user's cache."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("SWATH_CACHE_DIR", str(tmp_path_factory.mktemp("swath-cache")))
+        yield
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     if gpu_available():
         return

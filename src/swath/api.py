@@ -237,7 +237,7 @@ def search(queries: SequencesLike, database: SequencesLike, scoring: Scoring | N
     from swath.engine.search import prepare, run
     from swath.hits import SearchResult
     from swath.statistics import gapped_parameters
-    from swath.storage.database import Database, write_database
+    from swath.storage.database import Database
 
     scoring = _scoring(scoring)
     mode = _mode(mode)
@@ -246,8 +246,7 @@ def search(queries: SequencesLike, database: SequencesLike, scoring: Scoring | N
     if not isinstance(query_block, int) or query_block < 1:
         raise InvalidParameter(f"query_block must be a positive integer, got {query_block!r}")
     qs = _sequences(queries, scoring, wildcard, "queries")
-    scratch = tempfile.mkdtemp(prefix="swath-")
-    db_path = _database_path(database, scoring, wildcard, scratch, write_database)
+    db_path = _database_path(database, scoring, wildcard)
     db = Database.open(db_path)
     if db.alphabet.letters != scoring.alphabet.letters:
         raise InvalidParameter(
@@ -257,7 +256,7 @@ def search(queries: SequencesLike, database: SequencesLike, scoring: Scoring | N
     params = None
     if mode == "local":   # e-values need Karlin-Altschul parameters: published or given
         params = dataclasses.asdict(gapped_parameters(scoring, **(statistics or {})))
-    path = store or f"{scratch}/result.zarr"
+    path = store or f"{tempfile.mkdtemp(prefix='swath-')}/result.zarr"
     job = prepare(path, qs, db_path, scoring, top_k=top_k, mode=mode, device=device,
                   query_block=query_block, max_evalue=max_evalue, statistics=params)
     with session(client, device=device) as (client, _):
@@ -265,24 +264,25 @@ def search(queries: SequencesLike, database: SequencesLike, scoring: Scoring | N
     return SearchResult(path)
 
 
-def _database_path(database: SequencesLike, scoring: Scoring, wildcard: bool, scratch: str,
-                   write_database: Callable[..., Any]) -> str:
-    """A database store for ``database``: itself if it is one, else a temporary one."""
+def _database_path(database: SequencesLike, scoring: Scoring, wildcard: bool) -> str:
+    """A database store for ``database``: itself if it is one, else the one made from
+    it once and kept in swath's cache (``storage.database.cached_database``)."""
+    import tempfile
+
     from swath.errors import StoreNotFound
     from swath.storage.common import open_group
+    from swath.storage.database import cached_database
 
     if isinstance(database, (str, os.PathLike)):
         try:
             open_group(database, mode="r")
             return os.fspath(database)
         except StoreNotFound:
-            source = os.fspath(database)
-    else:
-        seqs = _sequences(database, scoring, wildcard, "database")
+            return cached_database(database, scoring.alphabet, wildcard=wildcard)
+    seqs = _sequences(database, scoring, wildcard, "database")
+    with tempfile.TemporaryDirectory(prefix="swath-") as scratch:
         source = os.path.join(scratch, "database.fasta")
         with open(source, "w") as out:
             for name, codes in zip(seqs.names, seqs, strict=True):
                 out.write(f">{name}\n{scoring.alphabet.decode(codes)}\n")
-    path = os.path.join(scratch, "database.swdb")
-    write_database(source, path, scoring.alphabet, wildcard=wildcard)
-    return path
+        return cached_database(source, scoring.alphabet, wildcard=wildcard)

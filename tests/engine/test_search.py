@@ -238,3 +238,25 @@ def test_result_store_behind_an_fsspec_url(data, client):
     again = swath.hits.SearchResult(store)
     assert again.to_table() == result.to_table()
     assert [h.target_id for h in again.hits(1)][:1] == [10]
+
+
+@pytest.mark.parametrize("kind", ["fasta", "list"])
+def test_a_fasta_or_list_database_is_encoded_once_and_outlives_the_job(data, client, tmp_path,
+                                                                      monkeypatch, kind):
+    """A search against sequences that are no store encodes them into a database store
+    kept in swath's cache (not a temporary directory), which the result store names: a
+    second search reuses it, and the result stays readable and resumable."""
+    monkeypatch.setenv("SWATH_CACHE_DIR", str(tmp_path / "cache"))
+    database = str(data["root"] / "db.fasta") if kind == "fasta" else data["seqs"]
+    first = swath.search(data["qfasta"], database, top_k=2, client=client,
+                         store=str(tmp_path / "a.zarr"))
+    made = first.store.attrs["inputs"]["database"]
+    assert made.startswith(str(tmp_path / "cache" / "databases"))
+    stamp = os.stat(os.path.join(made, "zarr.json")).st_mtime_ns
+    second = swath.search(data["qfasta"], database, top_k=2, client=client,
+                          store=str(tmp_path / "b.zarr"))
+    assert second.store.attrs["inputs"]["database"] == made
+    assert os.stat(os.path.join(made, "zarr.json")).st_mtime_ns == stamp
+    assert second.to_table() == first.to_table()
+    want = [[(h.target_id, h.score) for h in first.hits(q)] for q in range(7)]
+    assert want == expected_hits(data, 2)
