@@ -1,0 +1,360 @@
+"""All against all as a Dask graph: every unordered pair scored, the close ones aligned.
+
+# n: sequences (sorted by length), B: sequences per block, T: tiles, r x c: the
+# sequences of a tile's block row and block column.
+
+Each tile of the upper triangle of the block matrix not yet done is one task,
+
+    swath-allpairs-{run}-{t}  its two blocks read from the store; the length filter (pairs
+                              whose lengths alone rule out ``min_identity``); the score
+                              pass (``score_many``) over boxes that cover the pairs still
+                              needed (the upper triangle of a diagonal tile, the pairs the
+                              length filter keeps, or every pair when the score matrix is
+                              kept); the score filter (pairs below the least score of an
+                              alignment of their lengths at ``min_identity``); the
+                              traceback (``align_batch``) of the candidates left; identity
+                              by the job's definition; the tile's writes and done mark
+
+so a task's memory is bounded by its tile (B x B), never by n. The filters only drop
+pairs that cannot pass (``swath.identity`` derives both bounds); each tile counts what
+they removed. After the tiles, the clusters (single linkage of the kept pairs, a
+union-find over the tiles' kept pairs) if asked, then ``finalize``.
+
+The query of a pair is its shorter sequence (the lower sorted index). In semiglobal
+mode, or with an asymmetric matrix, a kept score matrix holds both directions: its
+transposed chunk is a second score pass with the roles swapped.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from swath.alignment import Alignment
+from swath.kernels import get_backend
+from swath.scoring import Scoring
+from swath.sequences import SequenceSet
+from swath.storage.allpairs import (
+    COUNTERS,
+    KEPT_FIELDS,
+    LAYOUT,
+    NO_SCORE,
+    VERSION,
+    AllPairsStore,
+    empty_kept,
+)
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_BLOCK = 1024    # sequences per block (see ``prepare``)
+DENSE_BOX = 0.9         # a box whose needed pairs fill this fraction is scored whole
+SMALL_BOX = 64 * 64     # a box of at most these pairs is scored whole
+
+Progress = Callable[[int, int, int], None]
+
+
+@dataclass(frozen=True)
+class AllPairsJob:
+    """Everything a tile task needs to know about an all-pairs job (picklable, small)."""
+
+    store: str
+    scoring: Scoring
+    mode: str
+    device: str
+    min_identity: float
+    iddef: str | int
+    scores: bool
+
+
+# ---------------------------------------------------------------------------------
+# One tile
+
+
+def _subset(res: np.ndarray, off: np.ndarray, first: int, last: int
+            ) -> tuple[np.ndarray, np.ndarray]:
+    """Sequences ``first:last`` of a concatenated set, offsets from 0."""
+    return res[off[first]:off[last]], off[first:last + 1] - off[first]
+
+
+def boxes(need: np.ndarray, r0: int = 0, c0: int = 0) -> list[tuple[int, int, int, int]]:
+    """Rectangles ``(row, row end, column, column end)`` that cover every true cell of
+    ``need``, each scored whole: the bounding box of the cells, split in halves along its
+    longer side while less than ``DENSE_BOX`` of it is needed and it is larger than
+    ``SMALL_BOX`` (an upper triangle costs about half its square).
+
+    Examples
+    --------
+    >>> boxes(np.triu(np.ones((4, 4), bool), 1))
+    [(0, 3, 1, 4)]
+    """
+    rows, cols = np.flatnonzero(need.any(axis=1)), np.flatnonzero(need.any(axis=0))
+    if not len(rows):
+        return []
+    top, bottom, left, right = rows[0], rows[-1] + 1, cols[0], cols[-1] + 1
+    box = need[top:bottom, left:right]
+    if box.size <= SMALL_BOX or box.mean() >= DENSE_BOX:
+        return [(r0 + top, r0 + bottom, c0 + left, c0 + right)]
+    if box.shape[0] >= box.shape[1]:
+        half = box.shape[0] // 2
+        return boxes(box[:half], r0 + top, c0 + left) + \
+            boxes(box[half:], r0 + top + half, c0 + left)
+    half = box.shape[1] // 2
+    return boxes(box[:, :half], r0 + top, c0 + left) + \
+        boxes(box[:, half:], r0 + top, c0 + left + half)
+
+
+def score_pass(job: AllPairsJob, queries: tuple[np.ndarray, np.ndarray],
+               targets: tuple[np.ndarray, np.ndarray], need: np.ndarray) -> np.ndarray:
+    """Scores of the ``need`` pairs of queries x targets (``NO_SCORE`` elsewhere, and in
+    some cells of the boxes around them: callers read only ``need``)."""
+    backend = get_backend(job.device)
+    sc = job.scoring
+    out = np.full(need.shape, NO_SCORE, dtype=np.int32)
+    for top, bottom, left, right in boxes(need):
+        q = _subset(*queries, top, bottom)
+        t = _subset(*targets, left, right)
+        found = backend.score_many(*q, *t, sc.matrix, sc.gap_open, sc.gap_extend, job.mode)
+        out[top:bottom, left:right] = np.where(need[top:bottom, left:right], found, NO_SCORE)
+    return out
+
+
+def trace(job: AllPairsJob, queries: tuple[np.ndarray, np.ndarray],
+          targets: tuple[np.ndarray, np.ndarray], rows: np.ndarray, cols: np.ndarray,
+          scores: np.ndarray) -> dict[str, np.ndarray]:
+    """Align query ``rows[k]`` with target ``cols[k]`` for every k; each alignment's
+    fields (``KEPT_FIELDS``; ``i``, ``j`` the tile's own indices) and identity."""
+    from swath.identity import identity
+
+    q_lens, t_lens = np.diff(queries[1]), np.diff(targets[1])
+    q = [queries[0][queries[1][r]:queries[1][r + 1]] for r in rows.tolist()]
+    t = [targets[0][targets[1][c]:targets[1][c + 1]] for c in cols.tolist()]
+    sc = job.scoring
+    got, coords, text, text_at = get_backend(job.device).align_batch(
+        np.concatenate(q), _offsets(q_lens[rows]), np.concatenate(t), _offsets(t_lens[cols]),
+        sc.matrix, sc.gap_open, sc.gap_extend, job.mode)
+    if not np.array_equal(got, scores):
+        raise RuntimeError("traceback scores differ from the score pass")
+    cigars = text.tobytes().decode("ascii")
+    alignments = [Alignment(int(got[k]), int(q_start), int(q_end), int(t_start), int(t_end),
+                            cigars[text_at[k]:text_at[k + 1]], job.mode)
+                  for k, (q_start, q_end, t_start, t_end) in enumerate(coords.tolist())]
+    fields: dict[str, np.ndarray] = {
+        "i": rows, "j": cols, "score": got,
+        "identity": np.array([identity(a, int(q_lens[r]), int(t_lens[c]), job.iddef)
+                              for a, r, c in zip(alignments, rows, cols, strict=True)],
+                             dtype=np.float64),
+        "cigar": np.array([a.cigar for a in alignments], dtype=object)}
+    for k, name in enumerate(("query_start", "query_end", "target_start", "target_end")):
+        fields[name] = coords[:, k]
+    for name in ("length", "matches", "mismatches", "gap_opens"):
+        fields[name] = np.array([getattr(a, name) for a in alignments], dtype=np.int64)
+    return {name: np.asarray(fields[name]).astype(dtype if dtype is not str else object)
+            for name, dtype in KEPT_FIELDS.items()}
+
+
+def _offsets(lengths: np.ndarray) -> np.ndarray:
+    return np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+
+
+def _symmetric(job: AllPairsJob) -> bool:
+    """Whether score(a, b) == score(b, a) for every pair: not semiglobal, symmetric matrix."""
+    matrix = job.scoring.matrix
+    return job.mode != "semiglobal" and bool(np.array_equal(matrix, matrix.T))
+
+
+def run_tile(job: AllPairsJob, t: int) -> tuple[int, int]:
+    """Compute and write tile ``t``, then mark it done; (pairs, kept pairs)."""
+    from swath.identity import least_score, length_can_pass
+
+    started = time.perf_counter()
+    store = AllPairsStore.open(job.store, mode="r+", complete=False)
+    bi, bj = store.tile_blocks(t)
+    rows, cols = store.block_sequences(bi), store.block_sequences(bj)
+    m, n = np.diff(rows[1])[:, None], np.diff(cols[1])[None, :]
+    pairs = np.ones((m.shape[0], n.shape[1]), dtype=bool)
+    if bi == bj:
+        pairs = np.triu(pairs, 1)
+    by_length = pairs & np.broadcast_to(
+        length_can_pass(m, n, job.min_identity, job.iddef, job.mode), pairs.shape)
+    scores = score_pass(job, rows, cols, pairs if job.scores else by_length)
+    least = np.broadcast_to(least_score(m, n, job.min_identity, job.scoring, job.mode,
+                                        job.iddef), pairs.shape)
+    candidate = by_length & (scores >= least)
+    i, j = np.nonzero(candidate)
+    kept = trace(job, rows, cols, i, j, scores[i, j]) if len(i) else None
+    keep = kept["identity"] >= job.min_identity if kept is not None else np.zeros(0, bool)
+    out = {name: values[keep] for name, values in kept.items()} if kept is not None else \
+        empty_kept()
+    out["i"] = out["i"] + store.block_range(bi)[0]
+    out["j"] = out["j"] + store.block_range(bj)[0]
+    counters = {"pairs": int(pairs.sum()), "length_filtered": int((pairs & ~by_length).sum()),
+                "score_filtered": int((by_length & ~candidate).sum()), "traced": len(i),
+                "kept": int(keep.sum())}
+    store.write_tile(t, out, counters, _score_chunks(job, bi, bj, rows, cols, pairs, scores)
+                     if job.scores else [])
+    logger.debug("tile %d (%d, %d): %s in %.3f s", t, bi, bj, counters,
+                 time.perf_counter() - started)
+    return counters["pairs"], counters["kept"]
+
+
+def _score_chunks(job: AllPairsJob, bi: int, bj: int, rows: tuple[np.ndarray, np.ndarray],
+                  cols: tuple[np.ndarray, np.ndarray], pairs: np.ndarray, forward: np.ndarray
+                  ) -> list[tuple[int, int, np.ndarray]]:
+    """The tile's chunks of the score matrix: its own (row block the query) and the
+    transposed one (column block the query): one chunk, both halves, on the diagonal."""
+    reverse = forward.T if _symmetric(job) else score_pass(job, cols, rows, pairs.T)
+    if bi == bj:
+        return [(bi, bi, np.where(pairs, forward, reverse))]
+    return [(bi, bj, forward), (bj, bi, reverse)]
+
+
+# ---------------------------------------------------------------------------------
+# Clusters
+
+
+def _roots(parent: np.ndarray) -> np.ndarray:
+    """Point every node of a union-find forest straight at its root (in place)."""
+    while True:
+        grand = parent[parent]
+        if np.array_equal(grand, parent):
+            return parent
+        parent[:] = grand
+
+
+def union(parent: np.ndarray, i: np.ndarray, j: np.ndarray) -> None:
+    """Join the sets of ``i[k]`` and ``j[k]`` for every k (in place; roots are the least
+    member of their set).
+
+    Examples
+    --------
+    >>> parent = np.arange(5)
+    >>> union(parent, np.array([3, 1]), np.array([4, 3]))
+    >>> _roots(parent).tolist()
+    [0, 1, 2, 1, 1]
+    """
+    while True:
+        roots = _roots(parent)
+        ri, rj = roots[i], roots[j]
+        apart = ri != rj
+        if not apart.any():
+            return
+        np.minimum.at(parent, np.maximum(ri, rj)[apart], np.minimum(ri, rj)[apart])
+
+
+def clusters(store: AllPairsStore) -> np.ndarray:
+    """Single-linkage clusters of the kept pairs: a cluster id per sorted sequence, the
+    clusters numbered in the input order of their first sequence. Reads one tile at a
+    time."""
+    parent = np.arange(store.sequences, dtype=np.int64)
+    for t in range(store.tiles):
+        kept = store.kept(t)
+        union(parent, kept["i"], kept["j"])
+    roots = _roots(parent)
+    by_input = np.empty_like(roots)
+    by_input[store.order()] = roots           # the root of every input sequence
+    _, first = np.unique(by_input, return_index=True)
+    number = np.empty(store.sequences, dtype=np.int64)
+    number[by_input[np.sort(first)]] = np.arange(len(first))
+    return number[roots]
+
+
+# ---------------------------------------------------------------------------------
+# Jobs
+
+
+def run(job: AllPairsJob, client: Any, progress: Progress | None = None) -> AllPairsStore:
+    """Run every tile not yet done on ``client`` (a runner of ``engine.cluster`` or a
+    ``distributed.Client``), then the clusters, then finalize the store.
+
+    ``progress(tiles_done, tiles, pairs_done)`` is called at the start and as each tile
+    finishes.
+    """
+    import uuid
+
+    import dask
+
+    from swath.engine.cluster import runner
+    from swath.storage.common import store_lock
+
+    with store_lock(job.store):
+        store = AllPairsStore.open(job.store, mode="r+", complete=False)
+        todo = np.flatnonzero(~store.done()).tolist()
+        done, pairs = store.tiles - len(todo), int(store.counters()[:, 0].sum())
+        logger.info("%s: %d of %d tiles to run", job.store, len(todo), store.tiles)
+        if progress:
+            progress(done, store.tiles, pairs)
+
+        def finished(result: tuple[int, int]) -> None:
+            nonlocal done, pairs
+            done, pairs = done + 1, pairs + result[0]
+            if progress:
+                progress(done, store.tiles, pairs)
+
+        run_id = uuid.uuid4().hex[:8]   # keys of an earlier (failed) run must not be reused
+        tasks = [dask.delayed(run_tile, pure=False)(job, t,
+                                                    dask_key_name=f"swath-allpairs-{run_id}-{t}")
+                 for t in todo]
+        started = time.perf_counter()
+        runner(client).each(tasks, finished)
+        ran = time.perf_counter()
+        store = AllPairsStore.open(job.store, mode="r+", complete=False)
+        store.check_done()
+        if store.has_clusters:
+            store.write_clusters(clusters(store))
+        store.finalize()
+        totals = dict(zip(COUNTERS, store.counters().sum(axis=0).tolist(), strict=True))
+        logger.info("%s: %d tiles in %.3f s, %d pairs: %d ruled out by length, %d by score, "
+                    "%d traced, %d kept; finalized in %.3f s", job.store, len(todo),
+                    ran - started, totals["pairs"], totals["length_filtered"],
+                    totals["score_filtered"], totals["traced"], totals["kept"],
+                    time.perf_counter() - ran)
+    return store
+
+
+def prepare(store_path: str, sequences: SequenceSet, scoring: Scoring, *, mode: str,
+            min_identity: float, iddef: str | int, block: int, scores: bool, clusters: bool,
+            device: str) -> AllPairsJob:
+    """Create the store of a new all-pairs job, or reopen it if it holds the same job.
+
+    ``block`` (``DEFAULT_BLOCK``: 1,024) bounds a task's memory by its tile: about 30
+    bytes a pair (scores, bounds, masks), 30 MiB for 1,024 x 1,024, whatever n; n = 10^5
+    makes 4,851 tiles, few enough for Dask's scheduler, many enough to spread over a
+    mixed cluster, and one tile of 16S genes (1,500 residues) is a few seconds of a GPU
+    or minutes of two CPU cores, the work a killed job may lose.
+
+    Raises
+    ------
+    InvalidParameter
+        The store exists and holds another job (other sequences, scoring or options).
+    """
+    from swath.storage.common import reopen_or_create
+
+    inputs = {"sequences_sha256": _digest(sequences), "scoring": scoring.to_dict(),
+              "mode": mode, "min_identity": min_identity, "iddef": iddef, "block": block,
+              "scores": scores, "clusters": clusters}
+    reopen_or_create(store_path, LAYOUT, VERSION, inputs, lambda: AllPairsStore.create(
+        store_path, sequences, block=block, scores=scores, clusters=clusters, inputs=inputs),
+        what="allpairs", differs="other sequences, scoring or options")
+    return job_from_store(store_path, device)
+
+
+def job_from_store(store_path: str, device: str = "auto") -> AllPairsJob:
+    """The job an all-pairs store was created for (what ``resume`` runs)."""
+    store = AllPairsStore.open(store_path, complete=False)
+    inputs = store.attrs["inputs"]
+    return AllPairsJob(str(store_path), Scoring.from_dict(inputs["scoring"]), inputs["mode"],
+                       device, float(inputs["min_identity"]), inputs["iddef"],
+                       bool(inputs["scores"]))
+
+
+def _digest(sequences: SequenceSet) -> str:
+    """SHA-256 of the sequences' names and residues, in input order."""
+    from swath.engine.search import _digest as digest
+
+    names = np.frombuffer("\n".join(sequences.names).encode(), dtype=np.uint8)
+    return digest(names, sequences.offsets, sequences.residues)

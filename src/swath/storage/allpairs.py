@@ -1,0 +1,269 @@
+"""The store of an all-against-all job: layout "allpairs", version 1.
+
+# n: sequences, B: sequences per block, b: blocks (ceil(n / B)), T: tiles (b (b + 1) / 2),
+# K: kept pairs of one tile, C: counters of a tile (``COUNTERS``).
+
+The sequences are kept sorted by length (ascending, stable): sorted index ``s`` is
+input sequence ``order[s]``. Blocks are runs of B sorted sequences; the tiles are the
+upper triangle of the block matrix (block row ``bi`` <= block column ``bj``), numbered
+row by row. In a tile, the query of a pair is the sequence of the lower sorted index,
+the shorter one.
+
+    name, order      (n,)  sorted order, dimension ``sequence``
+    residues         the sorted sequences' codes, concatenated; ``offsets`` (n + 1,)
+    done             (T,)  uint8, chunks (1,): a tile's mark, written last
+    counters         (T, C) int64, chunks (1, C): pairs, length_filtered, score_filtered,
+                     traced, kept
+    kept/{t}         a subgroup per tile: its kept pairs, one (K,) array per field of
+                     ``KEPT_FIELDS`` (``i`` < ``j`` sorted indices; coordinates 0-based,
+                     end exclusive, ``i`` the query)
+    score            (n, n) int32, chunks (B, B), dimensions (``query``, ``target``), only
+                     with ``scores``: row the query, sorted order; the diagonal and
+                     unwritten cells hold ``NO_SCORE``; coordinate arrays ``query`` and
+                     ``target`` (the names) make xarray label it
+    cluster          (n,) int64, only with ``clusters``: single-linkage cluster of each
+                     sorted sequence, written after every tile
+
+A tile writes its kept pairs, its chunks of ``score`` (its own and the transposed
+one), its counters, then its done mark; ``finalize`` checks every tile is done and
+every chunk is there, then marks the store complete.
+"""
+
+from __future__ import annotations
+
+from typing import Any, cast
+
+import numpy as np
+import zarr
+
+from swath.errors import StoreIncomplete
+from swath.sequences import SequenceSet
+from swath.storage.common import (
+    LayoutStore,
+    StorePath,
+    mark_complete,
+    missing,
+    open_group,
+    write_attrs,
+)
+
+LAYOUT = "allpairs"
+VERSION = 1
+RESIDUE_CHUNK = 1 << 22
+NO_SCORE = int(np.iinfo(np.int32).min)     # a cell with no score: the diagonal
+COUNTERS = ("pairs", "length_filtered", "score_filtered", "traced", "kept")
+KEPT_FIELDS: dict[str, Any] = {
+    "i": np.int64,
+    "j": np.int64,
+    "score": np.int32,
+    "identity": np.float64,
+    "query_start": np.int32,
+    "query_end": np.int32,
+    "target_start": np.int32,
+    "target_end": np.int32,
+    "length": np.int32,
+    "matches": np.int32,
+    "mismatches": np.int32,
+    "gap_opens": np.int32,
+    "cigar": str,
+}
+
+
+def tile_blocks(blocks: int) -> np.ndarray:
+    """The (block row, block column) of every tile, row by row: ``(T, 2)`` int64.
+
+    Examples
+    --------
+    >>> tile_blocks(3).tolist()
+    [[0, 0], [0, 1], [0, 2], [1, 1], [1, 2], [2, 2]]
+    """
+    rows, cols = np.triu_indices(blocks)
+    return np.stack([rows, cols], axis=1).astype(np.int64)
+
+
+def empty_kept() -> dict[str, np.ndarray]:
+    """Kept-pair arrays of no pairs."""
+    return {name: np.empty(0, dtype=object if dtype is str else dtype)
+            for name, dtype in KEPT_FIELDS.items()}
+
+
+class AllPairsStore(LayoutStore):
+    """An all-against-all result store on disk (or behind an fsspec URL)."""
+
+    LAYOUT = LAYOUT
+    VERSION = VERSION
+
+    @classmethod
+    def create(cls, path: StorePath, sequences: SequenceSet, *, block: int, scores: bool,
+               clusters: bool, **fields: Any) -> AllPairsStore:
+        """Create an empty store for ``sequences`` (input order; kept sorted by length)
+        in blocks of ``block``, with a score matrix if ``scores``, to hold clusters if
+        ``clusters``; ``fields`` go to the root attributes."""
+        group = open_group(path, mode="w")
+        n = len(sequences)
+        order = np.argsort(sequences.lengths, kind="stable")
+        blocks = -(-n // block)
+        tiles = blocks * (blocks + 1) // 2
+        write_attrs(group, LAYOUT, VERSION, sequences=n, block=block, blocks=blocks,
+                    tiles=tiles, scores=scores, clusters=clusters, **fields)
+        names = np.array(sequences.names, dtype=object)[order]
+        _strings(group, "name", names, "sequence")
+        group.create_array("order", data=order.astype(np.int64), chunks=(max(n, 1),),
+                           dimension_names=("sequence",))
+        lengths = sequences.lengths[order]
+        residues = np.concatenate([sequences[int(s)] for s in order]).astype(np.uint8)
+        group.create_array("residues", data=residues,
+                           chunks=(min(max(len(residues), 1), RESIDUE_CHUNK),),
+                           dimension_names=("residue",))
+        offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+        group.create_array("offsets", data=offsets, chunks=(len(offsets),),
+                           dimension_names=("sequence_edge",))
+        group.create_array("done", shape=(tiles,), chunks=(1,), dtype=np.uint8, fill_value=0,
+                           dimension_names=("tile",))
+        counters = group.create_array("counters", shape=(tiles, len(COUNTERS)),
+                                      chunks=(1, len(COUNTERS)), dtype=np.int64, fill_value=0,
+                                      dimension_names=("tile", "counter"))
+        counters.attrs["counters"] = list(COUNTERS)
+        group.create_group("kept")
+        if scores:
+            group.create_array("score", shape=(n, n), chunks=(block, block), dtype=np.int32,
+                               fill_value=NO_SCORE, dimension_names=("query", "target"))
+            _strings(group, "query", names, "query")
+            _strings(group, "target", names, "target")
+        return cls(str(path), group, dict(cast(dict[str, Any], group.attrs["swath"])))
+
+    @property
+    def sequences(self) -> int:
+        return int(self.attrs["sequences"])
+
+    @property
+    def block(self) -> int:
+        return int(self.attrs["block"])
+
+    @property
+    def tiles(self) -> int:
+        return int(self.attrs["tiles"])
+
+    @property
+    def has_scores(self) -> bool:
+        """Whether the job keeps the dense score matrix."""
+        return bool(self.attrs["scores"])
+
+    @property
+    def has_clusters(self) -> bool:
+        """Whether the job computes clusters."""
+        return bool(self.attrs["clusters"])
+
+    def tile_blocks(self, t: int) -> tuple[int, int]:
+        """The (block row, block column) of tile ``t``."""
+        bi, bj = tile_blocks(int(self.attrs["blocks"]))[t]
+        return int(bi), int(bj)
+
+    def block_range(self, b: int) -> tuple[int, int]:
+        """The sorted indices ``[first, last)`` of block ``b``."""
+        return b * self.block, min((b + 1) * self.block, self.sequences)
+
+    def block_sequences(self, b: int) -> tuple[np.ndarray, np.ndarray]:
+        """Residues and offsets (from 0) of the sequences of block ``b``, read alone."""
+        first, last = self.block_range(b)
+        offsets = np.asarray(self.array("offsets")[first:last + 1], dtype=np.int64)
+        residues = np.asarray(self.array("residues")[offsets[0]:offsets[-1]], dtype=np.uint8)
+        return residues, offsets - offsets[0]
+
+    def order(self) -> np.ndarray:
+        """The input index of every sorted sequence."""
+        return np.asarray(self.array("order")[:], dtype=np.int64)
+
+    def names(self) -> np.ndarray:
+        """The names of the sorted sequences (object array of str)."""
+        return np.asarray(self.array("name")[:], dtype=object)
+
+    def done(self) -> np.ndarray:
+        """Which tiles are finished (bool, one per tile)."""
+        return np.asarray(self.array("done")[:], dtype=bool)
+
+    def counters(self) -> np.ndarray:
+        """Every tile's counters, ``(T, C)`` (zeros for tiles not done)."""
+        return np.asarray(self.array("counters")[:], dtype=np.int64)
+
+    def write_tile(self, t: int, kept: dict[str, np.ndarray], counters: dict[str, int],
+                   score_chunks: list[tuple[int, int, np.ndarray]]) -> None:
+        """Write tile ``t``: its kept pairs, its ``(block row, block column, values)``
+        chunks of ``score``, its counters, then its done mark."""
+        tile = cast(zarr.Group, self.group["kept"]).require_group(str(t))
+        for name, values in kept.items():
+            array = tile.create_array(name, shape=values.shape, chunks=(max(len(values), 1),),
+                                      dtype=KEPT_FIELDS[name], dimension_names=("pair",),
+                                      overwrite=True)
+            if len(values):
+                array[:] = values
+        score = self.array("score").with_config({"write_empty_chunks": True}) \
+            if score_chunks else None
+        for bi, bj, values in score_chunks:
+            (r0, r1), (c0, c1) = self.block_range(bi), self.block_range(bj)
+            assert score is not None
+            score[r0:r1, c0:c1] = values
+        self.array("counters")[t] = [counters[name] for name in COUNTERS]
+        self.array("done")[t] = 1
+
+    def kept(self, t: int) -> dict[str, np.ndarray]:
+        """The kept pairs of tile ``t`` (``StoreIncomplete`` if it is not written)."""
+        try:
+            tile = cast(zarr.Group, self.group[f"kept/{t}"])
+            return {name: np.asarray(cast(zarr.Array, tile[name])[:]) for name in KEPT_FIELDS}
+        except KeyError:
+            raise missing(f"the kept pairs of tile {t}", self.path) from None
+
+    def kept_pairs(self) -> dict[str, np.ndarray]:
+        """The kept pairs of every tile, tile by tile."""
+        tiles = [self.kept(t) for t in range(self.tiles)] or [empty_kept()]
+        return {name: np.concatenate([tile[name] for tile in tiles]) for name in KEPT_FIELDS}
+
+    def scores(self) -> np.ndarray:
+        """The dense score matrix in sorted order (``StoreIncomplete`` without one)."""
+        if not self.has_scores:
+            raise StoreIncomplete(f"{self.path}: the job kept no score matrix (run it with "
+                                  "scores=True, or --scores)")
+        return np.asarray(self.array("score")[:], dtype=np.int32)
+
+    def write_clusters(self, cluster: np.ndarray) -> None:
+        """Write the cluster of every sorted sequence."""
+        self.group.create_array("cluster", data=cluster.astype(np.int64),
+                                chunks=(max(len(cluster), 1),), dimension_names=("sequence",),
+                                overwrite=True)
+
+    def clusters(self) -> np.ndarray:
+        """The cluster of every sorted sequence (``StoreIncomplete`` without them)."""
+        if not self.has_clusters:
+            raise StoreIncomplete(f"{self.path}: the job computed no clusters (run it with "
+                                  "clusters=True, or --clusters)")
+        return np.asarray(self.array("cluster")[:], dtype=np.int64)
+
+    def check_done(self) -> None:
+        """Raise ``StoreIncomplete`` unless every tile is done."""
+        pending = np.flatnonzero(~self.done())
+        if len(pending):
+            raise StoreIncomplete(f"{self.path}: {len(pending)} of {self.tiles} tiles are not "
+                                  f"done (run `swath resume {self.path}`)")
+
+    def finalize(self) -> None:
+        """Check that every tile, chunk and asked-for array is there, then mark the store
+        complete."""
+        self.check_done()
+        if self.has_scores:
+            array = self.array("score")
+            if array.nchunks_initialized < array.nchunks:
+                raise missing(f"{array.nchunks - array.nchunks_initialized} chunk(s) of score",
+                              self.path)
+        if self.has_clusters:
+            self.array("cluster")   # StoreIncomplete if they were not written
+        mark_complete(self.group)
+        self.attrs["complete"] = True
+
+
+def _strings(group: zarr.Group, name: str, values: np.ndarray, dimension: str) -> None:
+    """A (len(values),) array of variable-length strings along ``dimension``."""
+    array = group.create_array(name, shape=(len(values),), chunks=(max(len(values), 1),),
+                               dtype=str, dimension_names=(dimension,))
+    if len(values):
+        array[:] = values

@@ -1,0 +1,240 @@
+"""All pairs on Dask: exact scores, exactly the pairs that pass, clusters, resumption."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+import swath
+from swath.engine import allpairs as engine
+from swath.engine.allpairs import boxes, union
+from swath.identity import identity
+from swath.storage.allpairs import NO_SCORE, AllPairsStore
+from tests.conftest import DNA, PROTEIN, lose_worker_at, parasail_score
+
+MODES = ("global", "semiglobal", "local")
+
+
+def family_set(seed, scoring, count, longest, families=3):
+    """``count`` sequences of lengths 1 to ``longest``: mutated copies of a few ancestors
+    (pairs near any threshold) and unrelated ones."""
+    rng = np.random.default_rng(seed)
+    letters = scoring.alphabet.letters[:20] if len(scoring.alphabet.letters) > 5 else "ACGT"
+    ancestors = ["".join(rng.choice(list(letters), int(rng.integers(1, longest + 1))))
+                 for _ in range(families)]
+    seqs = []
+    for _ in range(count):
+        if rng.random() < 0.25:
+            seqs.append("".join(rng.choice(list(letters), int(rng.integers(1, longest + 1)))))
+            continue
+        s = list(ancestors[int(rng.integers(families))])
+        for _ in range(int(rng.integers(0, 1 + len(s) // 15))):
+            at = int(rng.integers(0, len(s) + 1))
+            kind = rng.integers(3)
+            if kind == 0 and at < len(s):
+                s[at] = str(rng.choice(list(letters)))
+            elif kind == 1:
+                s.insert(at, str(rng.choice(list(letters))))
+            elif len(s) > 1:
+                del s[min(at, len(s) - 1)]
+        seqs.append("".join(s))
+    return seqs
+
+
+def brute_force(seqs, scoring, mode, min_identity, iddef):
+    """Every unordered pair aligned by swath.align (query: the shorter, of two as long the
+    first); {(query, target): alignment} of those whose identity reaches the threshold."""
+    kept = {}
+    for a, b in itertools.combinations(range(len(seqs)), 2):
+        q, t = (a, b) if len(seqs[a]) <= len(seqs[b]) else (b, a)
+        aln = swath.align(seqs[q], seqs[t], scoring=scoring, mode=mode, device="cpu")
+        if identity(aln, len(seqs[q]), len(seqs[t]), iddef) >= min_identity:
+            kept[q, t] = aln
+    return kept
+
+
+def run(seqs, tmp_path, name="a.zarr", **options):
+    options = {"scoring": DNA, "device": "cpu", "block": 4} | options
+    return swath.allpairs(seqs, store=str(tmp_path / name), **options)
+
+
+def test_boxes_cover_the_needed_pairs_and_about_half_a_triangle():
+    rng = np.random.default_rng(0)
+    for need in [np.triu(np.ones((300, 300), bool), 1), rng.random((90, 70)) < 0.05,
+                 np.zeros((5, 5), bool), np.tril(np.ones((200, 150), bool))]:
+        covered = np.zeros(need.shape, int)
+        for top, bottom, left, right in boxes(need):
+            covered[top:bottom, left:right] += 1
+        assert covered.max() <= 1 and np.all(covered[need] == 1)
+    triangle = boxes(np.triu(np.ones((1024, 1024), bool), 1))
+    assert sum((b - t) * (r - left) for t, b, left, r in triangle) < 0.56 * 1024 ** 2
+
+
+def test_union_find_gives_connected_components():
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    rng = np.random.default_rng(1)
+    for n, edges in [(50, 30), (200, 180), (7, 0), (1000, 2000)]:
+        i, j = rng.integers(0, n, edges), rng.integers(0, n, edges)
+        parent = np.arange(n)
+        union(parent, i, j)
+        roots = engine._roots(parent)
+        _, labels = connected_components(coo_matrix((np.ones(edges), (i, j)), (n, n)),
+                                         directed=False)
+        assert _same_partition(roots, labels)
+
+
+def _same_partition(a, b):
+    pairs = set(zip(a.tolist(), b.tolist(), strict=True))
+    return len(pairs) == len(set(a.tolist())) == len(set(b.tolist()))
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("scoring", [DNA, PROTEIN], ids=["dna", "protein"])
+def test_every_score_equals_parasail(mode, scoring, tmp_path):
+    seqs = family_set(hash((mode, scoring.name)) % 1000, scoring, 24, 300)
+    res = run(seqs, tmp_path, scoring=scoring, mode=mode, scores=True, block=5)
+    got = res.scores()
+    for a, b in itertools.permutations(range(len(seqs)), 2):
+        query, target = (scoring.alphabet.encode(s) for s in (seqs[a], seqs[b]))
+        assert got[a, b] == parasail_score(query, target, scoring, mode), (a, b)
+    assert np.all(np.diag(got) == NO_SCORE)
+
+
+@pytest.mark.parametrize(("mode", "min_identity", "iddef"), [
+    ("global", 0.9, "pident"), ("global", 0.75, 2), ("semiglobal", 0.85, "pident"),
+    ("local", 0.9, "pident"), ("global", 0.8, 0), ("global", 0.8, 1), ("global", 0.8, 3),
+    ("global", 0.8, 4), ("semiglobal", 0.7, 2)])
+def test_kept_pairs_are_exactly_those_that_reach_the_threshold(mode, min_identity, iddef,
+                                                               tmp_path):
+    seqs = family_set(7, DNA, 30, 120)
+    res = run(seqs, tmp_path, mode=mode, min_identity=min_identity, iddef=iddef)
+    want = brute_force(seqs, DNA, mode, min_identity, iddef)
+    table = res.to_table()
+    assert {(row[0], row[1]) for row in table} == set(want)
+    for row in table:
+        aln = want[row[0], row[1]]
+        assert row[8:] == (aln.query_start, aln.query_end, aln.target_start, aln.target_end,
+                           aln.score, aln.cigar)
+        assert row[4] == identity(aln, len(seqs[row[0]]), len(seqs[row[1]]), iddef)
+    counts = res.filtered
+    assert counts["pairs"] == len(seqs) * (len(seqs) - 1) // 2
+    assert counts["length_filtered"] + counts["score_filtered"] + counts["traced"] == \
+        counts["pairs"]
+    assert counts["kept"] == len(res) == len(want)
+
+
+def test_scores_match_swath_scores_and_open_as_a_labelled_matrix(tmp_path):
+    xarray = pytest.importorskip("xarray")
+    seqs = family_set(3, DNA, 17, 80)
+    res = run(seqs, tmp_path, mode="semiglobal", scores=True)
+    want = swath.scores(seqs, seqs, scoring=DNA, mode="semiglobal", device="cpu")
+    off = ~np.eye(len(seqs), dtype=bool)
+    assert np.array_equal(res.scores()[off], want[off])
+    matrix = xarray.open_zarr(str(tmp_path / "a.zarr"), consolidated=False)["score"]
+    assert matrix.dims == ("query", "target")
+    order = AllPairsStore.open(str(tmp_path / "a.zarr")).order()
+    a, b = int(order[3]), int(order[9])
+    assert int(matrix.sel(query=f"sequences[{a}]", target=f"sequences[{b}]")) == want[a, b]
+
+
+def test_clusters_are_the_connected_components_of_the_kept_pairs(tmp_path):
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    seqs = family_set(11, DNA, 35, 60, families=5)
+    res = run(seqs, tmp_path, min_identity=0.85, clusters=True)
+    edges = np.array([row[:2] for row in res.to_table()]).reshape(-1, 2)
+    _, labels = connected_components(coo_matrix(
+        (np.ones(len(edges)), (edges[:, 0], edges[:, 1])), (len(seqs), len(seqs))),
+        directed=False)
+    clusters = res.clusters()
+    assert _same_partition(clusters, labels)
+    _, first = np.unique(clusters, return_index=True)
+    assert clusters[np.sort(first)].tolist() == list(range(len(first)))
+
+
+def test_a_killed_job_resumed_gives_the_same_store(tmp_path, monkeypatch):
+    seqs = family_set(5, DNA, 26, 70)
+    options = {"scores": True, "clusters": True, "min_identity": 0.8}
+    reference = run(seqs, tmp_path, "ref.zarr", **options)
+    real = lose_worker_at(monkeypatch, engine, "run_tile", 4)
+    with pytest.raises(RuntimeError, match="worker lost"):
+        run(seqs, tmp_path, **options)
+    store = AllPairsStore.open(str(tmp_path / "a.zarr"), complete=False)
+    left = np.flatnonzero(~store.done()).tolist()
+    assert 4 in left and len(left) < store.tiles
+    with pytest.raises(swath.StoreIncomplete):
+        swath.AllPairsResult(str(tmp_path / "a.zarr"))
+    ran = []
+    monkeypatch.setattr(engine, "run_tile", lambda job, t: ran.append(t) or real(job, t))
+    job = engine.job_from_store(str(tmp_path / "a.zarr"), device="cpu")
+    from swath.engine.cluster import InProcess
+
+    engine.run(job, InProcess(1, "CPU"))
+    assert sorted(ran) == left
+    resumed = swath.AllPairsResult(str(tmp_path / "a.zarr"))
+    assert resumed.to_table() == reference.to_table()
+    assert np.array_equal(resumed.scores(), reference.scores())
+    assert np.array_equal(resumed.clusters(), reference.clusters())
+    assert resumed.filtered == reference.filtered
+    again = run(seqs, tmp_path, **options)       # the same call on a finished store
+    assert again.to_table() == reference.to_table() and sorted(ran) == left
+
+
+def test_a_store_of_another_job_is_refused(tmp_path):
+    seqs = family_set(2, DNA, 6, 30)
+    run(seqs, tmp_path)
+    with pytest.raises(swath.InvalidParameter, match="holds another allpairs"):
+        run(seqs, tmp_path, min_identity=0.5)
+    with pytest.raises(swath.InvalidParameter, match="holds another allpairs"):
+        run(seqs[:-1], tmp_path)
+
+
+def test_progress_counts_tiles_and_pairs(tmp_path):
+    calls = []
+    run(family_set(4, DNA, 10, 40), tmp_path, progress=lambda *a: calls.append(a))
+    assert calls[0] == (0, 6, 0) and calls[-1] == (6, 6, 45)
+    assert len(calls) == 7
+
+
+def test_one_and_two_sequences(tmp_path):
+    one = run(["ACGT"], tmp_path, "one.zarr", scores=True, clusters=True)
+    assert (one.to_table(), one.filtered["pairs"]) == ([], 0)
+    assert one.scores().tolist() == [[NO_SCORE]] and one.clusters().tolist() == [0]
+    two = run(["ACGTACGTAA", "ACGTACGTA"], tmp_path, "two.zarr", scores=True, clusters=True,
+              min_identity=0.9)
+    (row,) = two.to_table()
+    aln = swath.align("ACGTACGTA", "ACGTACGTAA", scoring=DNA, mode="global", device="cpu")
+    assert row[:4] == (1, 0, "sequences[1]", "sequences[0]")
+    assert row[-2:] == (aln.score, aln.cigar) and row[4] == 0.9
+    assert two.clusters().tolist() == [0, 0]
+    assert two.scores()[0, 1] == two.scores()[1, 0] == aln.score
+
+
+@pytest.mark.parametrize(("sequences", "options", "message"), [
+    ([], {}, "sequences is empty"),
+    (["ACGT"], {"min_identity": 0}, "min_identity must be a number in"),
+    (["ACGT"], {"min_identity": 1.5}, "min_identity must be a number in"),
+    (["ACGT"], {"min_identity": True}, "min_identity must be a number in"),
+    (["ACGT"], {"iddef": 5}, "iddef must be"),
+    (["ACGT"], {"iddef": "blast"}, "iddef must be"),
+    (["ACGT"], {"mode": "glocal"}, "mode must be one of"),
+    (["ACGT"], {"block": 0}, "block must be a positive integer"),
+    (["ACGT"], {"device": "tpu"}, "device must be one of"),
+])
+def test_bad_input_is_refused(sequences, options, message, tmp_path):
+    with pytest.raises(swath.InvalidParameter, match=message):
+        run(sequences, tmp_path, **options)
+
+
+@pytest.mark.slow
+def test_on_a_distributed_client(client, tmp_path):
+    seqs = family_set(9, DNA, 20, 90)
+    on_cluster = run(seqs, tmp_path, "c.zarr", client=client, scores=True, clusters=True)
+    here = run(seqs, tmp_path, "h.zarr", scores=True, clusters=True)
+    assert on_cluster.to_table() == here.to_table()
+    assert np.array_equal(on_cluster.scores(), here.scores())
