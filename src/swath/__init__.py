@@ -5,7 +5,7 @@ end-exclusive.
 """
 
 from swath.alignment import Alignment
-from swath.api import align, scores, search
+from swath.api import align, allpairs, scores, search
 from swath.errors import (
     BackendUnavailable,
     FormatVersionError,
@@ -22,12 +22,14 @@ from swath.errors import (
     SwathError,
     UnknownStatistics,
 )
+from swath.pairs import AllPairsResult
 from swath.scoring import Alphabet, Scoring
 
 __version__ = "0.1.0"
 
 __all__ = [
     "Alignment",
+    "AllPairsResult",
     "Alphabet",
     "BackendUnavailable",
     "FormatVersionError",
@@ -46,6 +48,7 @@ __all__ = [
     "UnknownStatistics",
     "__version__",
     "align",
+    "allpairs",
     "scores",
     "search",
 ]

@@ -1,4 +1,4 @@
-"""The public functions: align one pair, score many against many."""
+"""The public functions: align one pair, score many against many, search, all pairs."""
 
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ from swath.sequences import (
 
 if TYPE_CHECKING:
     from swath.hits import SearchResult
+    from swath.pairs import AllPairsResult
 
 SequencesLike = str | os.PathLike[str] | Sequence[SequenceLike] | SequenceSet
 
@@ -286,3 +287,94 @@ def _database_path(database: SequencesLike, scoring: Scoring, wildcard: bool) ->
             for name, codes in zip(seqs.names, seqs, strict=True):
                 out.write(f">{name}\n{scoring.alphabet.decode(codes)}\n")
         return cached_database(source, scoring.alphabet, wildcard=wildcard)
+
+
+def allpairs(sequences: SequencesLike, scoring: Scoring | None = None, *, mode: str = "global",
+             min_identity: float = 0.97, iddef: str | int = "pident", store: str | None = None,
+             client: Any = None, device: str = "auto", scores: bool = False,
+             clusters: bool = False, block: int | None = None, wildcard: bool = False,
+             progress: Callable[[int, int, int], None] | None = None) -> AllPairsResult:
+    """Align every unordered pair of sequences (none with itself); keep the close ones.
+
+    Every pair is scored; a pair is aligned with traceback only if its lengths and score
+    allow ``min_identity`` (filters that never drop a pair that passes), and kept if its
+    optimal alignment reaches it. The query of a pair is its shorter sequence (of two
+    as long, the one given first). The job runs as a Dask graph, one task per tile of
+    ``block`` x ``block`` sequences (sorted by length), and its store is resumable.
+
+    Parameters
+    ----------
+    sequences : FASTA path, list of sequences, or SequenceSet
+        At least one sequence.
+    scoring : Scoring, optional
+        Default: BLOSUM62, gap 11 + 1 per residue.
+    mode : {"global", "semiglobal", "local"}
+        As in :func:`align`; semiglobal: the shorter sequence whole against any part of
+        the longer.
+    min_identity : float
+        Keep the pairs whose identity is at least this, in (0, 1].
+    iddef : "pident" or int
+        Identity definition (``swath.identity``): "pident", matches over alignment
+        columns (BLAST's), or vsearch's ``--iddef`` 0 to 4.
+    store : str, optional
+        Path or fsspec URL of the result store (Zarr); default: a temporary directory.
+        Running the same job into an existing store finishes what is missing.
+    client : distributed.Client, optional
+        The Dask cluster to run on; default: this process on the CPU or one GPU.
+    device, wildcard
+        As in :func:`align`.
+    scores : bool
+        Also keep the dense n x n score matrix (int32, 4 n^2 bytes) in the store.
+    clusters : bool
+        Also compute single-linkage clusters of the kept pairs.
+    block : int, optional
+        Sequences per block (default ``engine.allpairs.DEFAULT_BLOCK``, 1,024); a task's
+        memory grows with ``block ** 2``, never with the number of sequences.
+    progress : callable, optional
+        Called with (tiles done, tiles, pairs done) as the job advances.
+
+    Returns
+    -------
+    AllPairsResult
+        ``to_table()``, ``scores()``, ``clusters()``, ``filtered`` (pairs each filter
+        removed).
+
+    Examples
+    --------
+    >>> import swath
+    >>> dna = swath.Scoring.dna(match=2, mismatch=-3, gap_open=5, gap_extend=2)
+    >>> res = swath.allpairs(["ACGTACGTAC", "ACGTACGTAA", "TTTTGGGG"], scoring=dna,
+    ...                      min_identity=0.8, device="cpu")  # doctest: +SKIP
+    >>> res.to_table()[0][:5]  # doctest: +SKIP
+    (0, 1, 'sequences[0]', 'sequences[1]', 0.9)
+    """
+    import tempfile
+
+    from swath.engine.allpairs import DEFAULT_BLOCK, prepare, run
+    from swath.engine.cluster import session
+    from swath.identity import DEFINITIONS
+    from swath.kernels import DEVICES
+    from swath.pairs import AllPairsResult
+
+    scoring = _scoring(scoring)
+    mode = _mode(mode)
+    if isinstance(min_identity, bool) or not isinstance(min_identity, (int, float)) \
+            or not 0 < min_identity <= 1:
+        raise InvalidParameter(f"min_identity must be a number in (0, 1], got {min_identity!r}")
+    if iddef not in DEFINITIONS or isinstance(iddef, bool):
+        raise InvalidParameter(f"iddef must be 'pident' or one of vsearch's 0, 1, 2, 3, 4, "
+                               f"got {iddef!r}")
+    block = DEFAULT_BLOCK if block is None else block
+    if isinstance(block, bool) or not isinstance(block, int) or block < 1:
+        raise InvalidParameter(f"block must be a positive integer, got {block!r}")
+    if device not in DEVICES:
+        raise InvalidParameter(f"device must be one of {', '.join(DEVICES)}, got {device!r}")
+    seqs = _sequences(sequences, scoring, wildcard, "sequences")
+    if not len(seqs):
+        raise InvalidParameter("sequences is empty: give at least one sequence")
+    path = store or f"{tempfile.mkdtemp(prefix='swath-')}/allpairs.zarr"
+    job = prepare(path, seqs, scoring, mode=mode, min_identity=float(min_identity),
+                  iddef=iddef, block=block, scores=scores, clusters=clusters, device=device)
+    with session(client, device=device) as (client, _):
+        run(job, client, progress)
+    return AllPairsResult(path)

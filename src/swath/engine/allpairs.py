@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from swath.alignment import Alignment
+from swath.identity import identity, least_score, length_can_pass
 from swath.kernels import get_backend
 from swath.scoring import Scoring
 from swath.sequences import SequenceSet
@@ -128,8 +129,6 @@ def trace(job: AllPairsJob, queries: tuple[np.ndarray, np.ndarray],
           scores: np.ndarray) -> dict[str, np.ndarray]:
     """Align query ``rows[k]`` with target ``cols[k]`` for every k; each alignment's
     fields (``KEPT_FIELDS``; ``i``, ``j`` the tile's own indices) and identity."""
-    from swath.identity import identity
-
     q_lens, t_lens = np.diff(queries[1]), np.diff(targets[1])
     q = [queries[0][queries[1][r]:queries[1][r + 1]] for r in rows.tolist()]
     t = [targets[0][targets[1][c]:targets[1][c + 1]] for c in cols.tolist()]
@@ -169,8 +168,6 @@ def _symmetric(job: AllPairsJob) -> bool:
 
 def run_tile(job: AllPairsJob, t: int) -> tuple[int, int]:
     """Compute and write tile ``t``, then mark it done; (pairs, kept pairs)."""
-    from swath.identity import least_score, length_can_pass
-
     started = time.perf_counter()
     store = AllPairsStore.open(job.store, mode="r+", complete=False)
     bi, bj = store.tile_blocks(t)
