@@ -344,9 +344,11 @@ def allpairs(sequences: SequencesLike, scoring: Scoring | None = None, *, mode: 
     >>> import swath
     >>> dna = swath.Scoring.dna(match=2, mismatch=-3, gap_open=5, gap_extend=2)
     >>> res = swath.allpairs(["ACGTACGTAC", "ACGTACGTAA", "TTTTGGGG"], scoring=dna,
-    ...                      min_identity=0.8, device="cpu")  # doctest: +SKIP
-    >>> res.to_table()[0][:5]  # doctest: +SKIP
+    ...                      min_identity=0.8, device="cpu")
+    >>> res.to_table()[0][:5]
     (0, 1, 'sequences[0]', 'sequences[1]', 0.9)
+    >>> res.filtered
+    {'pairs': 3, 'length_filtered': 0, 'score_filtered': 0, 'traced': 3, 'kept': 1}
     """
     import tempfile
 

@@ -20,10 +20,11 @@ class AllPairsResult:
 
     Examples
     --------
-    >>> res = swath.allpairs(["ACGTACGT", "ACGTACGA", "TTTT"],
-    ...                      scoring=swath.Scoring.dna(), min_identity=0.8)  # doctest: +SKIP
-    >>> res.to_table()[0][:5]                                      # doctest: +SKIP
-    (0, 1, 'sequences[0]', 'sequences[1]', 0.875)
+    >>> import swath
+    >>> res = swath.allpairs(["ACGTACGT", "ACGTACGA", "TTTT"], scoring=swath.Scoring.dna(),
+    ...                      min_identity=0.8, device="cpu", clusters=True)
+    >>> len(res), res.to_table()[0][:5], res.clusters().tolist()
+    (1, (0, 1, 'sequences[0]', 'sequences[1]', 0.875), [0, 0, 1])
     """
 
     def __init__(self, store: str) -> None:

@@ -96,7 +96,7 @@ def boxes(need: np.ndarray, r0: int = 0, c0: int = 0) -> list[tuple[int, int, in
     rows, cols = np.flatnonzero(need.any(axis=1)), np.flatnonzero(need.any(axis=0))
     if not len(rows):
         return []
-    top, bottom, left, right = rows[0], rows[-1] + 1, cols[0], cols[-1] + 1
+    top, bottom, left, right = int(rows[0]), int(rows[-1]) + 1, int(cols[0]), int(cols[-1]) + 1
     box = need[top:bottom, left:right]
     if box.size <= SMALL_BOX or box.mean() >= DENSE_BOX:
         return [(r0 + top, r0 + bottom, c0 + left, c0 + right)]
@@ -281,7 +281,8 @@ def run(job: AllPairsJob, client: Any, progress: Progress | None = None) -> AllP
     with store_lock(job.store):
         store = AllPairsStore.open(job.store, mode="r+", complete=False)
         todo = np.flatnonzero(~store.done()).tolist()
-        done, pairs = store.tiles - len(todo), int(store.counters()[:, 0].sum())
+        done = store.tiles - len(todo)
+        pairs = int(store.counters()[:, COUNTERS.index("pairs")].sum())
         logger.info("%s: %d of %d tiles to run", job.store, len(todo), store.tiles)
         if progress:
             progress(done, store.tiles, pairs)
