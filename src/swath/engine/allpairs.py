@@ -179,8 +179,11 @@ def run_tile(job: AllPairsJob, t: int) -> tuple[int, int]:
     by_length = pairs & np.broadcast_to(
         length_can_pass(m, n, job.min_identity, job.iddef, job.mode), pairs.shape)
     scores = score_pass(job, rows, cols, pairs if job.scores else by_length)
+    # the bound over the codes the tile holds (DNA's N scores a mismatch against itself)
+    present = np.union1d(np.unique(rows[0]), np.unique(cols[0]))
     least = np.broadcast_to(least_score(m, n, job.min_identity, job.scoring, job.mode,
-                                        job.iddef), pairs.shape)
+                                        job.iddef, residues=present if len(present) else None),
+                            pairs.shape)
     candidate = by_length & (scores >= least)
     i, j = np.nonzero(candidate)
     kept = trace(job, rows, cols, i, j, scores[i, j]) if len(i) else None
