@@ -73,6 +73,7 @@ def test_boxes_cover_the_needed_pairs_and_about_half_a_triangle():
 
 
 def test_union_find_gives_connected_components():
+    pytest.importorskip("scipy")
     from scipy.sparse import coo_matrix
     from scipy.sparse.csgraph import connected_components
 
@@ -142,6 +143,7 @@ def test_scores_match_swath_scores_and_open_as_a_labelled_matrix(tmp_path):
 
 
 def test_clusters_are_the_connected_components_of_the_kept_pairs(tmp_path):
+    pytest.importorskip("scipy")
     from scipy.sparse import coo_matrix
     from scipy.sparse.csgraph import connected_components
 
