@@ -11,6 +11,7 @@ import click
 
 from swath import __version__
 from swath.cli.align import align
+from swath.cli.allpairs import allpairs
 from swath.cli.makedb import makedb
 from swath.cli.options import SwathGroup
 from swath.cli.search import search
@@ -30,5 +31,5 @@ def main() -> None:
     """
 
 
-for command in (align, makedb, search, resume, inspect):
+for command in (align, makedb, search, allpairs, resume, inspect):
     main.add_command(command)

@@ -1,0 +1,270 @@
+"""swath allpairs, and inspect / resume of its stores, from the command line."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from click.testing import CliRunner, Result
+
+import swath
+from swath.cli import main
+from swath.pairs import TABLE_COLUMNS
+from swath.sequences import read_sequences
+from tests.conftest import DNA
+
+pytestmark = pytest.mark.slow
+
+BLOCK = 8
+COLUMNS = ["qseqid", "sseqid", "pident", "length", "mismatch", "gapopen", "qstart", "qend",
+           "sstart", "send", "evalue", "bitscore", "score", "cigar"]
+
+
+def invoke(*args: str) -> Result:
+    return CliRunner().invoke(main, list(args))
+
+
+def mutate(rng: np.random.Generator, seq: np.ndarray, subs: int, indels: int) -> np.ndarray:
+    s = seq.tolist()
+    for _ in range(subs):
+        i = int(rng.integers(len(s)))
+        s[i] = (s[i] + int(rng.integers(1, 4))) % 4
+    for _ in range(indels):
+        i = int(rng.integers(1, len(s) - 1))
+        if rng.random() < 0.5:
+            del s[i]
+        else:
+            s.insert(i, int(rng.integers(4)))
+    return np.array(s, dtype=np.uint8)
+
+
+@pytest.fixture(scope="module")
+def fasta(tmp_path_factory) -> Path:
+    """30 DNA sequences in groups of near copies (some pairs above 97% identity, some
+    just below), of lengths from 40 to 400: several tiles of blocks of 8, pairs ruled out
+    by length, by score, and kept."""
+    rng = np.random.default_rng(14)
+    seqs = []
+    for size, copies in ((60, 4), (150, 6), (220, 6), (300, 5), (400, 3)):
+        ancestor = rng.integers(0, 4, size).astype(np.uint8)
+        seqs += [mutate(rng, ancestor, int(rng.integers(0, size // 60 + 1)),
+                        int(rng.integers(0, 3)))
+                 for _ in range(copies)]
+    seqs += [rng.integers(0, 4, int(n)).astype(np.uint8) for n in rng.integers(40, 400, 6)]
+    order = rng.permutation(len(seqs))
+    root = tmp_path_factory.mktemp("allpairs")
+    path = root / "seqs.fasta"
+    path.write_text("".join(f">s{k}\n{DNA.alphabet.decode(seqs[i])}\n"
+                            for k, i in enumerate(order)))
+    (root / "empty.fasta").write_text("")
+    return path
+
+
+def run_args(fasta: Path, out: str, *extra: str) -> list[str]:
+    return ["allpairs", "--dna", str(fasta), "-o", out, "--block", str(BLOCK), "--device",
+            "cpu", "--no-progress", *extra]
+
+
+@pytest.fixture(scope="module")
+def finished(fasta, tmp_path_factory) -> tuple[str, Result]:
+    """A store made by the command, with the clusters and the scores, and what it
+    printed (--format tsv)."""
+    out = str(tmp_path_factory.mktemp("finished") / "pairs.zarr")
+    run = invoke(*run_args(fasta, out, "--clusters", "--scores", "--format", "tsv"))
+    assert run.exit_code == 0, run.output
+    return out, run
+
+
+def table(fasta: Path, tmp_path: Path) -> list[Any]:
+    """The API's table of the same job."""
+    result = swath.allpairs(str(fasta), DNA, min_identity=0.97, store=str(tmp_path / "api.zarr"),
+                            device="cpu", block=BLOCK, clusters=True)
+    return list(result.to_table())
+
+
+def fields(row: tuple[object, ...]) -> dict[str, Any]:
+    return dict(zip(TABLE_COLUMNS, row, strict=True))
+
+
+def internal(cigar: str) -> tuple[int, int]:
+    """Length and gap opens of the alignment without a leading and a trailing gap run."""
+    runs = [(int(n), op) for n, op in re.findall(r"(\d+)([=XID])", cigar)]
+    if runs and runs[0][1] in "ID":
+        runs = runs[1:]
+    if runs and runs[-1][1] in "ID":
+        runs = runs[:-1]
+    return sum(n for n, _ in runs), sum(op in "ID" for _, op in runs)
+
+
+# ---------------------------------------------------------------------------------
+# the command
+
+
+def test_allpairs_prints_the_api_table_in_vsearch_blast6out_columns(fasta, finished,
+                                                                     tmp_path):
+    out, run = finished
+    rows = [line.split("\t") for line in run.stdout.splitlines()]
+    want = [fields(r) for r in table(fasta, tmp_path)]
+    assert len(rows) == len(want) > 10 and all(len(r) == len(COLUMNS) for r in rows)
+    for cells, r in zip(rows, want, strict=True):
+        length, opens = internal(r["cigar"])
+        assert cells == [r["query_id"], r["target_id"], f"{100 * r['identity']:.1f}",
+                         str(length), str(r["mismatches"]), str(opens),
+                         str(r["query_start"] + 1), str(r["query_end"]),
+                         str(r["target_start"] + 1), str(r["target_end"]), "-1", "0",
+                         str(r["score"]), r["cigar"]]
+        assert (cells[6], cells[8]) == ("1", "1")          # global: whole sequences
+    summary = run.stderr.strip().splitlines()[-1]
+    assert re.fullmatch(r"swath: 435 pairs in [\d.]+ s \([\d,]+ pairs/s\): [\d,]+ ruled out "
+                        r"by length, [\d,]+ by score, [\d,]+ aligned, "
+                        rf"{len(rows)} kept, \d+ clusters", summary), summary
+    again = invoke("inspect", out)                          # tsv: the default
+    assert again.exit_code == 0 and again.stdout == run.stdout
+
+
+def test_kept_pairs_are_those_whose_alignment_reaches_the_identity(fasta, finished):
+    _, run = finished
+    seqs = read_sequences(str(fasta), DNA.alphabet)
+    names = seqs.names
+    kept = set()
+    for i in range(len(seqs)):
+        for j in range(i + 1, len(seqs)):
+            if swath.align(seqs[i], seqs[j], scoring=DNA, mode="global",
+                           device="cpu").identity >= 0.97:
+                kept.add(frozenset((names[i], names[j])))
+    got = {frozenset(line.split("\t")[:2]) for line in run.stdout.splitlines()}
+    assert got == kept
+
+
+def test_inspect_json_is_one_object_per_kept_pair(fasta, finished, tmp_path):
+    out, _ = finished
+    lines = invoke("inspect", out, "--format", "json").stdout.splitlines()
+    want = [fields(r) for r in table(fasta, tmp_path)]
+    assert len(lines) == len(want)
+    for line, r in zip(lines, want, strict=True):
+        record = json.loads(line)
+        assert list(record)[:len(COLUMNS)] == COLUMNS
+        assert (record["qseqid"], record["sseqid"], record["score"], record["cigar"]) == (
+            r["query_id"], r["target_id"], r["score"], r["cigar"])
+        assert record["pident"] == pytest.approx(100 * r["identity"])
+        assert (record["qstart"], record["evalue"], record["bitscore"]) == (1, -1, 0)
+        assert (record["query_index"], record["target_index"]) == (r["query_index"],
+                                                                   r["target_index"])
+
+
+def test_inspect_text_prints_the_summary_and_every_kept_pair(finished):
+    out, run = finished
+    kept = len(run.stdout.splitlines())
+    text = invoke("inspect", out, "--format", "text")
+    assert text.exit_code == 0, text.output
+    lines = text.stdout.splitlines()
+    assert lines[0] == f"# {out}: all pairs of 30 sequences"
+    assert "# Pairs:        435" in lines and f"# Kept:         {kept}" in lines
+    assert any(line.startswith("# By length:") for line in lines)
+    assert any(line.startswith("# By score:") for line in lines)
+    assert any(line.startswith("# Clusters:") for line in lines)
+    assert text.stdout.count("# CIGAR:") == kept
+    first = run.stdout.splitlines()[0].split("\t")
+    assert f"# CIGAR:        {first[13]}" in lines
+
+
+def test_plot_of_an_allpairs_store_is_refused_in_one_line(finished, tmp_path):
+    out, _ = finished
+    png = tmp_path / "p.png"
+    refused = invoke("inspect", out, "--plot", str(png))
+    assert refused.exit_code == 2 and not png.exists()
+    assert refused.output.startswith("swath: error: --plot ") and "allpairs store" in \
+        refused.output and len(refused.output.splitlines()) == 1
+
+
+def test_progress_bar_counts_tiles_with_pairs_per_second(fasta, tmp_path):
+    run = invoke(*run_args(fasta, str(tmp_path / "p.zarr"))[:-1], "--progress")
+    assert run.exit_code == 0, run.output
+    assert "swath allpairs" in run.stderr and "tile" in run.stderr
+    assert "pairs/s" in run.stderr
+
+
+# ---------------------------------------------------------------------------------
+# resume
+
+
+def printed(path: str) -> list[str]:
+    """Everything inspect prints of a store (text without its first line, which names
+    the store)."""
+    out = [invoke("inspect", path, "--format", fmt) for fmt in ("tsv", "json", "text")]
+    assert all(o.exit_code == 0 for o in out), [o.output for o in out]
+    return [out[0].stdout, out[1].stdout, out[2].stdout.split("\n", 1)[1]]
+
+
+def test_resume_finishes_an_interrupted_store_as_an_uninterrupted_run(fasta, finished,
+                                                                      tmp_path):
+    from swath.engine import allpairs as engine
+    from swath.storage.allpairs import AllPairsStore
+
+    path = str(tmp_path / "x.zarr")
+    seqs = read_sequences(str(fasta), DNA.alphabet)
+    job = engine.prepare(path, seqs, DNA, mode="global", min_identity=0.97, iddef="pident",
+                         block=BLOCK, scores=True, clusters=True, device="cpu")
+    tiles = AllPairsStore.open(path, complete=False).tiles
+    assert tiles > 4
+    for t in range(0, tiles, 2):                          # every other tile done
+        engine.run_tile(job, t)
+    assert AllPairsStore.open(path, complete=False).attrs["complete"] is False
+    unfinished = invoke("inspect", path)
+    assert unfinished.exit_code == 2 and f"swath resume {path}" in unfinished.output
+    assert len(unfinished.output.splitlines()) == 1
+    resumed = invoke("resume", path, "--no-progress", "--device", "cpu")
+    assert resumed.exit_code == 0, resumed.output
+    assert f"swath: {path} is complete" in resumed.output
+    assert printed(path) == printed(finished[0])
+    again = invoke("resume", path, "--no-progress", "--device", "cpu")
+    assert again.exit_code == 0 and "complete already" in again.output
+
+
+def test_the_same_command_again_finishes_a_store_and_other_options_are_refused(
+        fasta, finished, tmp_path):
+    out, run = finished
+    again = invoke(*run_args(fasta, out, "--clusters", "--scores", "--format", "tsv"))
+    assert again.exit_code == 0 and again.stdout == run.stdout
+    other = invoke(*run_args(fasta, out, "--clusters", "--scores", "--min-identity", "0.9"))
+    assert other.exit_code == 2 and len(other.stderr.strip().splitlines()) == 1
+    assert "other sequences, scoring or options" in other.stderr
+
+
+# ---------------------------------------------------------------------------------
+# bad input
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["{root}/empty.fasta"], "empty.fasta: empty file"),
+        (["{root}/missing.fasta"], "missing.fasta: no such file"),
+        (["{fasta}", "--min-identity", "1.5"], "--min-identity"),
+        (["{fasta}", "--iddef", "7"], "--iddef"),
+        (["{fasta}", "--iddef", "pid"], "--iddef"),
+        (["{fasta}", "--block", "0"], "--block"),
+    ],
+)
+def test_bad_input_exits_2_with_one_line(fasta, tmp_path, args, needle):
+    fill = {"root": str(fasta.parent), "fasta": str(fasta)}
+    args = [a.format(**fill) for a in args]
+    run = invoke("allpairs", "--dna", *args, "-o", str(tmp_path / "o.zarr"), "--device",
+                 "cpu", "--no-progress")
+    assert run.exit_code == 2, run.output
+    assert run.stderr.startswith("swath: error: ") and needle in run.stderr
+    assert len(run.stderr.strip().splitlines()) == 1
+    assert "Traceback" not in run.output
+
+
+def test_docstring_examples_run():
+    import doctest
+    import importlib
+
+    module = importlib.import_module("swath.cli.allpairs")   # swath.cli.allpairs: the command
+    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
+    assert result.failed == 0 and result.attempted > 0
