@@ -52,7 +52,7 @@ a pair that has an alignment reaching the threshold. Both depend on the lengths 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TypeAlias
 
 import numpy as np
@@ -123,13 +123,38 @@ def terminal_gap_columns(cigar: str) -> int:
     >>> terminal_gap_columns("2D3I5=1X4I"), terminal_gap_columns("6D")
     (6, 6)
     """
-    runs = cigar_runs(cigar)
-    if not runs:
-        return 0
-    total = runs[0][0] if runs[0][1] in "ID" else 0
-    if len(runs) > 1 and runs[-1][1] in "ID":
-        total += runs[-1][0]
-    return total
+    return int(cigar_counts([cigar])["terminal"][0])
+
+
+def cigar_counts(cigars: Sequence[str]) -> dict[str, npt.NDArray[np.int64]]:
+    """M, X, L, O and T of each CIGAR (``matches``, ``mismatches``, ``columns``,
+    ``gap_opens``, ``terminal``), each CIGAR read once: what
+    :func:`identity_from_counts` takes for a batch of alignments.
+
+    Examples
+    --------
+    >>> {k: v.tolist() for k, v in cigar_counts(["2I3=1X1D2=3D", "4="]).items()}
+    ... # doctest: +NORMALIZE_WHITESPACE
+    {'matches': [5, 4], 'mismatches': [1, 0], 'columns': [12, 4], 'gap_opens': [3, 0],
+     'terminal': [5, 0]}
+    """
+    names = ("matches", "mismatches", "columns", "gap_opens", "terminal")
+    counts = np.zeros((len(names), len(cigars)), dtype=np.int64)
+    for k, cigar in enumerate(cigars):
+        runs = cigar_runs(cigar)
+        for length, op in runs:
+            counts[2, k] += length
+            if op == "=":
+                counts[0, k] += length
+            elif op == "X":
+                counts[1, k] += length
+            else:
+                counts[3, k] += 1
+        if runs and runs[0][1] in "ID":
+            counts[4, k] += runs[0][0]
+        if len(runs) > 1 and runs[-1][1] in "ID":
+            counts[4, k] += runs[-1][0]
+    return dict(zip(names, counts, strict=True))
 
 
 def identity_from_counts(matches: npt.ArrayLike, mismatches: npt.ArrayLike,
@@ -204,10 +229,11 @@ def identity(alignment: Alignment, query_length: int, target_length: int,
     >>> [round(identity(aln, 8, 10, d), 4) for d in ("pident", 0, 1, 2, 3, 4)]
     [0.4167, 0.625, 0.4167, 0.7143, 0.6, 0.4167]
     """
-    value = identity_from_counts(alignment.matches, alignment.mismatches, alignment.length,
-                                 alignment.gap_opens, terminal_gap_columns(alignment.cigar),
-                                 query_length, target_length, definition)
-    return float(value)
+    counts = cigar_counts([alignment.cigar])
+    value = identity_from_counts(counts["matches"], counts["mismatches"], counts["columns"],
+                                 counts["gap_opens"], counts["terminal"], query_length,
+                                 target_length, definition)
+    return float(value[0])
 
 
 def _least_matches(columns: _IntArray, threshold: float) -> _IntArray:

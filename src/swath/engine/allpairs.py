@@ -35,8 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from swath.alignment import Alignment
-from swath.identity import identity, least_score, length_can_pass
+from swath.identity import cigar_counts, identity_from_counts, least_score, length_can_pass
 from swath.kernels import get_backend
 from swath.scoring import Scoring
 from swath.sequences import SequenceSet
@@ -138,20 +137,20 @@ def trace(job: AllPairsJob, queries: tuple[np.ndarray, np.ndarray],
         sc.matrix, sc.gap_open, sc.gap_extend, job.mode)
     if not np.array_equal(got, scores):
         raise RuntimeError("traceback scores differ from the score pass")
-    cigars = text.tobytes().decode("ascii")
-    alignments = [Alignment(int(got[k]), int(q_start), int(q_end), int(t_start), int(t_end),
-                            cigars[text_at[k]:text_at[k + 1]], job.mode)
-                  for k, (q_start, q_end, t_start, t_end) in enumerate(coords.tolist())]
+    text_all = text.tobytes().decode("ascii")
+    cigars = [text_all[text_at[k]:text_at[k + 1]] for k in range(len(got))]
+    counts = cigar_counts(cigars)
     fields: dict[str, np.ndarray] = {
         "i": rows, "j": cols, "score": got,
-        "identity": np.array([identity(a, int(q_lens[r]), int(t_lens[c]), job.iddef)
-                              for a, r, c in zip(alignments, rows, cols, strict=True)],
-                             dtype=np.float64),
-        "cigar": np.array([a.cigar for a in alignments], dtype=object)}
+        "identity": identity_from_counts(counts["matches"], counts["mismatches"],
+                                         counts["columns"], counts["gap_opens"],
+                                         counts["terminal"], q_lens[rows], t_lens[cols],
+                                         job.iddef),
+        "cigar": np.array(cigars, dtype=object), "length": counts["columns"],
+        "matches": counts["matches"], "mismatches": counts["mismatches"],
+        "gap_opens": counts["gap_opens"]}
     for k, name in enumerate(("query_start", "query_end", "target_start", "target_end")):
         fields[name] = coords[:, k]
-    for name in ("length", "matches", "mismatches", "gap_opens"):
-        fields[name] = np.array([getattr(a, name) for a in alignments], dtype=np.int64)
     return {name: np.asarray(fields[name]).astype(dtype if dtype is not str else object)
             for name, dtype in KEPT_FIELDS.items()}
 
