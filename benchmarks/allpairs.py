@@ -28,9 +28,10 @@ BIOMARKS = Path("/usr/share/doc/vsearch-examples/BioMarKs50k.fsa.gz")
 
 
 def first_records(source: Path, count: int, out: Path) -> None:
-    """The first ``count`` FASTA records of gzip ``source``, written to ``out``."""
+    """The first ``count`` FASTA records of ``source`` (plain or gzip), written to ``out``."""
     seen = 0
-    with gzip.open(source, "rt") as lines, open(out, "w") as fasta:
+    reader = gzip.open if source.suffix == ".gz" else open
+    with reader(source, "rt") as lines, open(out, "w") as fasta:
         for line in lines:
             if line.startswith(">"):
                 seen += 1
