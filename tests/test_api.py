@@ -98,7 +98,7 @@ def test_gpu_request_without_gpu_says_what_to_do():
 
 def test_import_is_light():
     code = ("import sys, swath; "
-            "print(sorted(m for m in ('numba', 'cupy', 'Bio') if m in sys.modules))")
+            "print(sorted(m for m in ('numba', 'cupy', 'Bio', 'zarr') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
 

@@ -22,10 +22,19 @@ from swath.errors import (
     SwathError,
     UnknownStatistics,
 )
-from swath.pairs import AllPairsResult
 from swath.scoring import Alphabet, Scoring
 
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> object:
+    """``AllPairsResult`` loads its store module (and Zarr) when first asked for, so that
+    ``import swath`` stays light."""
+    if name == "AllPairsResult":
+        from swath.pairs import AllPairsResult
+
+        return AllPairsResult
+    raise AttributeError(f"module 'swath' has no attribute {name!r}")
 
 __all__ = [
     "Alignment",

@@ -27,6 +27,9 @@ if TYPE_CHECKING:
 SequencesLike = str | os.PathLike[str] | Sequence[SequenceLike] | SequenceSet
 
 TILED_ABOVE = 1 << 30   # bytes of direction codes (m * n / 2) above which align() tiles
+# sequences per block of an all-pairs job: a task's memory is about 30 bytes a pair of its
+# tile (30 MiB), whatever the number of sequences (engine.allpairs.prepare)
+ALLPAIRS_BLOCK = 1024
 
 
 def _scoring(scoring: Scoring | None) -> Scoring:
@@ -328,7 +331,7 @@ def allpairs(sequences: SequencesLike, scoring: Scoring | None = None, *, mode: 
     clusters : bool
         Also compute single-linkage clusters of the kept pairs.
     block : int, optional
-        Sequences per block (default ``engine.allpairs.DEFAULT_BLOCK``, 1,024); a task's
+        Sequences per block (default ``ALLPAIRS_BLOCK``, 1,024); a task's
         memory grows with ``block ** 2``, never with the number of sequences.
     progress : callable, optional
         Called with (tiles done, tiles, pairs done) as the job advances.
@@ -348,11 +351,11 @@ def allpairs(sequences: SequencesLike, scoring: Scoring | None = None, *, mode: 
     >>> res.to_table()[0][:5]
     (0, 1, 'sequences[0]', 'sequences[1]', 0.9)
     >>> res.filtered
-    {'pairs': 3, 'length_filtered': 0, 'score_filtered': 0, 'traced': 3, 'kept': 1}
+    {'pairs': 3, 'length_filtered': 0, 'score_filtered': 2, 'traced': 1, 'kept': 1}
     """
     import tempfile
 
-    from swath.engine.allpairs import DEFAULT_BLOCK, prepare, run
+    from swath.engine.allpairs import prepare, run
     from swath.engine.cluster import session
     from swath.identity import DEFINITIONS
     from swath.kernels import DEVICES
@@ -366,7 +369,7 @@ def allpairs(sequences: SequencesLike, scoring: Scoring | None = None, *, mode: 
     if iddef not in DEFINITIONS or isinstance(iddef, bool):
         raise InvalidParameter(f"iddef must be 'pident' or one of vsearch's 0, 1, 2, 3, 4, "
                                f"got {iddef!r}")
-    block = DEFAULT_BLOCK if block is None else block
+    block = ALLPAIRS_BLOCK if block is None else block
     if isinstance(block, bool) or not isinstance(block, int) or block < 1:
         raise InvalidParameter(f"block must be a positive integer, got {block!r}")
     if device not in DEVICES:

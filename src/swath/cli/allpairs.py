@@ -16,13 +16,14 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 import numpy as np
 
 import swath
 from swath.alignment import cigar_runs
+from swath.api import ALLPAIRS_BLOCK
 from swath.cli.options import (
     SwathCommand,
     device_option,
@@ -37,9 +38,10 @@ from swath.cli.options import (
     wildcard_option,
     workers_option,
 )
-from swath.engine.allpairs import DEFAULT_BLOCK
-from swath.pairs import TABLE_COLUMNS, AllPairsResult
 from swath.scoring import Scoring
+
+if TYPE_CHECKING:      # the store reader (Zarr) loads when a command reads a store
+    from swath.pairs import AllPairsResult
 
 __all__ = ["BLAST6_COLUMNS", "allpairs", "blast6_row", "print_allpairs", "resume_allpairs"]
 
@@ -108,7 +110,7 @@ def _tile_bar(enabled: bool) -> Iterator[ProgressCallback | None]:
 @click.option("--clusters", is_flag=True, default=False,
               help="Also store the single-linkage clusters of the kept pairs (an id per "
                    "sequence).")
-@click.option("--block", type=click.IntRange(min=1), default=DEFAULT_BLOCK, show_default=True,
+@click.option("--block", type=click.IntRange(min=1), default=ALLPAIRS_BLOCK, show_default=True,
               metavar="N",
               help="Sequences per block [sequences]; a tile (two blocks, one task) is what "
                    "resume redoes, and a task's memory grows with N^2, never with the number "
@@ -215,6 +217,8 @@ def internal_columns(cigar: str) -> tuple[int, int]:
 
 def _fields(row: tuple[object, ...]) -> dict[str, Any]:
     """A row of ``AllPairsResult.to_table()`` by column name."""
+    from swath.pairs import TABLE_COLUMNS
+
     return dict(zip(TABLE_COLUMNS, row, strict=True))
 
 
@@ -239,6 +243,8 @@ def print_allpairs(store: str, fmt: str) -> None:
     """Print the kept pairs of a finished all-pairs store: tsv (vsearch's --blast6out
     columns, the score, the CIGAR), json (those and the input indices and identity
     fraction, one object per pair and line) or text (a summary and the pairwise views)."""
+    from swath.pairs import AllPairsResult
+
     result = AllPairsResult(store)
     if fmt == "text":
         _print_text(store, result)

@@ -51,7 +51,6 @@ from swath.storage.allpairs import (
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_BLOCK = 1024    # sequences per block (see ``prepare``)
 DENSE_BOX = 0.9         # a box whose needed pairs fill this fraction is scored whole
 SMALL_BOX = 64 * 64     # a box of at most these pairs is scored whole
 
@@ -321,7 +320,7 @@ def prepare(store_path: str, sequences: SequenceSet, scoring: Scoring, *, mode: 
             device: str) -> AllPairsJob:
     """Create the store of a new all-pairs job, or reopen it if it holds the same job.
 
-    ``block`` (``DEFAULT_BLOCK``: 1,024) bounds a task's memory by its tile: about 30
+    ``block`` (the API's ``ALLPAIRS_BLOCK``: 1,024) bounds a task's memory by its tile: about 30
     bytes a pair (scores, bounds, masks), 30 MiB for 1,024 x 1,024, whatever n; n = 10^5
     makes 4,851 tiles, few enough for Dask's scheduler, many enough to spread over a
     mixed cluster, and one tile of 16S genes (1,500 residues) is a few seconds of a GPU
