@@ -342,11 +342,11 @@ def probe_gpu_early(device: str, scheduler: str | None) -> None:
 def job_runner(scheduler: str | None, workers: int | None, device: str,
                tile_tasks: bool = False) -> Iterator[Any]:
     """Where a command's job runs (``engine.cluster.connect``); a cluster started for it
-    is named on stderr with its dashboard."""
+    is named on stderr with its dashboard (not a job in this process)."""
     from swath.engine.cluster import session
 
     with session(scheduler=scheduler, workers=workers, device=device,
                  tile_tasks=tile_tasks) as (where, own):
-        if own:
+        if own and scheduler is None:       # a local cluster started for this command
             click.echo(f"swath: running {where.description}", err=True)
         yield where

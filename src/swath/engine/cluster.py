@@ -91,7 +91,8 @@ class OnCluster:
         from distributed import as_completed
 
         failed = None      # the first error, raised once the other tasks have finished
-        for future in as_completed(self.client.compute(tasks)):
+        # the client's loop: it need not be the process's default client
+        for future in as_completed(self.client.compute(tasks), loop=self.client.loop):
             if future.status == "error":
                 failed = failed or future
             elif failed is None:
@@ -119,7 +120,7 @@ def runner(client: Any) -> Runner:
 def connect(scheduler: str | None = None, workers: int | None = None, device: str = "auto",
             processes: bool = True, threads_per_gpu: int = 2, tile_tasks: bool = False
             ) -> tuple[Runner, bool]:
-    """Where a job runs, and whether the caller owns (must close) a cluster started here.
+    """Where a job runs, and whether the caller owns (must close) its client.
 
     ``scheduler``: the address of a running scheduler. Without one: this process
     (:class:`InProcess`) when at most one GPU is used and ``workers`` is at most 1;
@@ -137,8 +138,8 @@ def connect(scheduler: str | None = None, workers: int | None = None, device: st
     if scheduler:
         from distributed import Client
 
-        try:
-            return OnCluster(Client(scheduler, timeout="10s")), False
+        try:       # not the process's default client: dask's own calls stay local
+            return OnCluster(Client(scheduler, timeout="10s", set_as_default=False)), True
         except (OSError, TimeoutError) as exc:
             raise InvalidParameter(f"--scheduler {scheduler}: cannot reach a Dask scheduler "
                                    f"there ({exc})") from None
@@ -161,20 +162,21 @@ def connect(scheduler: str | None = None, workers: int | None = None, device: st
             return InProcess(1 if tile_tasks else threads_per_gpu, "GPU"), False
         cluster = LocalCUDACluster(n_workers=workers or gpus,
                                    threads_per_worker=1 if tile_tasks else threads_per_gpu)
-        return OnCluster(Client(cluster)), True
+        return OnCluster(Client(cluster, set_as_default=False)), True
     n = workers or 1
     threads = max(1, cores // n)
     # worker processes get numba's thread count (threads share the caller's)
     extra = {"env": {"NUMBA_NUM_THREADS": str(threads)}} if processes else {}
     cluster = LocalCluster(n_workers=n, threads_per_worker=threads if tile_tasks else 1,
                            processes=processes, dashboard_address=":0", **extra)
-    return OnCluster(Client(cluster)), True
+    return OnCluster(Client(cluster, set_as_default=False)), True
 
 
 @contextmanager
 def session(client: Any = None, **options: Any) -> Iterator[tuple[Runner, bool]]:
-    """``client`` as a runner, or one from :func:`connect` (``options``); and whether a
-    cluster was started here, in which case it is closed on exit."""
+    """``client`` as a runner, or one from :func:`connect` (``options``); and whether its
+    client was made here, in which case it is closed on exit (with the local cluster it
+    started, if any)."""
     if client is not None:
         yield runner(client), False
         return
@@ -184,6 +186,7 @@ def session(client: Any = None, **options: Any) -> Iterator[tuple[Runner, bool]]
     finally:
         if own:
             assert isinstance(found, OnCluster)
-            cluster = found.client.cluster
+            cluster = found.client.cluster      # None for a scheduler only connected to
             found.client.close()
-            cluster.close()
+            if cluster is not None:
+                cluster.close()
