@@ -258,3 +258,11 @@ def test_gpu_equals_cpu(mode, tmp_path):
     assert np.array_equal(gpu.scores(), cpu.scores())
     assert np.array_equal(gpu.clusters(), cpu.clusters())
     assert gpu.filtered == cpu.filtered
+
+
+def test_unsplit_boxes_are_the_bounding_box():
+    """The GPU scores a tile's needed pairs in their bounding box, not in rectangles."""
+    need = np.triu(np.ones((300, 300), bool), 1)
+    assert boxes(need, split=False) == [(0, 299, 1, 300)]
+    assert len(boxes(need)) > 1
+    assert boxes(np.zeros((5, 5), bool), split=False) == []
