@@ -46,6 +46,7 @@ __all__ = [
     "iter_records",
     "read_sequences",
     "sequence_set",
+    "slice_concatenated",
 ]
 
 logger = logging.getLogger(__name__)
@@ -504,6 +505,13 @@ class _Translator:
                 f"residue {shown} is not in the {_describe(self.alphabet)}{tip}"
             )
         return other, f"character {shown} is not a residue letter"
+
+
+def slice_concatenated(residues: np.ndarray, offsets: np.ndarray, first: int, last: int
+                       ) -> tuple[np.ndarray, np.ndarray]:
+    """Sequences ``first:last`` of a concatenated set (residues, offsets): their residues
+    (a view) and their offsets from 0."""
+    return residues[offsets[first]:offsets[last]], offsets[first:last + 1] - offsets[first]
 
 
 @lru_cache(maxsize=32)

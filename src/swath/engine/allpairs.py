@@ -38,7 +38,7 @@ import numpy as np
 from swath.identity import cigar_counts, identity_from_counts, least_score, length_can_pass
 from swath.kernels import get_backend
 from swath.scoring import Scoring
-from swath.sequences import SequenceSet
+from swath.sequences import SequenceSet, slice_concatenated
 from swath.storage.allpairs import (
     COUNTERS,
     KEPT_FIELDS,
@@ -72,12 +72,6 @@ class AllPairsJob:
 
 # ---------------------------------------------------------------------------------
 # One tile
-
-
-def _subset(res: np.ndarray, off: np.ndarray, first: int, last: int
-            ) -> tuple[np.ndarray, np.ndarray]:
-    """Sequences ``first:last`` of a concatenated set, offsets from 0."""
-    return res[off[first]:off[last]], off[first:last + 1] - off[first]
 
 
 def boxes(need: np.ndarray, r0: int = 0, c0: int = 0, split: bool = True
@@ -119,8 +113,8 @@ def score_pass(job: AllPairsJob, queries: tuple[np.ndarray, np.ndarray],
     sc = job.scoring
     out = np.full(need.shape, NO_SCORE, dtype=np.int32)
     for top, bottom, left, right in boxes(need, split=backend.__name__.endswith(".cpu")):
-        q = _subset(*queries, top, bottom)
-        t = _subset(*targets, left, right)
+        q = slice_concatenated(*queries, top, bottom)
+        t = slice_concatenated(*targets, left, right)
         found = backend.score_many(*q, *t, sc.matrix, sc.gap_open, sc.gap_extend, job.mode)
         out[top:bottom, left:right] = np.where(need[top:bottom, left:right], found, NO_SCORE)
     return out
@@ -357,7 +351,7 @@ def job_from_store(store_path: str, device: str = "auto") -> AllPairsJob:
 
 def _digest(sequences: SequenceSet) -> str:
     """SHA-256 of the sequences' names and residues, in input order."""
-    from swath.engine.search import _digest as digest
+    from swath.storage.common import array_digest
 
     names = np.frombuffer("\n".join(sequences.names).encode(), dtype=np.uint8)
-    return digest(names, sequences.offsets, sequences.residues)
+    return array_digest(names, sequences.offsets, sequences.residues)

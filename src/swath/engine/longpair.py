@@ -682,7 +682,7 @@ def prepare(store_path: str, query: np.ndarray, target: np.ndarray, scoring: Any
     ``origins`` (default: with a traceback) says whether phase 1 records origins, or a
     traceback finds the path by splits."""
     from swath.kernels.bounds import fits_every_mode
-    from swath.storage.common import reopen_or_create
+    from swath.storage.common import array_digest, reopen_or_create
     from swath.storage.longpair import LAYOUT, VERSION
 
     origins = traceback if origins is None else origins and traceback
@@ -693,7 +693,7 @@ def prepare(store_path: str, query: np.ndarray, target: np.ndarray, scoring: Any
                            scoring.gap_extend, np.int32, floor=MINUS_INFINITY):
         raise InvalidParameter(f"a {len(query)} x {len(target)} pair's scores may leave the "
                                f"tile kernels' range ({MINUS_INFINITY} to 2^31)")
-    inputs = {"query_sha256": _digest(query), "target_sha256": _digest(target),
+    inputs = {"query_sha256": array_digest(query), "target_sha256": array_digest(target),
               "scoring": scoring.to_dict(), "mode": mode, "strip": strip, "tile": list(tile),
               "traceback": traceback, "origins": origins}
     reopen_or_create(store_path, LAYOUT, VERSION, inputs, lambda: AlignmentStore.create(
@@ -713,9 +713,3 @@ def job_from_store(store_path: str, device: str = "cpu") -> PairJob:
     return PairJob(str(store_path), scoring.matrix, scoring.gap_open, scoring.gap_extend,
                    inputs["mode"], int(inputs["strip"]), str(store.attrs["id"]), device,
                    bool(inputs.get("traceback", True)), store.origins)
-
-
-def _digest(array: np.ndarray) -> str:
-    import hashlib
-
-    return hashlib.sha256(np.ascontiguousarray(array).tobytes()).hexdigest()

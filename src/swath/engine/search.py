@@ -30,6 +30,7 @@ import numpy as np
 
 from swath.alignment import Alignment
 from swath.kernels import get_backend
+from swath.sequences import slice_concatenated
 from swath.storage.database import Database
 from swath.storage.results import SearchStore, empty_hits
 
@@ -225,8 +226,7 @@ def build_graph(job: SearchJob, store: SearchStore, units: list[int]) -> list[An
     writes = []
     for unit in units:
         first, last = store.unit_queries(unit)
-        q_res = queries.residues[queries.offsets[first]:queries.offsets[last]]
-        q_off = queries.offsets[first:last + 1] - queries.offsets[first]
+        q_res, q_off = slice_concatenated(queries.residues, queries.offsets, first, last)
         level = [dask.delayed(score_partition, pure=False)(
             job, q_res, q_off, p, dask_key_name=f"swath-score-{run_id}-{unit}-{p}")
             for p in range(partitions)]
@@ -281,12 +281,12 @@ def prepare(store_path: str, queries: Any, database_path: str, scoring: Any, *, 
 
     A store that exists with other inputs is refused (``InvalidParameter``).
     """
-    from swath.storage.common import reopen_or_create
+    from swath.storage.common import array_digest, reopen_or_create
     from swath.storage.results import LAYOUT, VERSION
 
     db = _database(database_path)
     inputs = {"database": str(database_path), "database_sha256": db.sha256,
-              "queries_sha256": _digest(queries.residues, queries.offsets),
+              "queries_sha256": array_digest(queries.residues, queries.offsets),
               "scoring": scoring.to_dict(), "mode": mode, "top_k": top_k,
               "max_evalue": max_evalue, "statistics": statistics}
     reopen_or_create(store_path, LAYOUT, VERSION, inputs, lambda: SearchStore.create(
@@ -310,12 +310,3 @@ def job_from_store(store_path: str, device: str = "auto") -> SearchJob:
     return SearchJob(str(store_path), inputs["database"], scoring.matrix, scoring.gap_open,
                      scoring.gap_extend, inputs["mode"], device, int(inputs["top_k"]),
                      inputs["max_evalue"], inputs["statistics"])
-
-
-def _digest(*arrays: np.ndarray) -> str:
-    import hashlib
-
-    digest = hashlib.sha256()
-    for array in arrays:
-        digest.update(np.ascontiguousarray(array).tobytes())
-    return digest.hexdigest()

@@ -19,6 +19,7 @@ best effort (exists, then write) through fsspec elsewhere.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import logging
 import os
@@ -30,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeVar, cast
 
 import fsspec
+import numpy as np
 import zarr
 import zarr.errors
 from fsspec.implementations.local import LocalFileSystem
@@ -47,6 +49,7 @@ __all__ = [
     "ROOT_KEY",
     "StorePath",
     "acquire_lock",
+    "array_digest",
     "check_layout",
     "is_local",
     "local_path",
@@ -67,6 +70,14 @@ StorePath = str | os.PathLike[str]
 
 ROOT_KEY = "swath"
 LOCK_NAME = ".swath-lock"
+
+
+def array_digest(*arrays: np.ndarray) -> str:
+    """SHA-256 of arrays' bytes, one after another: how a store records its job's inputs."""
+    digest = hashlib.sha256()
+    for array in arrays:
+        digest.update(np.ascontiguousarray(array).tobytes())
+    return digest.hexdigest()
 
 
 # ---------------------------------------------------------------------------------
