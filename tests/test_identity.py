@@ -28,6 +28,7 @@ from swath.identity import (
     UNREACHABLE,
     _least_matches,
     _most_differences,
+    band_limits,
     identity,
     identity_from_counts,
     least_score,
@@ -205,7 +206,10 @@ def path_counts(ops: np.ndarray, lengths: np.ndarray, query: np.ndarray, target:
     last_run = np.argmax(reversed_ops != last[:, None], axis=1)
     terminal = np.where(first != 0, first_run, 0) + np.where(
         (last != 0) & (first_run < lengths), last_run, 0)
+    diagonals = np.cumsum(np.where(ops == 1, 1, np.where(ops == 2, -1, 0)), axis=1)
     return {"score": substitution - opens * scoring.gap_open - gap_columns * scoring.gap_extend,
+            "lowest": np.minimum(diagonals.min(1, initial=0), 0),
+            "highest": np.maximum(diagonals.max(1, initial=0), 0),
             "matches": same.sum(1), "mismatches": (diagonal & ~same).sum(1),
             "columns": lengths, "opens": opens, "terminal": terminal}
 
@@ -311,6 +315,12 @@ def check_filters(mode: str, scoring: Scoring, query: np.ndarray, target: np.nda
             if passing.any():
                 least = int(counts["score"][passing].min())
                 assert bound <= least, f"{where}: bound {bound} > least passing score {least}"
+            band = band_limits(m, n, threshold, definition, mode)
+            if band is not None:
+                lo, hi = (int(edge) for edge in band)
+                inside = (counts["lowest"] >= lo) & (counts["highest"] <= hi)
+                assert np.all(inside[passing]), f"{where}: a passing path leaves {lo}..{hi}"
+                assert can == (lo <= hi), where
 
 
 @settings(deadline=None, max_examples=200, suppress_health_check=[HealthCheck.too_slow])

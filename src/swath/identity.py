@@ -44,10 +44,11 @@ are neither in L, nor terminal gaps, nor gap openings. Definitions 0 and 3 still
 the whole lengths ``m`` and ``n``. (vsearch aligns globally only: there the two agree.)
 
 Filters, for ``swath allpairs``: :func:`length_can_pass` (from the lengths, before any
-DP) and :func:`least_score` (the least score of any alignment that reaches the
-threshold, to compare with the optimal score after the score pass). Neither ever removes
-a pair that has an alignment reaching the threshold. Both depend on the lengths only;
-:func:`least_score` computes each distinct pair of lengths once.
+DP), :func:`least_score` (the least score of any alignment that reaches the threshold,
+to compare with the optimal score after the score pass) and :func:`band_limits` (the
+diagonals every global alignment that reaches the threshold stays in, so that a banded
+score pass can stand in for the full one). None ever removes a pair that has an
+alignment reaching the threshold. All depend on the lengths only.
 """
 
 from __future__ import annotations
@@ -609,3 +610,81 @@ def least_score(m: npt.ArrayLike, n: npt.ArrayLike, threshold: float, scoring: S
             bound = _pident_semiglobal(qm, tn, threshold, match, mismatch, column)
     bound = np.where(possible, bound, UNREACHABLE).astype(np.int64)
     return bound[np.asarray(inverse).ravel()].reshape(mm.shape)
+
+
+def band_limits(m: npt.ArrayLike, n: npt.ArrayLike, threshold: float,
+                definition: str | int = "pident", mode: str = "global"
+                ) -> tuple[_IntArray, _IntArray] | None:
+    """The diagonals that every alignment reaching ``threshold`` stays within.
+
+    A global alignment of ``m`` query residues against ``n`` target residues is a path
+    from cell (0, 0) to cell (m, n); cell (i, j) lies on diagonal ``i - j``. A path with
+    ``g`` gap columns, ``u`` of them query residues against gaps and ``g - u`` target
+    residues against gaps, has ``u - (g - u) = m - n`` and visits only diagonals from
+    ``-(g - u)`` to ``u``, that is from ``-(g - m + n) / 2`` to ``(g + m - n) / 2``. So a
+    bound ``G`` on the gap columns of the alignments that reach the threshold gives the
+    band ``lo = -floor((G - m + n) / 2)``, ``hi = floor((G + m - n) / 2)``:
+
+    - pident, 1, 4: ``a = (m + n - g) / 2`` aligned pairs and ``L = m + n - a`` columns
+      need ``mu(L) <= a`` matches (``mu`` as in :func:`least_score`), which holds from
+      some least ``a*`` upwards (``mu(m + n - a)`` falls as ``a`` grows): ``G = m + n -
+      2 a*``;
+    - 0: at least ``mu0`` matches (``M / min(m, n) >= threshold``), so ``a >= mu0`` and
+      ``G = m + n - 2 mu0``.
+
+    The best score over the paths inside the band is a lower bound of the optimal
+    score, and equals it whenever an optimal alignment reaches the threshold: a pair
+    whose banded score is below :func:`least_score` has no optimal alignment that
+    passes. No band (None) for definitions 2 and 3 (terminal gaps, or each gap's
+    opening only, are counted: any number of gap columns can pass) and outside global
+    mode (a local or semiglobal alignment may start on any diagonal).
+
+    Parameters
+    ----------
+    m, n : array_like of int
+        Query and target lengths (>= 1), broadcast against each other.
+    threshold : float
+        The identity to reach.
+    definition : {"pident", 0, 1, 2, 3, 4}
+        The identity definition (module docstring).
+    mode : {"global", "semiglobal", "local"}
+        The alignment mode.
+
+    Returns
+    -------
+    tuple of numpy.ndarray or None
+        ``(lo, hi)``, int64 of the broadcast shape of ``m`` and ``n``: the band is
+        diagonals ``lo`` to ``hi`` (``lo <= min(0, m - n)`` and ``hi >= max(0, m - n)``
+        where :func:`length_can_pass` is True; ``lo > hi`` where it is False).
+
+    Examples
+    --------
+    >>> lo, hi = band_limits([380, 390], 385, 0.97)
+    >>> lo.tolist(), hi.tolist()
+    ([-8, -3], [3, 8])
+    >>> band_limits(380, 385, 0.97, definition=2) is None
+    True
+    """
+    kind, mode, threshold = _definition(definition), _mode(mode), _threshold(threshold)
+    if mode != "global" or kind in (2, 3):
+        return None
+    mm, nn = _lengths(m, n)
+    total, shortest = mm + nn, np.minimum(mm, nn)
+    if kind == 0:
+        fewest = _least_matches(np.maximum(shortest, 1), threshold) if threshold <= 1 else \
+            shortest + 1
+    else:
+        # the least feasible number of pairs depends on m + n only: each total once
+        totals, inverse = np.unique(total.ravel(), return_inverse=True)
+        most = totals // 2
+
+        def feasible(a: _IntArray, idx: _IntArray) -> np.ndarray:
+            return np.asarray(_least_matches(totals[idx] - a, threshold) <= a)
+
+        fewest = _first_true(np.zeros_like(totals), most, feasible)[
+            np.asarray(inverse).ravel()].reshape(total.shape)
+    gaps = total - 2 * fewest
+    can = (fewest <= shortest) & length_can_pass(mm, nn, threshold, kind, mode)
+    lo = np.where(can, -((gaps - mm + nn) // 2), 1)
+    hi = np.where(can, (gaps + mm - nn) // 2, 0)
+    return lo.astype(np.int64), hi.astype(np.int64)

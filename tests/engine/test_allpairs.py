@@ -110,8 +110,12 @@ def test_every_score_equals_parasail(mode, scoring, tmp_path):
     ("global", 0.9, "pident"), ("global", 0.75, 2), ("semiglobal", 0.85, "pident"),
     ("local", 0.9, "pident"), ("global", 0.8, 0), ("global", 0.8, 1), ("global", 0.8, 3),
     ("global", 0.8, 4), ("semiglobal", 0.7, 2)])
+@pytest.mark.parametrize("first_pass", ["full", "banded"])
 def test_kept_pairs_are_exactly_those_that_reach_the_threshold(mode, min_identity, iddef,
-                                                               tmp_path):
+                                                               first_pass, tmp_path,
+                                                               monkeypatch):
+    """With the full first pass, and with the banded one wherever a band exists."""
+    monkeypatch.setitem(engine.BAND_WORTH, "cpu", 0.0 if first_pass == "full" else 1.0)
     seqs = family_set(7, DNA, 30, 120)
     res = run(seqs, tmp_path, mode=mode, min_identity=min_identity, iddef=iddef)
     want = brute_force(seqs, DNA, mode, min_identity, iddef)

@@ -50,7 +50,15 @@ def batch_name(rows: int, packed: bool) -> str:
     return f"tile_batch<{rows}, {str(packed).lower()}>"
 
 
+BAND_WIDTHS = (16, 32, 64, 256, 1024, 4096)   # diagonals of the banded kernel's instances
+
+
+def band_name(width: int) -> str:
+    return f"band_scores<{width}>"
+
+
 _NAMES = {
+    "band.cu": tuple(band_name(w) for w in BAND_WIDTHS),
     "search.cu": tuple(search_name(g, r, c, m) for g, r in SEARCH_CONFIGS for c in CELLS
                        for m in MODES),
     "traceback.cu": tuple([fill_name(g, m, d) for g in GROUP_SIZES for m in MODES
@@ -63,7 +71,7 @@ _NAMES = {
 
 
 # sources whose instances compile one at a time, when first used (each run uses few)
-_ONE_BY_ONE = ("tiles.cu",)
+_ONE_BY_ONE = ("tiles.cu", "band.cu")
 
 
 @functools.cache

@@ -1,0 +1,99 @@
+"""Banded global scores: against a plain banded Gotoh, the full pass, and CPU against GPU."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from swath.kernels import get_backend
+from swath.kernels.cpu.band import SKIPPED
+from tests.conftest import DNA, PROTEIN
+from tests.kernels.test_gpu import packed, related
+
+NEG = float("-inf")
+
+
+def reference_band(q, t, lo, hi, scoring):
+    """Gotoh's global recurrences over the whole matrix, cells off diagonals lo..hi
+    excluded (a gap of length k costs open + k * extend); None if no path."""
+    m, n = len(q), len(t)
+    go, ge = scoring.gap_open, scoring.gap_extend
+    H = np.full((m + 1, n + 1), NEG)
+    E = np.full((m + 1, n + 1), NEG)
+    F = np.full((m + 1, n + 1), NEG)
+    for i in range(m + 1):
+        for j in range(n + 1):
+            if not lo <= i - j <= hi:
+                continue
+            if i == 0 and j == 0:
+                H[i, j] = 0
+                continue
+            if i > 0:
+                E[i, j] = max(E[i - 1, j] - ge, H[i - 1, j] - go - ge)
+            if j > 0:
+                F[i, j] = max(F[i, j - 1] - ge, H[i, j - 1] - go - ge)
+            diag = H[i - 1, j - 1] + scoring.matrix[q[i - 1], t[j - 1]] if i and j else NEG
+            H[i, j] = max(diag, E[i, j], F[i, j])
+    return None if H[m, n] == NEG else int(H[m, n])
+
+
+def random_set(rng, count, longest, alphabet):
+    return [rng.integers(0, alphabet, int(rng.integers(1, longest + 1))).astype(np.uint8)
+            for _ in range(count)]
+
+
+@pytest.mark.parametrize("scoring", [DNA, PROTEIN], ids=["dna", "protein"])
+def test_bands_equal_a_plain_banded_gotoh(scoring):
+    rng = np.random.default_rng(11)
+    alphabet = 4 if scoring is DNA else 20
+    queries, targets = random_set(rng, 9, 14, alphabet), random_set(rng, 11, 14, alphabet)
+    lo = rng.integers(-16, 4, (9, 11))
+    hi = lo + rng.integers(-2, 20, (9, 11))
+    got = get_backend("cpu").band_scores(*packed(queries), *packed(targets), lo, hi,
+                                         scoring.matrix, scoring.gap_open, scoring.gap_extend)
+    skipped = 0
+    for a, q in enumerate(queries):
+        for b, t in enumerate(targets):
+            want = reference_band(q, t, lo[a, b], hi[a, b], scoring)
+            assert got[a, b] == (SKIPPED if want is None else want), (a, b)
+            skipped += want is None
+    assert 0 < skipped < got.size          # both kinds of band were drawn
+
+
+@pytest.mark.parametrize("scoring", [DNA, PROTEIN], ids=["dna", "protein"])
+def test_a_band_of_every_diagonal_is_the_optimal_global_score(scoring):
+    rng = np.random.default_rng(12)
+    alphabet = 4 if scoring is DNA else 20
+    queries, targets = random_set(rng, 7, 90, alphabet), random_set(rng, 13, 90, alphabet)
+    backend = get_backend("cpu")
+    args = (*packed(queries), *packed(targets))
+    band = backend.band_scores(*args, np.full((7, 13), -10**6), np.full((7, 13), 10**6),
+                               scoring.matrix, scoring.gap_open, scoring.gap_extend)
+    full = backend.score_many(*args, scoring.matrix, scoring.gap_open, scoring.gap_extend,
+                              "global")
+    np.testing.assert_array_equal(band, full)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("scoring", [DNA, PROTEIN], ids=["dna", "protein"])
+def test_gpu_bands_equal_cpu_in_every_width_class(scoring):
+    """Bands of every instance (16 to 4,096 diagonals, registers and local memory) and
+    wider ones (the CPU twin's), empty bands, related and unrelated pairs."""
+    rng = np.random.default_rng(13)
+    alphabet = 4 if scoring is DNA else 20
+    queries = [*random_set(rng, 6, 300, alphabet),
+               rng.integers(0, alphabet, 4500).astype(np.uint8)]
+    targets = [related(rng, queries[k % len(queries)], int(rng.integers(1, 400)), alphabet)
+               for k in range(40)] + random_set(rng, 20, 300, alphabet)
+    targets.append(rng.integers(0, alphabet, 4400).astype(np.uint8))
+    shape = (len(queries), len(targets))
+    half = rng.choice([3, 10, 30, 60, 120, 500, 2000, 5000], shape)
+    m, n = np.array([len(q) for q in queries])[:, None], np.array([len(t) for t in targets])
+    centre = (m - n) // 2 + rng.integers(-2, 3, shape)
+    lo, hi = centre - half, centre + half
+    lo[0, :5], hi[0, :5] = 1, 0                                  # empty bands
+    args = (*packed(queries), *packed(targets), lo, hi, scoring.matrix, scoring.gap_open,
+            scoring.gap_extend)
+    gpu, cpu = (get_backend(d).band_scores(*args) for d in ("gpu", "cpu"))
+    np.testing.assert_array_equal(gpu, cpu)
+    assert (cpu == SKIPPED).any() and (cpu != SKIPPED).any()
