@@ -507,6 +507,24 @@ class _Translator:
         return other, f"character {shown} is not a residue letter"
 
 
+def take_concatenated(residues: np.ndarray, offsets: np.ndarray, index: np.ndarray
+                      ) -> tuple[np.ndarray, np.ndarray]:
+    """Sequences ``index`` (in that order, repeats allowed) of a concatenated set, as
+    residues and offsets of their own.
+
+    Examples
+    --------
+    >>> res, off = take_concatenated(np.arange(6), np.array([0, 2, 3, 6]), np.array([2, 0, 2]))
+    >>> res.tolist(), off.tolist()
+    ([3, 4, 5, 0, 1, 3, 4, 5], [0, 3, 5, 8])
+    """
+    starts, lengths = offsets[index], offsets[index + 1] - offsets[index]
+    out_offsets = np.zeros(len(index) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=out_offsets[1:])
+    at = np.repeat(starts - out_offsets[:-1], lengths) + np.arange(out_offsets[-1])
+    return residues[at], out_offsets
+
+
 def slice_concatenated(residues: np.ndarray, offsets: np.ndarray, first: int, last: int
                        ) -> tuple[np.ndarray, np.ndarray]:
     """Sequences ``first:last`` of a concatenated set (residues, offsets): their residues

@@ -44,7 +44,7 @@ from swath.identity import (
 )
 from swath.kernels import get_backend
 from swath.scoring import Scoring
-from swath.sequences import SequenceSet, slice_concatenated
+from swath.sequences import SequenceSet, slice_concatenated, take_concatenated
 from swath.storage.allpairs import (
     COUNTERS,
     KEPT_FIELDS,
@@ -159,38 +159,34 @@ def first_pass(job: AllPairsJob, rows: tuple[np.ndarray, np.ndarray],
 def trace(job: AllPairsJob, queries: tuple[np.ndarray, np.ndarray],
           targets: tuple[np.ndarray, np.ndarray], rows: np.ndarray, cols: np.ndarray,
           scores: np.ndarray, optimal: bool) -> dict[str, np.ndarray]:
-    """Align query ``rows[k]`` with target ``cols[k]`` for every k; each alignment's
-    fields (``KEPT_FIELDS``; ``i``, ``j`` the tile's own indices) and identity.
-    ``scores`` are the first pass's: the optimal scores, or lower bounds of them."""
+    """Align query ``rows[k]`` with target ``cols[k]`` for every k; the fields
+    (``KEPT_FIELDS``; ``i``, ``j`` the tile's own indices) of the alignments whose identity
+    reaches the job's threshold. ``scores`` are the first pass's: the optimal scores, or
+    lower bounds of them."""
     q_lens, t_lens = np.diff(queries[1]), np.diff(targets[1])
-    q = [queries[0][queries[1][r]:queries[1][r + 1]] for r in rows.tolist()]
-    t = [targets[0][targets[1][c]:targets[1][c + 1]] for c in cols.tolist()]
     sc = job.scoring
     got, coords, text, text_at = get_backend(job.device).align_batch(
-        np.concatenate(q), _offsets(q_lens[rows]), np.concatenate(t), _offsets(t_lens[cols]),
+        *take_concatenated(*queries, rows), *take_concatenated(*targets, cols),
         sc.matrix, sc.gap_open, sc.gap_extend, job.mode)
     if np.any(got < scores) or (optimal and not np.array_equal(got, scores)):
         raise RuntimeError("traceback scores disagree with the first pass")
+    counts = cigar_counts((text, text_at))
+    value = identity_from_counts(counts["matches"], counts["mismatches"], counts["columns"],
+                                 counts["gap_opens"], counts["terminal"], q_lens[rows],
+                                 t_lens[cols], job.iddef)
+    keep = np.flatnonzero(value >= job.min_identity)
     text_all = text.tobytes().decode("ascii")
-    cigars = [text_all[text_at[k]:text_at[k + 1]] for k in range(len(got))]
-    counts = cigar_counts(cigars)
     fields: dict[str, np.ndarray] = {
-        "i": rows, "j": cols, "score": got,
-        "identity": identity_from_counts(counts["matches"], counts["mismatches"],
-                                         counts["columns"], counts["gap_opens"],
-                                         counts["terminal"], q_lens[rows], t_lens[cols],
-                                         job.iddef),
-        "cigar": np.array(cigars, dtype=object), "length": counts["columns"],
-        "matches": counts["matches"], "mismatches": counts["mismatches"],
-        "gap_opens": counts["gap_opens"]}
+        "i": rows, "j": cols, "score": got, "identity": value,
+        "length": counts["columns"], "matches": counts["matches"],
+        "mismatches": counts["mismatches"], "gap_opens": counts["gap_opens"]}
     for k, name in enumerate(("query_start", "query_end", "target_start", "target_end")):
         fields[name] = coords[:, k]
-    return {name: np.asarray(fields[name]).astype(dtype if dtype is not str else object)
-            for name, dtype in KEPT_FIELDS.items()}
-
-
-def _offsets(lengths: np.ndarray) -> np.ndarray:
-    return np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    out = {name: np.asarray(fields[name])[keep].astype(dtype)
+           for name, dtype in KEPT_FIELDS.items() if name != "cigar"}
+    out["cigar"] = np.array([text_all[text_at[k]:text_at[k + 1]] for k in keep.tolist()],
+                            dtype=object)
+    return {name: out[name] for name in KEPT_FIELDS}
 
 
 def _symmetric(job: AllPairsJob) -> bool:
@@ -219,15 +215,12 @@ def run_tile(job: AllPairsJob, t: int) -> tuple[int, int]:
                             pairs.shape)
     candidate = by_length & (scores >= least)
     i, j = np.nonzero(candidate)
-    kept = trace(job, rows, cols, i, j, scores[i, j], optimal) if len(i) else None
-    keep = kept["identity"] >= job.min_identity if kept is not None else np.zeros(0, bool)
-    out = {name: values[keep] for name, values in kept.items()} if kept is not None else \
-        empty_kept()
+    out = trace(job, rows, cols, i, j, scores[i, j], optimal) if len(i) else empty_kept()
     out["i"] = out["i"] + store.block_range(bi)[0]
     out["j"] = out["j"] + store.block_range(bj)[0]
     counters = {"pairs": int(pairs.sum()), "length_filtered": int((pairs & ~by_length).sum()),
                 "score_filtered": int((by_length & ~candidate).sum()), "traced": len(i),
-                "kept": int(keep.sum())}
+                "kept": len(out["i"])}
     store.write_tile(t, out, counters, _score_chunks(job, bi, bj, rows, cols, pairs, scores)
                      if job.scores else [])
     logger.debug("tile %d (%d, %d): %s in %.3f s", t, bi, bj, counters,
