@@ -132,9 +132,27 @@ def score_pass(job: AllPairsJob, queries: tuple[np.ndarray, np.ndarray],
     return out
 
 
+class Lengths:
+    """The lengths of a tile's queries (rows) and targets (columns), with what depends
+    only on a pair's two lengths computed once per distinct pair of them (blocks of
+    sequences sorted by length hold few: a tile of 1,024 x 1,024 amplicons, about 100 x
+    100)."""
+
+    def __init__(self, rows: np.ndarray, cols: np.ndarray) -> None:
+        self.m, self.n = np.diff(rows)[:, None], np.diff(cols)[None, :]
+        distinct_m, self._row = np.unique(self.m, return_inverse=True)
+        distinct_n, self._col = np.unique(self.n, return_inverse=True)
+        self.distinct = distinct_m[:, None], distinct_n[None, :]
+
+    def spread(self, values: np.ndarray) -> np.ndarray:
+        """The (rows, cols) values of every pair, from those of ``distinct`` lengths."""
+        grid = np.broadcast_to(values, (self.distinct[0].shape[0], self.distinct[1].shape[1]))
+        return grid[self._row.reshape(-1, 1), self._col.reshape(1, -1)]
+
+
 def first_pass(job: AllPairsJob, rows: tuple[np.ndarray, np.ndarray],
                cols: tuple[np.ndarray, np.ndarray], pairs: np.ndarray, by_length: np.ndarray,
-               m: np.ndarray, n: np.ndarray) -> tuple[np.ndarray, bool]:
+               lengths: Lengths) -> tuple[np.ndarray, bool]:
     """The tile's scores for the score filter, and whether they are the optimal ones:
     the banded scores (lower bounds) of the pairs the length filter keeps where a band
     exists (``swath.identity.band_limits``), costs less than the full pass on this
@@ -142,10 +160,11 @@ def first_pass(job: AllPairsJob, rows: tuple[np.ndarray, np.ndarray],
     ``pairs`` (score matrix) or of the pairs the length filter keeps."""
     if job.scores:
         return score_pass(job, rows, cols, pairs), True
-    band = band_limits(m, n, job.min_identity, job.iddef, job.mode)
+    band = band_limits(*lengths.distinct, job.min_identity, job.iddef, job.mode)
     if band is not None:
-        lo, hi = (np.where(by_length, edge, empty) for edge, empty in zip(band, (1, 0),
-                                                                           strict=True))
+        m, n = lengths.m, lengths.n
+        lo, hi = (np.where(by_length, lengths.spread(edge), empty)
+                  for edge, empty in zip(band, (1, 0), strict=True))
         width = np.maximum(np.minimum(hi, m) - np.maximum(lo, -n) + 1, 0)
         backend = get_backend(job.device)
         worth = BAND_WORTH[backend.__name__.rsplit(".", 1)[-1]]
@@ -201,18 +220,19 @@ def run_tile(job: AllPairsJob, t: int) -> tuple[int, int]:
     store = AllPairsStore.open(job.store, mode="r+", complete=False)
     bi, bj = store.tile_blocks(t)
     rows, cols = store.block_sequences(bi), store.block_sequences(bj)
-    m, n = np.diff(rows[1])[:, None], np.diff(cols[1])[None, :]
-    pairs = np.ones((m.shape[0], n.shape[1]), dtype=bool)
+    lengths = Lengths(rows[1], cols[1])
+    pairs = np.ones((lengths.m.shape[0], lengths.n.shape[1]), dtype=bool)
     if bi == bj:
         pairs = np.triu(pairs, 1)
-    by_length = pairs & np.broadcast_to(
-        length_can_pass(m, n, job.min_identity, job.iddef, job.mode), pairs.shape)
-    scores, optimal = first_pass(job, rows, cols, pairs, by_length, m, n)
+    by_length = pairs & lengths.spread(
+        length_can_pass(*lengths.distinct, job.min_identity, job.iddef, job.mode))
+    scores, optimal = first_pass(job, rows, cols, pairs, by_length, lengths)
     # the bound over the codes the tile holds (DNA's N scores a mismatch against itself)
-    present = np.union1d(np.unique(rows[0]), np.unique(cols[0]))
-    least = np.broadcast_to(least_score(m, n, job.min_identity, job.scoring, job.mode,
-                                        job.iddef, residues=present if len(present) else None),
-                            pairs.shape)
+    present = np.flatnonzero(np.bincount(rows[0], minlength=256)
+                             + np.bincount(cols[0], minlength=256))
+    least = lengths.spread(least_score(*lengths.distinct, job.min_identity, job.scoring,
+                                       job.mode, job.iddef,
+                                       residues=present if len(present) else None))
     candidate = by_length & (scores >= least)
     i, j = np.nonzero(candidate)
     out = trace(job, rows, cols, i, j, scores[i, j], optimal) if len(i) else empty_kept()

@@ -31,6 +31,7 @@ every chunk is there, then marks the store complete.
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, cast
 
 import numpy as np
@@ -191,12 +192,19 @@ class AllPairsStore(LayoutStore):
         """Write tile ``t``: its kept pairs, its ``(block row, block column, values)``
         chunks of ``score``, its counters, then its done mark."""
         tile = cast(zarr.Group, self.group["kept"]).require_group(str(t))
-        for name, values in kept.items():
+
+        def write(name: str) -> None:
+            values = kept[name]
             array = tile.create_array(name, shape=values.shape, chunks=(max(len(values), 1),),
                                       dtype=KEPT_FIELDS[name], dimension_names=("pair",),
                                       overwrite=True)
             if len(values):
                 array[:] = values
+
+        # the fields at once: each is a few round trips to Zarr's I/O loop, which overlaps
+        # them (a tile's writes on an H100 host: 0.17 s one by one)
+        with ThreadPoolExecutor(len(kept)) as pool:
+            list(pool.map(write, kept))
         score = self.array("score").with_config({"write_empty_chunks": True}) \
             if score_chunks else None
         for bi, bj, values in score_chunks:
