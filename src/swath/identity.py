@@ -156,7 +156,8 @@ def cigar_counts(cigars: Sequence[str] | tuple[np.ndarray, np.ndarray]
         return dict(zip(_COUNT_NAMES, counts, strict=True))
     # a run's length: its digits, from the end of the run before it
     digit = np.where(letter, 0, text.astype(np.int64) - ord("0"))
-    run_of: npt.NDArray[np.int64] = np.cumsum(letter) - letter     # the run of each character
+    runs_to = np.cumsum(letter)
+    run_of: npt.NDArray[np.int64] = runs_to - letter     # the run of each character
     place = np.zeros(len(text), dtype=np.int64)
     place[::-1] = np.arange(len(text))
     place = place - place[at][run_of] - 1                # digits before the run's letter
@@ -164,17 +165,17 @@ def cigar_counts(cigars: Sequence[str] | tuple[np.ndarray, np.ndarray]
     lengths = np.bincount(run_of, weights=digit * power[np.clip(place, 0, 18)],
                           minlength=len(at)).round().astype(np.int64)
     ops = text[at]
-    owner = np.searchsorted(offsets, at, side="right") - 1      # the CIGAR of each run
+    first = np.concatenate([[0], runs_to])[offsets]       # each CIGAR's first run, and the end
+    runs = np.diff(first)
+    owner = np.repeat(np.arange(count), runs)            # the CIGAR of each run
     gap = (ops == ord("I")) | (ops == ord("D"))
     for row, values in ((0, np.where(ops == ord("="), lengths, 0)),
                         (1, np.where(ops == ord("X"), lengths, 0)), (2, lengths),
                         (3, gap.astype(np.int64))):
         counts[row] = np.bincount(owner, weights=values, minlength=count).round()
-    runs = np.bincount(owner, minlength=count)
-    first = np.searchsorted(owner, np.arange(count))     # each CIGAR's first and last run
     has = runs > 0
-    head = np.where(has, first, 0)
-    tail = np.where(has, first + runs - 1, 0)
+    head = np.where(has, first[:-1], 0)
+    tail = np.where(has, first[1:] - 1, 0)
     terminal = np.where(has & gap[head], lengths[head], 0)
     counts[4] = terminal + np.where((runs > 1) & gap[tail], lengths[tail], 0)
     return dict(zip(_COUNT_NAMES, counts, strict=True))
