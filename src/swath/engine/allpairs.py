@@ -133,21 +133,23 @@ def score_pass(job: AllPairsJob, queries: tuple[np.ndarray, np.ndarray],
 
 
 class Lengths:
-    """The lengths of a tile's queries (rows) and targets (columns), with what depends
-    only on a pair's two lengths computed once per distinct pair of them (blocks of
-    sequences sorted by length hold few: a tile of 1,024 x 1,024 amplicons, about 100 x
-    100)."""
+    """The lengths of a tile's queries (rows) and targets (columns), each sorted, with what
+    depends only on a pair's two lengths computed once per distinct pair of them (blocks
+    of sequences sorted by length hold few: a tile of 1,024 x 1,024 amplicons, about 100
+    x 100)."""
 
     def __init__(self, rows: np.ndarray, cols: np.ndarray) -> None:
         self.m, self.n = np.diff(rows)[:, None], np.diff(cols)[None, :]
-        distinct_m, self._row = np.unique(self.m, return_inverse=True)
-        distinct_n, self._col = np.unique(self.n, return_inverse=True)
+        if np.any(np.diff(self.m, axis=0) < 0) or np.any(np.diff(self.n, axis=1) < 0):
+            raise ValueError("a tile's sequences must be sorted by length")
+        distinct_m, self._rows = np.unique(self.m, return_counts=True)
+        distinct_n, self._cols = np.unique(self.n, return_counts=True)
         self.distinct = distinct_m[:, None], distinct_n[None, :]
 
     def spread(self, values: np.ndarray) -> np.ndarray:
         """The (rows, cols) values of every pair, from those of ``distinct`` lengths."""
-        grid = np.broadcast_to(values, (self.distinct[0].shape[0], self.distinct[1].shape[1]))
-        return grid[self._row.reshape(-1, 1), self._col.reshape(1, -1)]
+        grid = np.broadcast_to(values, (len(self._rows), len(self._cols)))
+        return np.repeat(np.repeat(grid, self._rows, axis=0), self._cols, axis=1)
 
 
 def first_pass(job: AllPairsJob, rows: tuple[np.ndarray, np.ndarray],

@@ -31,26 +31,27 @@ def band_scores(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: 
         return out
     m, n = np.diff(q_off)[:, None], np.diff(t_off)[None, :]
     lo, hi = np.broadcast_to(lo, (nq, nt)), np.broadcast_to(hi, (nq, nt))
-    width, holds = clipped_bands(q_off, t_off, lo, hi)
-    classes = np.searchsorted(np.array(BAND_WIDTHS), width)
     size = matrix.shape[0]
     args = (cp.asarray(q_res), cp.asarray(q_off.astype(np.int64)), cp.asarray(t_res),
             cp.asarray(t_off.astype(np.int64)))
     bounds = (cp.asarray(np.ascontiguousarray(lo, dtype=np.int32)),
               cp.asarray(np.ascontiguousarray(hi, dtype=np.int32)))
+    # each pair's width class, on the GPU (NumPy's functions dispatch to CuPy's)
+    width, holds = clipped_bands(args[1], args[3], *bounds)
+    classes = cp.searchsorted(cp.asarray(BAND_WIDTHS), width)
     sub = cp.asarray(np.ascontiguousarray(matrix, dtype=np.int32))
     scores = cp.full((nq, nt), SKIPPED, dtype=np.int32)
     for c, widest in enumerate(BAND_WIDTHS):
-        pairs = np.flatnonzero((holds & (classes == c)).ravel()).astype(np.int32)
+        pairs = cp.flatnonzero((holds & (classes == c)).ravel()).astype(np.int32)
         if not len(pairs):
             continue
         kernel("band.cu", band_name(widest))(
             (-(-len(pairs) // BLOCK),), (BLOCK,),
-            (*args, cp.asarray(pairs), np.int32(len(pairs)), np.int32(nt), *bounds, sub,
+            (*args, pairs, np.int32(len(pairs)), np.int32(nt), *bounds, sub,
              np.int32(size), np.int32(gap_open), np.int32(gap_extend), scores),
             shared_mem=size * size * 4)
     out = scores.get()
-    wide = holds & (classes == len(BAND_WIDTHS))
+    wide = (holds & (classes == len(BAND_WIDTHS))).get()
     for qi in np.flatnonzero(wide.any(axis=1)):
         tj = np.flatnonzero(wide[qi])
         targets = [t_res[t_off[k]:t_off[k + 1]] for k in tj.tolist()]
