@@ -135,7 +135,7 @@ def score_pass(job: AllPairsJob, queries: tuple[np.ndarray, np.ndarray],
 class Lengths:
     """The lengths of a tile's queries (rows) and targets (columns), each sorted, with what
     depends only on a pair's two lengths computed once per distinct pair of them (blocks
-    of sequences sorted by length hold few: a tile of 1,024 x 1,024 amplicons, about 100
+    of sequences sorted by length hold few: a tile of 2,048 x 2,048 amplicons, about 100
     x 100)."""
 
     def __init__(self, rows: np.ndarray, cols: np.ndarray) -> None:
@@ -370,9 +370,9 @@ def prepare(store_path: str, sequences: SequenceSet, scoring: Scoring, *, mode: 
             device: str) -> AllPairsJob:
     """Create the store of a new all-pairs job, or reopen it if it holds the same job.
 
-    ``block`` (the API's ``ALLPAIRS_BLOCK``: 1,024) bounds a task's memory by its tile: about 30
-    bytes a pair (scores, bounds, masks), 30 MiB for 1,024 x 1,024, whatever n; n = 10^5
-    makes 4,851 tiles, few enough for Dask's scheduler, many enough to spread over a
+    ``block`` (the API's ``ALLPAIRS_BLOCK``: 2,048) bounds a task's memory by its tile: about 40
+    bytes a pair (scores, bounds, masks), 160 MiB for 2,048 x 2,048, whatever n; n = 10^5
+    makes 1,225 tiles, few enough for Dask's scheduler, many enough to spread over a
     mixed cluster, and one tile of 16S genes (1,500 residues) is a few seconds of a GPU
     or minutes of two CPU cores, the work a killed job may lose.
 
