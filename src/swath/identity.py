@@ -71,7 +71,7 @@ NO_BOUND = int(np.iinfo(np.int64).min)
 UNREACHABLE = int(np.iinfo(np.int64).max)
 """:func:`least_score` where no alignment of those lengths reaches the threshold."""
 
-_COUNT_NAMES = ("matches", "mismatches", "columns", "gap_opens", "terminal")
+COUNT_NAMES = ("matches", "mismatches", "columns", "gap_opens", "terminal")
 _BIG = 1 << 40          # "no limit" for counts (far above any length, far below overflow)
 _IntArray: TypeAlias = npt.NDArray[np.int64]
 _Values: TypeAlias = Callable[[_IntArray, _IntArray], _IntArray]
@@ -153,7 +153,7 @@ def cigar_counts(cigars: Sequence[str] | tuple[np.ndarray, np.ndarray]
     letter = text > ord("9")
     at = np.flatnonzero(letter)                          # each run's operation
     if count == 0 or not len(at):
-        return dict(zip(_COUNT_NAMES, counts, strict=True))
+        return dict(zip(COUNT_NAMES, counts, strict=True))
     # a run's length: its digits, from the end of the run before it
     digit = np.where(letter, 0, text.astype(np.int64) - ord("0"))
     runs_to = np.cumsum(letter)
@@ -178,7 +178,7 @@ def cigar_counts(cigars: Sequence[str] | tuple[np.ndarray, np.ndarray]
     tail = np.where(has, first[1:] - 1, 0)
     terminal = np.where(has & gap[head], lengths[head], 0)
     counts[4] = terminal + np.where((runs > 1) & gap[tail], lengths[tail], 0)
-    return dict(zip(_COUNT_NAMES, counts, strict=True))
+    return dict(zip(COUNT_NAMES, counts, strict=True))
 
 
 def identity_from_counts(matches: npt.ArrayLike, mismatches: npt.ArrayLike,

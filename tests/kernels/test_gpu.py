@@ -74,6 +74,25 @@ def test_align_batch_equals_cpu(mode, scoring):
         np.testing.assert_array_equal(g, c)
 
 
+def test_cigar_counts_equal_cpu():
+    rng = np.random.default_rng(5)
+    queries = [rng.integers(0, 4, m).astype(np.uint8) for m in rng.integers(1, 300, 80)]
+    targets = [related(rng, q, int(rng.integers(1, 400)), 4) for q in queries]
+    _, _, text, text_at = get_backend("cpu").align_batch(
+        *packed(queries), *packed(targets), DNA.matrix, DNA.gap_open, DNA.gap_extend, "global")
+    made = ["", "5I", "2D3=", "3=4I", "12=1X100=", "1I1D1I", "7D"]
+    extra = np.frombuffer("".join(made).encode(), dtype=np.uint8)
+    extra_at = np.cumsum([0] + [len(c) for c in made]) + text_at[-1]
+    cigars = np.concatenate([text, extra]), np.concatenate([text_at, extra_at[1:]])
+    gpu, cpu = both("cigar_counts", cigars)
+    assert gpu.keys() == cpu.keys()
+    for name in cpu:
+        np.testing.assert_array_equal(gpu[name], cpu[name], err_msg=name)
+    assert cpu["terminal"][-7:].tolist() == [0, 5, 2, 4, 0, 2, 7]
+    assert get_backend("gpu").cigar_counts((np.zeros(0, np.uint8), np.zeros(1, np.int64))
+                                           )["matches"].shape == (0,)
+
+
 @pytest.mark.parametrize("mode", MODES)
 def test_score_ends_equal_cpu(mode):
     rng = np.random.default_rng(12)

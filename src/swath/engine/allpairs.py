@@ -6,11 +6,15 @@
 Each tile of the upper triangle of the block matrix not yet done is one task,
 
     swath-allpairs-{run}-{t}  its two blocks read from the store; the length filter (pairs
-                              whose lengths alone rule out ``min_identity``); the score
-                              pass (``score_many``) over boxes that cover the pairs still
-                              needed (the upper triangle of a diagonal tile, the pairs the
-                              length filter keeps, or every pair when the score matrix is
-                              kept); the score filter (pairs below the least score of an
+                              whose lengths alone rule out ``min_identity``); the first
+                              pass: each pair the length filter keeps scored in the band
+                              of diagonals every alignment reaching ``min_identity`` stays
+                              in (``band_scores``; a lower bound of its optimal score),
+                              or, where no band exists (``--iddef 2, 3``, local and
+                              semiglobal modes), costs more than the full DP or the score
+                              matrix is kept, the full score pass (``score_many``) over
+                              boxes that cover the pairs needed; the score filter (pairs
+                              whose first-pass score is below the least score of an
                               alignment of their lengths at ``min_identity``); the
                               traceback (``align_batch``) of the candidates left; identity
                               by the job's definition; the tile's writes and done mark
@@ -37,7 +41,6 @@ import numpy as np
 
 from swath.identity import (
     band_limits,
-    cigar_counts,
     identity_from_counts,
     least_score,
     length_can_pass,
@@ -186,12 +189,13 @@ def trace(job: AllPairsJob, queries: tuple[np.ndarray, np.ndarray],
     lower bounds of them."""
     q_lens, t_lens = np.diff(queries[1]), np.diff(targets[1])
     sc = job.scoring
-    got, coords, text, text_at = get_backend(job.device).align_batch(
+    backend = get_backend(job.device)
+    got, coords, text, text_at = backend.align_batch(
         *take_concatenated(*queries, rows), *take_concatenated(*targets, cols),
         sc.matrix, sc.gap_open, sc.gap_extend, job.mode)
     if np.any(got < scores) or (optimal and not np.array_equal(got, scores)):
         raise RuntimeError("traceback scores disagree with the first pass")
-    counts = cigar_counts((text, text_at))
+    counts = backend.cigar_counts((text, text_at))
     value = identity_from_counts(counts["matches"], counts["mismatches"], counts["columns"],
                                  counts["gap_opens"], counts["terminal"], q_lens[rows],
                                  t_lens[cols], job.iddef)

@@ -14,6 +14,10 @@ functions with the same arguments:
     pair's band of diagonals ``lo .. hi`` (``(nq, nt)`` arrays; ``i - j`` is the
     diagonal of cell (i, j)), an ``(nq, nt)`` int32 array: the first pass of all
     against all (``swath.identity.band_limits``);
+``cigar_counts((text, text_at))``
+    the matches, mismatches, columns, gap openings and terminal gap columns of each
+    CIGAR of such a text buffer, as :func:`swath.identity.cigar_counts` counts them
+    (the CPU backend's is that function): what identities are computed from;
 ``score_ends(q_res, q_off, t_res, t_off, matrix, gap_open, gap_extend, mode)``
     the score and end cell (query end, target end; exclusive) of query k against
     target k, without traceback (what the engine needs to rank and re-align hits);
@@ -43,8 +47,8 @@ from swath.errors import BackendUnavailable, GpuUnavailable, InvalidParameter
 logger = logging.getLogger(__name__)
 
 DEVICES = ("auto", "cpu", "gpu")
-_FUNCTIONS = ("score_many", "band_scores", "align_batch", "score_ends", "tile_forward",
-              "tile_scores", "tile_batch")
+_FUNCTIONS = ("score_many", "band_scores", "align_batch", "cigar_counts", "score_ends",
+              "tile_forward", "tile_scores", "tile_batch")
 INSTALL_HINT = "pip install 'swath[gpu]' (CUDA 12) or 'swath[gpu-cuda13]' (CUDA 13)"
 _MATCH_CUDA = ("install the CuPy wheel of the driver's CUDA major (cupy-cuda12x or "
                "cupy-cuda13x; nvidia-smi shows it) or update the NVIDIA driver")

@@ -25,8 +25,9 @@ from swath.errors import GpuOutOfMemory
 from swath.kernels import one_line
 from swath.kernels.gpu import band, scores, tiles, traceback
 
-__all__ = ["align_batch", "band_scores", "row_stream", "score_against", "score_ends", "score_many",
-           "tile_batch", "tile_forward", "tile_scores", "translate_errors", "upload_targets"]
+__all__ = ["align_batch", "band_scores", "cigar_counts", "row_stream", "score_against",
+           "score_ends", "score_many", "tile_batch", "tile_forward", "tile_scores",
+           "translate_errors", "upload_targets"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -86,6 +87,7 @@ score_many = translate_errors(scores.score_many)
 score_against = translate_errors(scores.score_against)
 upload_targets = translate_errors(scores.DeviceTargets.upload)
 align_batch = translate_errors(traceback.align_batch)
+cigar_counts = translate_errors(traceback.cigar_counts)
 band_scores = translate_errors(band.band_scores)
 score_ends = translate_errors(traceback.score_ends)
 tile_forward = translate_errors(tiles.tile_forward)

@@ -292,3 +292,39 @@ __global__ void compact_text(const char* __restrict__ cigar, const i64* __restri
     u8* dst = text + to[p];
     for (int x = 0; x < length[p]; ++x) dst[x] = (u8)src[x];
 }
+
+// M, X, L, O and T of each CIGAR of a packed text (swath.identity.cigar_counts, the CPU
+// twin): matches, mismatches, columns, gap openings and terminal gap columns; one
+// thread a CIGAR. out is (5, count), row-major.
+__global__ void cigar_counts(const u8* __restrict__ text, const i64* __restrict__ at, int count,
+                             i64* __restrict__ out)
+{
+    const int k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= count) return;
+    i64 matches = 0, mismatches = 0, columns = 0, opens = 0, terminal = 0, run = 0, last = 0;
+    int runs = 0;
+    bool last_gap = false;
+    for (i64 p = at[k]; p < at[k + 1]; ++p) {
+        const u8 c = text[p];
+        if (c <= '9') {
+            run = run * 10 + (c - '0');
+            continue;
+        }
+        const bool gap = c == 'I' || c == 'D';
+        if (c == '=') matches += run;
+        if (c == 'X') mismatches += run;
+        columns += run;
+        opens += gap;
+        if (runs == 0 && gap) terminal += run;
+        ++runs;
+        last = run;
+        last_gap = gap;
+        run = 0;
+    }
+    if (runs > 1 && last_gap) terminal += last;
+    out[k] = matches;
+    out[count + k] = mismatches;
+    out[2 * (i64)count + k] = columns;
+    out[3 * (i64)count + k] = opens;
+    out[4 * (i64)count + k] = terminal;
+}

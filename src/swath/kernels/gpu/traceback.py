@@ -182,3 +182,19 @@ def align_batch(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: 
     for k, t in texts.items():
         packed[text_at[k]:text_at[k + 1]] = t
     return scores, coords, packed, text_at
+
+
+def cigar_counts(cigars: tuple[np.ndarray, np.ndarray]) -> dict[str, np.ndarray]:
+    """M, X, L, O and T of each CIGAR of a text buffer (uint8) and its ``N + 1`` offsets,
+    as :func:`swath.identity.cigar_counts` (the CPU twin) counts them: one GPU thread a
+    CIGAR."""
+    from swath.identity import COUNT_NAMES
+
+    text, text_at = np.asarray(cigars[0], dtype=np.uint8), np.asarray(cigars[1], np.int64)
+    count = len(text_at) - 1
+    out = cp.zeros((len(COUNT_NAMES), count), dtype=np.int64)
+    if count and len(text):
+        kernel("traceback.cu", "cigar_counts")(
+            (-(-count // BLOCK),), (BLOCK,),
+            (cp.asarray(text), cp.asarray(text_at), np.int32(count), out))
+    return dict(zip(COUNT_NAMES, out.get(), strict=True))
