@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import time
 import zlib
 
 import numpy as np
@@ -245,6 +246,37 @@ def test_on_a_distributed_client(client, tmp_path):
     here = run(seqs, tmp_path, "h.zarr", scores=True, clusters=True)
     assert on_cluster.to_table() == here.to_table()
     assert np.array_equal(on_cluster.scores(), here.scores())
+
+
+def test_faster_workers_take_more_tiles(tmp_path):
+    """A mixed cluster: Dask hands tiles to workers as they free up (no scheduling of
+    swath's), so a worker slowed by 1 s a tile takes fewer; the store is the same."""
+    from distributed import Client, LocalCluster, WorkerPlugin, get_task_stream
+
+    class Slow(WorkerPlugin):
+        """Holds the worker at ``address`` for 1 s before each tile it starts."""
+
+        def __init__(self, address):
+            self.address = address
+
+        def setup(self, worker):
+            self.slow = worker.address == self.address
+
+        def transition(self, key, start, finish, **kwargs):
+            if self.slow and finish == "executing" and "allpairs" in str(key):
+                time.sleep(1.0)
+
+    seqs = family_set(9, DNA, 40, 60)
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                      dashboard_address=":0") as cluster, Client(cluster) as c:
+        slow = sorted(c.scheduler_info()["workers"])[0]
+        c.register_plugin(Slow(slow))
+        with get_task_stream(client=c) as stream:
+            mixed = run(seqs, tmp_path, "m.zarr", client=c)
+    tiles = [task["worker"] for task in stream.data if "allpairs" in str(task["key"])]
+    assert len(tiles) == 55
+    assert 0 < tiles.count(slow) < len(tiles) / 4
+    assert mixed.to_table() == run(seqs, tmp_path, "h.zarr").to_table()
 
 
 @pytest.mark.gpu
