@@ -1,0 +1,70 @@
+"""All against all on a mixed Dask cluster of one GPU host: one GPU worker, CPU workers.
+
+A scheduler in this process, one ``dask worker`` with the GPU (two threads) and
+``--cpu-workers`` workers without one (``CUDA_VISIBLE_DEVICES`` empty, one thread each,
+``NUMBA_NUM_THREADS`` of ``--cpu-threads``); ``swath.allpairs(..., device="auto")`` so each
+tile runs on whatever its worker has. Reported: the mixed job's seconds, the tiles each kind
+of worker took, the same job on the GPU alone in this process, and whether both stores hold
+the same kept pairs.
+
+    python benchmarks/allpairs_mixed.py A1_2000.fasta --block 256
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import time
+
+import swath
+from swath.scoring import Scoring
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("fasta")
+    parser.add_argument("--block", type=int, default=256)
+    parser.add_argument("--cpu-workers", type=int, default=4)
+    parser.add_argument("--cpu-threads", type=int, default=3)
+    parser.add_argument("--out", default=".")
+    args = parser.parse_args()
+
+    from distributed import Client, LocalCluster, get_task_stream
+
+    dna = Scoring.dna(2, -3, 5, 2)
+    job = {"scoring": dna, "min_identity": 0.97, "block": args.block}
+    with LocalCluster(n_workers=0, dashboard_address=":0") as cluster, Client(cluster) as client:
+        worker = ["dask", "worker", cluster.scheduler_address, "--no-dashboard"]
+        workers = [
+            subprocess.Popen([*worker, "--nthreads", "2", "--name", "gpu"],
+                             env=os.environ | {"CUDA_VISIBLE_DEVICES": "0"}),
+            subprocess.Popen([*worker, "--nworkers", str(args.cpu_workers), "--nthreads", "1"],
+                             env=os.environ | {"CUDA_VISIBLE_DEVICES": "",
+                                               "NUMBA_NUM_THREADS": str(args.cpu_threads)})]
+        try:
+            client.wait_for_workers(1 + args.cpu_workers, timeout=120)
+            names = {address: info["name"]
+                     for address, info in client.scheduler_info()["workers"].items()}
+            started = time.perf_counter()
+            with get_task_stream(client=client) as stream:
+                mixed = swath.allpairs(args.fasta, store=f"{args.out}/mixed.zarr", client=client,
+                                       device="auto", **job)
+            mixed_seconds = time.perf_counter() - started
+        finally:
+            for process in workers:
+                process.terminate()
+    tiles = {"gpu": 0, "cpu": 0}
+    for task in stream.data:
+        if "allpairs" in str(task["key"]):
+            tiles["gpu" if names[task["worker"]] == "gpu" else "cpu"] += 1
+    started = time.perf_counter()
+    alone = swath.allpairs(args.fasta, store=f"{args.out}/alone.zarr", device="gpu", **job)
+    print(json.dumps({"mixed_seconds": round(mixed_seconds, 2), "tiles": tiles,
+                      "gpu_alone_seconds": round(time.perf_counter() - started, 2),
+                      "kept": len(mixed), "same_kept_pairs": mixed.to_table() == alone.to_table()}))
+
+
+if __name__ == "__main__":
+    main()
