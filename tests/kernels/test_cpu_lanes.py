@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from swath.kernels.bounds import score_bounds
-from swath.kernels.cpu.lanes import LANES, lane_kernel, pack_lanes, padded_matrix
+from swath.kernels.cpu.lanes import BLOCK, LANES, lane_kernel, pack_lanes, padded_matrix
 from tests.conftest import PROTEIN
 
 
@@ -15,7 +15,8 @@ def run_narrow(mode: str, query: np.ndarray, targets: list[np.ndarray], dtype=np
     res = np.concatenate(targets)
     off = np.concatenate([[0], np.cumsum([len(t) for t in targets])]).astype(np.int64)
     order = np.argsort(np.diff(off), kind="stable")
-    cols, col_off, lens = pack_lanes(res, off, order, LANES[narrow], pad=PROTEIN.matrix.shape[0])
+    cols, col_off, lens = pack_lanes(res, off, order, LANES[narrow], pad=PROTEIN.matrix.shape[0],
+                                     multiple=BLOCK)
     groups = len(col_off) - 1
     out = np.zeros((1, groups, LANES[narrow]), dtype=narrow)
     flags = np.zeros((1, groups, LANES[narrow]), dtype=np.uint8)
@@ -56,3 +57,13 @@ def test_pack_lanes_pads_past_each_end():
     assert col_off.tolist() == [0, 3]
     assert lens.tolist() == [[1, 3, 0, 0]]
     assert cols.tolist() == [[4, 1, 9, 9], [9, 2, 9, 9], [9, 3, 9, 9]]
+
+
+def test_pack_lanes_rounds_group_widths_up():
+    targets = [np.array([1, 2, 3], np.uint8), np.array([4], np.uint8)]
+    cols, col_off, lens = pack_lanes(np.concatenate(targets), np.array([0, 3, 4]),
+                                     np.array([1, 0]), 4, pad=9, multiple=8)
+    assert col_off.tolist() == [0, 8]
+    assert lens.tolist() == [[1, 3, 0, 0]]
+    assert cols[:3].tolist() == [[4, 1, 9, 9], [9, 2, 9, 9], [9, 3, 9, 9]]
+    assert (cols[3:] == 9).all()

@@ -15,7 +15,7 @@ import numpy as np
 
 from swath.errors import InvalidParameter
 from swath.kernels.bounds import fits, score_bounds
-from swath.kernels.cpu.lanes import LANES, lane_kernel, pack_lanes, padded_matrix
+from swath.kernels.cpu.lanes import BLOCK, LANES, lane_kernel, pack_lanes, padded_matrix
 
 WIDTHS = {"local": (np.int8, np.int16, np.int32), "global": (np.int16, np.int32),
           "semiglobal": (np.int16, np.int32)}
@@ -28,8 +28,10 @@ def _pass(dtype: np.dtype, mode: str, q_res: np.ndarray, q_off: np.ndarray, t_re
     lanes = LANES[dtype]
     t_len = np.diff(t_off)
     order = targets[np.argsort(t_len[targets], kind="stable")]
-    cols, col_off, lens = pack_lanes(t_res, t_off, order, lanes, pad=matrix.shape[0])
-    low, high = score_bounds(np.diff(q_off)[:, None], lens.max(axis=1)[None, :], matrix,
+    cols, col_off, lens = pack_lanes(t_res, t_off, order, lanes, pad=matrix.shape[0],
+                                     multiple=BLOCK)
+    # the kernel runs every packed column: bounds over the packed widths
+    low, high = score_bounds(np.diff(q_off)[:, None], np.diff(col_off)[None, :], matrix,
                              gap_open, gap_extend, mode)
     skip = ~fits(low, high, dtype, gap_extend)
     nq, ngroups = len(q_off) - 1, len(col_off) - 1
