@@ -6,7 +6,14 @@ import numpy as np
 import pytest
 
 from swath.kernels.bounds import score_bounds
-from swath.kernels.cpu.lanes import BLOCK, LANES, lane_kernel, pack_lanes, padded_matrix
+from swath.kernels.cpu.lanes import (
+    BLOCK,
+    LANES,
+    lane_kernel,
+    pack_lanes,
+    padded_matrix,
+    query_chunks,
+)
 from tests.conftest import PROTEIN
 
 
@@ -20,8 +27,8 @@ def run_narrow(mode: str, query: np.ndarray, targets: list[np.ndarray], dtype=np
     groups = len(col_off) - 1
     out = np.zeros((1, groups, LANES[narrow]), dtype=narrow)
     flags = np.zeros((1, groups, LANES[narrow]), dtype=np.uint8)
-    lane_kernel(mode, narrow)(query, np.array([0, len(query)]), cols, col_off, lens,
-                              np.zeros((1, groups), dtype=bool),
+    lane_kernel(mode, narrow)(query, np.array([0, len(query)]), np.array([0, 1]), cols, col_off,
+                              lens, np.zeros((1, groups), dtype=bool),
                               padded_matrix(PROTEIN.matrix, narrow), 11, 1, out, flags)
     return out.reshape(-1)[np.argsort(order)], flags.reshape(-1)[np.argsort(order)]
 
@@ -67,3 +74,10 @@ def test_pack_lanes_rounds_group_widths_up():
     assert lens.tolist() == [[1, 3, 0, 0]]
     assert cols[:3].tolist() == [[4, 1, 9, 9], [9, 2, 9, 9], [9, 3, 9, 9]]
     assert (cols[3:] == 9).all()
+
+
+def test_query_chunks_hold_at_most_the_cap_unless_one_query_is_longer():
+    q_off = np.cumsum([0, 5, 5, 5, 20, 1, 1])
+    assert query_chunks(q_off, 10).tolist() == [0, 2, 3, 4, 6]
+    assert query_chunks(q_off, 100).tolist() == [0, 6]
+    assert query_chunks(np.array([0, 3]), 1).tolist() == [0, 1]

@@ -38,6 +38,7 @@ from swath.kernels.cpu._jit import jit
 
 LANES = {np.dtype(np.int8): 64, np.dtype(np.int16): 32, np.dtype(np.int32): 16}
 BLOCK = 8   # C: columns swept together
+CHUNK_RESIDUES = 2048   # queries that share a profile: at most this many residues
 
 
 @functools.cache
@@ -50,16 +51,17 @@ def _make_kernel(mode: str, dtype: np.dtype) -> Any:
     ceiling = np.iinfo(dtype).max
 
     @jit(parallel=True)
-    def kernel(q_res, q_off, cols_all, col_off, lens_all, skip, sub, gap_open, gap_extend,
-               out_all, flags_all):
+    def kernel(q_res, q_off, chunks, cols_all, col_off, lens_all, skip, sub, gap_open,
+               gap_extend, out_all, flags_all):
         """Scores of every query against every lane group.
 
-        q_res, q_off: queries (uint8 codes, int64 offsets). cols_all, col_off, lens_all:
-        lane groups (see module doc; each group a multiple of C columns wide);
-        lens_all[g, k] is 0 for an empty lane. skip[qi, g]: pair block not to run
-        (flagged instead). sub: (A + 1, A + 1) substitution matrix with the padding row
-        and column. out_all[qi, g, k] score; flags_all[qi, g, k] = 1 where the score is
-        not exact at this width.
+        q_res, q_off: queries (uint8 codes, int64 offsets). chunks: query indices where
+        each chunk of queries starts (and the end); a chunk's queries share the score
+        profile of every column block. cols_all, col_off, lens_all: lane groups (see
+        module doc; each group a multiple of C columns wide); lens_all[g, k] is 0 for an
+        empty lane. skip[qi, g]: pair block not to run (flagged instead). sub: (A + 1,
+        A + 1) substitution matrix with the padding row and column. out_all[qi, g, k]
+        score; flags_all[qi, g, k] = 1 where the score is not exact at this width.
 
         One function, not a group function called from it: numba's cache keys a closure
         on its captured values, and a captured dispatcher pickles with an id of its
@@ -67,46 +69,43 @@ def _make_kernel(mode: str, dtype: np.dtype) -> Any:
         cache.
         """
         ngroups = col_off.shape[0] - 1
-        for task in numba.prange((q_off.shape[0] - 1) * ngroups):
-            qi = task // ngroups
+        alphabet = sub.shape[0] - 1
+        goe = T(-(gap_open + gap_extend))
+        ge = T(-gap_extend)
+        zero = T(0)
+        neg_inf = T(np.iinfo(dtype).min + gap_extend)
+        threshold = T(ceiling - max(sub.max(), 0))
+        for task in numba.prange((chunks.shape[0] - 1) * ngroups):
+            # the chunk's queries q0 .. q1 - 1 against lane group g (width x L residues)
+            q0 = chunks[task // ngroups]
+            q1 = chunks[task // ngroups + 1]
             g = task % ngroups
-            if skip[qi, g]:
-                for k in range(L):
-                    flags_all[qi, g, k] = 1
-                continue
-            # query qi against lane group g (width x L residues)
-            q = q_res[q_off[qi]:q_off[qi + 1]]
             cols = cols_all[col_off[g]:col_off[g + 1]]
             lens = lens_all[g]
-            out = out_all[qi, g]
-            flags = flags_all[qi, g]
-            m = q.shape[0]
-            alphabet = sub.shape[0] - 1
-            goe = T(-(gap_open + gap_extend))
-            ge = T(-gap_extend)
-            zero = T(0)
-            neg_inf = T(np.iinfo(dtype).min + gap_extend)
-            # state[i, 0]: H of row i in the last column swept, state[i, 1]: E of row i
-            state = np.empty((m + 1, 2, L), dtype)
-            # per column of the block: F, and H of the row above
-            f_col = np.empty((C, L), dtype)
-            h_col = np.empty((C, L), dtype)
-            # lane[0]: H diagonal to the block's first column, lane[1]: best
-            lane = np.empty((2, L), dtype)
-            # the profile has a row per residue the query holds (rank[q[i]] is q[i]'s row)
+            # the profile has a row per residue the chunk holds (rank[a] is a's row)
             held = np.zeros(alphabet, np.bool_)
-            for i in range(m):
-                held[q[i]] = True
+            for i in range(q_off[q0], q_off[q1]):
+                held[q_res[i]] = True
             residues = np.flatnonzero(held)
             rank = np.cumsum(held) - 1
             profile = np.empty((residues.shape[0], C, L), dtype)
-            for i in range(m + 1):
-                gap = zero if local or i == 0 else T(-(gap_open + gap_extend * i))
+            # query qi's rows: state[q_off[qi] + qi - q_off[q0] - q0 + i] for i in 0 .. m;
+            # state[., 0]: H of the row in the last column swept, state[., 1]: E
+            state = np.empty((q_off[q1] - q_off[q0] + q1 - q0, 2, L), dtype)
+            # lane[qi - q0, 0]: H diagonal to the block's first column, lane[., 1]: best
+            lane = np.empty((q1 - q0, 2, L), dtype)
+            # per column of the block: F, and H of the row above
+            f_col = np.empty((C, L), dtype)
+            h_col = np.empty((C, L), dtype)
+            for qi in range(q0, q1):
+                first = q_off[qi] + qi - q_off[q0] - q0
+                for i in range(q_off[qi + 1] - q_off[qi] + 1):
+                    gap = zero if local or i == 0 else T(-(gap_open + gap_extend * i))
+                    for k in range(L):
+                        state[first + i, 0, k] = gap
+                        state[first + i, 1, k] = neg_inf
                 for k in range(L):
-                    state[i, 0, k] = gap
-                    state[i, 1, k] = neg_inf
-            for k in range(L):
-                lane[1, k] = zero if local else T(np.iinfo(dtype).min)
+                    lane[qi - q0, 1, k] = zero if local else T(np.iinfo(dtype).min)
             for j0 in range(0, cols.shape[0], C):
                 for c in range(C):
                     col = cols[j0 + c]
@@ -114,50 +113,60 @@ def _make_kernel(mode: str, dtype: np.dtype) -> Any:
                         scores = sub[residues[r]]
                         for k in range(L):
                             profile[r, c, k] = scores[col[k]]
-                    j = j0 + c
-                    top = zero if local or semiglobal else T(-(gap_open + gap_extend * (j + 1)))
-                    for k in range(L):
-                        f_col[c, k] = neg_inf
-                        h_col[c, k] = top
-                for k in range(L):
-                    lane[0, k] = state[0, 0, k]
-                    state[0, 0, k] = h_col[C - 1, k]
-                for i in range(m):
-                    score = profile[rank[q[i]]]
-                    row = state[i + 1]
-                    for k in range(L):
-                        left = row[0, k]
-                        e = row[1, k]
-                        diagonal = lane[0, k]
-                        lane[0, k] = left
-                        best = lane[1, k]
-                        for c in range(C):
-                            e = max(T(e + ge), T(left + goe))
-                            up = h_col[c, k]
-                            f = max(T(f_col[c, k] + ge), T(up + goe))
-                            h = max(max(T(diagonal + score[c, k]), e), f)
-                            if local:
-                                h = max(h, zero)
-                                best = max(best, h)
-                            diagonal = up
-                            h_col[c, k] = h
-                            f_col[c, k] = f
-                            left = h
-                        row[0, k] = left
-                        row[1, k] = e
-                        lane[1, k] = best
-                if not local:
+                for qi in range(q0, q1):
+                    if skip[qi, g]:
+                        continue
+                    q = q_res[q_off[qi]:q_off[qi + 1]]
+                    rows = state[q_off[qi] + qi - q_off[q0] - q0:]
+                    diagonal_in = lane[qi - q0, 0]
+                    best_of = lane[qi - q0, 1]
                     for c in range(C):
                         j = j0 + c
+                        top = (zero if local or semiglobal
+                               else T(-(gap_open + gap_extend * (j + 1))))
                         for k in range(L):
-                            if semiglobal and j < lens[k]:
-                                lane[1, k] = max(lane[1, k], h_col[c, k])
-                            elif not semiglobal and j + 1 == lens[k]:
-                                lane[1, k] = h_col[c, k]
-            threshold = T(ceiling - max(sub.max(), 0))
-            for k in range(L):
-                out[k] = lane[1, k]
-                flags[k] = local and lane[1, k] > threshold
+                            f_col[c, k] = neg_inf
+                            h_col[c, k] = top
+                    for k in range(L):
+                        diagonal_in[k] = rows[0, 0, k]
+                        rows[0, 0, k] = h_col[C - 1, k]
+                    for i in range(q.shape[0]):
+                        score = profile[rank[q[i]]]
+                        row = rows[i + 1]
+                        for k in range(L):
+                            left = row[0, k]
+                            e = row[1, k]
+                            diagonal = diagonal_in[k]
+                            diagonal_in[k] = left
+                            best = best_of[k]
+                            for c in range(C):
+                                e = max(T(e + ge), T(left + goe))
+                                up = h_col[c, k]
+                                f = max(T(f_col[c, k] + ge), T(up + goe))
+                                h = max(max(T(diagonal + score[c, k]), e), f)
+                                if local:
+                                    h = max(h, zero)
+                                    best = max(best, h)
+                                diagonal = up
+                                h_col[c, k] = h
+                                f_col[c, k] = f
+                                left = h
+                            row[0, k] = left
+                            row[1, k] = e
+                            best_of[k] = best
+                    if not local:
+                        for c in range(C):
+                            j = j0 + c
+                            for k in range(L):
+                                if semiglobal and j < lens[k]:
+                                    best_of[k] = max(best_of[k], h_col[c, k])
+                                elif not semiglobal and j + 1 == lens[k]:
+                                    best_of[k] = h_col[c, k]
+            for qi in range(q0, q1):
+                for k in range(L):
+                    out_all[qi, g, k] = lane[qi - q0, 1, k]
+                    flags_all[qi, g, k] = skip[qi, g] or (
+                        local and lane[qi - q0, 1, k] > threshold)
 
     return kernel
 
@@ -165,6 +174,16 @@ def _make_kernel(mode: str, dtype: np.dtype) -> Any:
 def lane_kernel(mode: str, dtype: np.dtype | type) -> Any:
     """The compiled kernel for ``mode`` at the width of ``dtype`` (int8, int16 or int32)."""
     return _make_kernel(mode, np.dtype(dtype))
+
+
+def query_chunks(q_off: np.ndarray, residues: int = CHUNK_RESIDUES) -> np.ndarray:
+    """Where each chunk of consecutive queries starts, and the end: chunks of at most
+    ``residues`` residues (a longer query is a chunk of its own)."""
+    starts = [0]
+    for qi in range(1, len(q_off) - 1):
+        if q_off[qi + 1] - q_off[starts[-1]] > residues:
+            starts.append(qi)
+    return np.array([*starts, len(q_off) - 1], dtype=np.int64)
 
 
 def padded_matrix(matrix: np.ndarray, dtype: np.dtype | type) -> np.ndarray:

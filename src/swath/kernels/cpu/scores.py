@@ -15,7 +15,14 @@ import numpy as np
 
 from swath.errors import InvalidParameter
 from swath.kernels.bounds import fits, score_bounds
-from swath.kernels.cpu.lanes import BLOCK, LANES, lane_kernel, pack_lanes, padded_matrix
+from swath.kernels.cpu.lanes import (
+    BLOCK,
+    LANES,
+    lane_kernel,
+    pack_lanes,
+    padded_matrix,
+    query_chunks,
+)
 
 WIDTHS = {"local": (np.int8, np.int16, np.int32), "global": (np.int16, np.int32),
           "semiglobal": (np.int16, np.int32)}
@@ -39,7 +46,7 @@ def _pass(dtype: np.dtype, mode: str, q_res: np.ndarray, q_off: np.ndarray, t_re
     flags = np.ones((nq, ngroups * lanes), dtype=np.uint8)
     if not skip.all():
         numba.set_parallel_chunksize(1)
-        lane_kernel(mode, dtype)(q_res, q_off, cols, col_off, lens, skip,
+        lane_kernel(mode, dtype)(q_res, q_off, query_chunks(q_off), cols, col_off, lens, skip,
                                  padded_matrix(matrix, dtype), gap_open, gap_extend,
                                  out.reshape(nq, ngroups, lanes), flags.reshape(nq, ngroups, lanes))
     back = np.empty(len(order), dtype=np.int64)
