@@ -43,12 +43,13 @@ def random_set(rng, count, longest, alphabet):
 
 
 @pytest.mark.parametrize("scoring", [DNA, PROTEIN], ids=["dna", "protein"])
-def test_bands_equal_a_plain_banded_gotoh(scoring):
+@pytest.mark.parametrize("nq, nt", [(9, 11), (37, 41)])   # 41: three lane groups
+def test_bands_equal_a_plain_banded_gotoh(scoring, nq, nt):
     rng = np.random.default_rng(11)
     alphabet = 4 if scoring is DNA else 20
-    queries, targets = random_set(rng, 9, 14, alphabet), random_set(rng, 11, 14, alphabet)
-    lo = rng.integers(-16, 4, (9, 11))
-    hi = lo + rng.integers(-2, 20, (9, 11))
+    queries, targets = random_set(rng, nq, 14, alphabet), random_set(rng, nt, 14, alphabet)
+    lo = rng.integers(-16, 4, (nq, nt))
+    hi = lo + rng.integers(-2, 20, (nq, nt))
     got = get_backend("cpu").band_scores(*packed(queries), *packed(targets), lo, hi,
                                          scoring.matrix, scoring.gap_open, scoring.gap_extend)
     skipped = 0

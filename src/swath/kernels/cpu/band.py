@@ -1,16 +1,23 @@
 """Banded global scores of many pairs on the CPU: the first pass of all against all.
 
 # nq: queries, nt: targets, m, n: a pair's lengths, d = i - j: the diagonal of cell
-# (i, j), W: a band's diagonals, residues: uint8 codes, scores: int32.
+# (i, j), W: a band's diagonals, L: lanes, G: lane groups, residues: uint8 codes,
+# scores: int32.
 
 Pair (qi, tj) is scored over the global alignments whose every cell lies on a diagonal
 from ``lo[qi, tj]`` to ``hi[qi, tj]`` (clipped to ``-n .. m``); a band without both
 ends of the path (diagonals 0 and ``m - n``), ``lo > hi`` among them, skips the pair.
-A band that holds every diagonal gives the optimal global score. The band is kept as
-one row of W cells indexed by diagonal, updated in place from the last diagonal to the
-first (left to right along the row): cell k reads its diagonal neighbour at k and the
-cell above at k - 1 before either is overwritten, and the cell to its left is the one
-just computed. 32-bit arithmetic, exact for any pair whose scores fit it.
+A band that holds every diagonal gives the optimal global score.
+
+One query runs against L targets at once (targets sorted by length and packed in lane
+groups, as the score kernel packs them). The group's band is the union of its lanes'
+bands, kept as rows of W cells a lane indexed by diagonal: cell w of a row reads its
+diagonal neighbour at w and the cell above at w - 1 of the row before, and the cell to
+its left, just computed (the row goes from the last diagonal to the first, left to
+right); the row before and the new one are two arrays. A cell off its own lane's band, or left
+of column 0, is minus infinity, so each lane gets exactly its band's score; cells past
+a lane's last column are computed and never read (no path leaves them).
+32-bit arithmetic, exact for any pair whose scores fit it.
 """
 
 from __future__ import annotations
@@ -19,69 +26,103 @@ import numba
 import numpy as np
 
 from swath.kernels.cpu._jit import jit
+from swath.kernels.cpu.lanes import pack_lanes, padded_matrix
 
 SKIPPED = int(np.iinfo(np.int32).min)   # the score of a pair whose band is empty
 NEG = -(1 << 30)                        # no path (far below any score, far above overflow)
-
-
-@jit
-def _band_score(q: np.ndarray, t: np.ndarray, lo: int, hi: int, sub: np.ndarray,
-                gap_open: int, gap_extend: int, h: np.ndarray, e: np.ndarray) -> int:
-    """The best global score of ``q`` against ``t`` over the paths within diagonals
-    ``lo .. hi`` (already clipped and holding 0 and ``m - n``); ``h``, ``e`` scratch."""
-    m, n = q.shape[0], t.shape[0]
-    width = hi - lo + 1
-    first = gap_open + gap_extend
-    for k in range(width):                  # row 0: j = -(lo + k)
-        j = -(lo + k)
-        h[k] = (0 if j == 0 else -(gap_open + j * gap_extend)) if 0 <= j <= n else NEG
-        e[k] = NEG
-    for i in range(1, m + 1):
-        row = sub[q[i - 1]]
-        zero = i - lo                       # k of column 0; k of column n is zero - n
-        top = min(width - 1, zero)
-        bottom = max(0, zero - n)
-        for k in range(width - 1, top, -1):     # columns before the first
-            h[k] = NEG
-            e[k] = NEG
-        left, f = NEG, NEG
-        k = top
-        if top == zero:                     # column 0: a gap of i query residues
-            left = -(gap_open + i * gap_extend)
-            h[k] = left
-            e[k] = NEG
-            k -= 1
-        while k >= bottom:
-            up = NEG
-            if k > 0:
-                up = max(e[k - 1] - gap_extend, h[k - 1] - first, NEG)
-            f = max(f - gap_extend, left - first, NEG)
-            left = max(h[k] + row[t[zero - k - 1]], up, f)
-            h[k] = left
-            e[k] = up
-            k -= 1
-        for k in range(bottom - 1, -1, -1):     # columns past the last
-            h[k] = NEG
-            e[k] = NEG
-    return h[m - n - lo]
+LANES = 16                              # L: targets side by side (16 x 32 bits)
+QUERY_CHUNK = 32                        # queries of a task (they share its profile)
 
 
 @jit(parallel=True)
-def _band_kernel(q_res, q_off, t_res, t_off, lo, hi, sub, gap_open, gap_extend, widest, out):
-    nq, nt = q_off.shape[0] - 1, t_off.shape[0] - 1
-    for qi in numba.prange(nq):
-        h = np.empty(widest, dtype=np.int32)
-        e = np.empty(widest, dtype=np.int32)
-        q = q_res[q_off[qi]:q_off[qi + 1]]
-        m = q.shape[0]
-        for tj in range(nt):
-            t = t_res[t_off[tj]:t_off[tj + 1]]
-            n = t.shape[0]
-            a, b = max(lo[qi, tj], -n), min(hi[qi, tj], m)
-            if a > min(0, m - n) or b < max(0, m - n):     # no path in the band
-                out[qi, tj] = SKIPPED
+def _band_kernel(q_res, q_off, cols_all, col_off, lens_all, first, last, sub, gap_open,
+                 gap_extend, out):
+    """first[qi, g, k], last[qi, g, k]: lane k's clipped band (last < first: no path, the
+    lane is skipped); out[qi, g, k] its score (``SKIPPED`` where skipped)."""
+    L = LANES
+    nq, ngroups = q_off.shape[0] - 1, col_off.shape[0] - 1
+    chunks = -(-nq // QUERY_CHUNK)
+    for task in numba.prange(ngroups * chunks):
+        g = task // chunks
+        cols = cols_all[col_off[g]:col_off[g + 1]]
+        # profile[a, j, k]: query residue a against column j of lane k
+        profile = np.empty((sub.shape[0], max(cols.shape[0], 1), L), np.int32)
+        for a in range(sub.shape[0]):
+            for j in range(cols.shape[0]):
+                for k in range(L):
+                    profile[a, j, k] = sub[a, cols[j, k]]
+        for qi in range((task % chunks) * QUERY_CHUNK, min(nq, (task % chunks + 1) * QUERY_CHUNK)):
+            lo, hi = np.int64(1 << 40), np.int64(-(1 << 40))
+            for k in range(L):
+                if first[qi, g, k] <= last[qi, g, k]:
+                    lo = min(lo, first[qi, g, k])
+                    hi = max(hi, last[qi, g, k])
+            if hi < lo:
+                out[qi, g] = SKIPPED
             else:
-                out[qi, tj] = _band_score(q, t, a, b, sub, gap_open, gap_extend, h, e)
+                _lanes(q_res[q_off[qi]:q_off[qi + 1]], profile, cols.shape[0], lens_all[g],
+                       first[qi, g], last[qi, g], lo, hi, gap_open, gap_extend, out[qi, g])
+
+
+@jit
+def _lanes(q, profile, ncols, lens, first, last, lo, hi, gap_open, gap_extend, out):
+    """Query ``q`` against one lane group (``profile``, ``ncols`` columns, ``lens``) over
+    the union ``lo .. hi`` of its lanes' clipped bands ``first .. last``; ``out`` its
+    lanes' scores. A function of its own: LLVM vectorizes the cell loop across lanes
+    only outside the query loop's branches."""
+    L = LANES
+    T = np.int32
+    ge, gf, neg = T(gap_extend), T(gap_open + gap_extend), T(NEG)
+    m = q.shape[0]
+    width = hi - lo + 1
+    # lane[0]: H left of the cell, lane[1]: F, lane[2 .. 3]: the lane's band (w range)
+    lane = np.empty((4, L), np.int32)
+    for k in range(L):
+        lane[2, k] = T(first[k] - lo)
+        lane[3, k] = T(last[k] - lo)
+    # row[w + 1, 0 | 1, k]: H, E of the last row on diagonal lo + w (row[0]: below the
+    # band); the row being computed goes to new
+    row = np.empty((width + 1, 2, L), np.int32)
+    new = np.empty((width + 1, 2, L), np.int32)
+    for k in range(L):
+        row[0, 0, k] = row[0, 1, k] = new[0, 0, k] = new[0, 1, k] = neg
+    for w in range(width):
+        j = -(lo + w)                   # row 0
+        top = T(0 if j == 0 else -(gap_open + j * gap_extend))
+        for k in range(L):
+            inside = j >= 0 and lane[2, k] <= w <= lane[3, k]
+            row[w + 1, 0, k] = top if inside else neg
+            row[w + 1, 1, k] = neg
+    for i in range(1, m + 1):
+        score = profile[q[i - 1]]
+        edge = T(-(gap_open + i * gap_extend))
+        for k in range(L):
+            lane[0, k] = neg
+            lane[1, k] = neg
+        for v in range(width):
+            w = width - 1 - v
+            j = i - lo - w              # the cell's column
+            scores = score[min(max(j - 1, 0), ncols - 1)]
+            above, diagonal, cells = row[w], row[w + 1], new[w + 1]
+            before, column0, w32 = j < 0, j == 0, T(w)
+            for k in range(L):
+                left = lane[0, k]
+                f = lane[1, k]
+                up = max(T(above[1, k] - ge), T(above[0, k] - gf))
+                f = max(T(f - ge), T(left - gf))
+                cell = max(max(T(diagonal[0, k] + scores[k]), up), f)
+                off = before | (w32 < lane[2, k]) | (w32 > lane[3, k])
+                cell = neg if off else (edge if column0 else max(cell, neg))
+                up = neg if off | column0 else up
+                cells[0, k] = cell
+                cells[1, k] = up
+                lane[0, k] = cell
+                lane[1, k] = f
+        # copied, not swapped: LLVM vectorizes across lanes only while it can tell apart
+        # the arrays a cell reads and writes
+        row[:] = new
+    for k in range(L):
+        out[k] = row[m - lens[k] - lo + 1, 0, k] if lane[2, k] <= lane[3, k] else SKIPPED
 
 
 def clipped_bands(q_off: np.ndarray, t_off: np.ndarray, lo: np.ndarray, hi: np.ndarray
@@ -100,12 +141,26 @@ def band_scores(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: 
     """Global scores of every query against every target within each pair's band,
     ``(nq, nt)`` int32; ``SKIPPED`` where the band holds no path (``lo > hi`` among them)."""
     nq, nt = len(q_off) - 1, len(t_off) - 1
-    out = np.empty((nq, nt), dtype=np.int32)
-    if nq and nt:
-        widest = max(int(clipped_bands(q_off, t_off, lo, hi)[0].max()), 1)
-        _band_kernel(q_res, q_off.astype(np.int64), t_res, t_off.astype(np.int64),
-                     np.broadcast_to(lo, (nq, nt)).astype(np.int64),
-                     np.broadcast_to(hi, (nq, nt)).astype(np.int64),
-                     np.ascontiguousarray(matrix, dtype=np.int32), int(gap_open),
-                     int(gap_extend), widest, out)
-    return out
+    if not nq or not nt:
+        return np.empty((nq, nt), dtype=np.int32)
+    q_off, t_off = q_off.astype(np.int64), t_off.astype(np.int64)
+    m, n = np.diff(q_off)[:, None], np.diff(t_off)[None, :]
+    first = np.maximum(np.broadcast_to(lo, (nq, nt)), -n).astype(np.int64)
+    last = np.minimum(np.broadcast_to(hi, (nq, nt)), m).astype(np.int64)
+    empty = (first > np.minimum(0, m - n)) | (last < np.maximum(0, m - n))
+    last[empty] = first[empty] - 1
+    order = np.argsort(n[0], kind="stable")
+    cols, col_off, lens = pack_lanes(t_res, t_off, order, LANES, pad=matrix.shape[0])
+    groups = len(col_off) - 1
+    slots = np.full(groups * LANES, -1, dtype=np.int64)
+    slots[:nt] = order
+    lane_first = np.where(slots >= 0, first[:, np.maximum(slots, 0)], 0)
+    lane_last = np.where(slots >= 0, last[:, np.maximum(slots, 0)], -1)
+    out = np.empty((nq, groups, LANES), dtype=np.int32)
+    numba.set_parallel_chunksize(1)
+    _band_kernel(q_res, q_off, cols, col_off, lens, lane_first.reshape(nq, groups, LANES),
+                 lane_last.reshape(nq, groups, LANES), padded_matrix(matrix, np.int32),
+                 int(gap_open), int(gap_extend), out)
+    back = np.empty(nt, dtype=np.int64)
+    back[order] = np.arange(nt)
+    return out.reshape(nq, -1)[:, back]
