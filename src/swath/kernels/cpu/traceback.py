@@ -27,7 +27,7 @@ import numpy as np
 from swath.kernels.bounds import fits_every_mode
 from swath.kernels.cpu._jit import jit
 from swath.kernels.cpu.cores import on_every_core
-from swath.kernels.cpu.lane_traceback import LANES, lane_fill
+from swath.kernels.cpu.lane_traceback import BLOCK, LANES, lane_fill
 from swath.kernels.cpu.lanes import pack_lanes, padded_matrix
 
 OP_MATCH, OP_INSERT, OP_DELETE = 0, 1, 2
@@ -141,6 +141,44 @@ def _walk(dirs, mode, end_i, end_j, state, ops):
     return count, i, j, state
 
 
+@jit
+def _walk_cigar(dirs, mode, end_i, end_j, q, t, ops, text):
+    """Trace back from (end_i, end_j) and write the path's extended CIGAR to ``text``
+    (``ops``: scratch of m + n); returns (start i, start j, CIGAR length). The runs of
+    :func:`swath.alignment.cigar_from_path`, without a Python object per run (a CPU
+    search's or all-against-all's CIGARs spent as long in Python as in the fill)."""
+    count, i, j, _ = _walk(dirs, mode, end_i, end_j, 0, ops)
+    size, run, letter = 0, 0, 0
+    qi, tj = i, j
+    for step in range(count, -1, -1):
+        if step:
+            op = ops[step - 1]
+            if op == OP_MATCH:
+                now = 61 if q[qi] == t[tj] else 88     # "=" or "X"
+                qi += 1
+                tj += 1
+            elif op == OP_INSERT:
+                now = 73                                # "I"
+                qi += 1
+            else:
+                now = 68                                # "D"
+                tj += 1
+            if now == letter:
+                run += 1
+                continue
+        if run:
+            digits = 1
+            while run >= 10 ** digits:
+                digits += 1
+            for d in range(digits):
+                text[size + digits - 1 - d] = 48 + run // 10 ** d % 10
+            text[size + digits] = letter
+            size += digits + 1
+        if step:
+            letter, run = now, 1
+    return i, j, size
+
+
 def align_pair(query: np.ndarray, target: np.ndarray, matrix: np.ndarray, gap_open: int,
                gap_extend: int, mode: str) -> tuple[int, int, int, int, int, np.ndarray]:
     """Optimal alignment of one pair.
@@ -211,7 +249,7 @@ def _lane_groups(q_res: np.ndarray, q_off: np.ndarray, t_off: np.ndarray, matrix
         members = members[ok]
         for start in range(0, len(members), LANES):
             chunk = members[start:start + LANES]
-            codes = -(-int(t_len[chunk[-1]]) // 2) * len(query) * LANES
+            codes = -(-int(t_len[chunk[-1]]) // BLOCK) * BLOCK // 2 * len(query) * LANES
             if len(chunk) > 1 and codes <= LANE_CODES_BUDGET:
                 groups.append(chunk)
             else:
@@ -231,8 +269,6 @@ def align_batch(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: 
     target start, target end; 0-based, end exclusive), and the CIGARs as one uint8
     text buffer with (N + 1,) int64 offsets.
     """
-    from swath.alignment import cigar_from_path
-
     count = len(q_off) - 1
     code = MODE_CODES[mode]
     scores = np.zeros(count, dtype=np.int64)
@@ -247,10 +283,13 @@ def align_batch(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: 
 
     def keep(k: int, dirs: np.ndarray, score: int, end_i: int, end_j: int) -> None:
         q, t = query(k), target(k)
-        *where, ops = _trace(dirs, code, int(end_i), int(end_j), len(q) + len(t))
+        longest = len(q) + len(t)
+        text = np.empty(2 * longest + 1, dtype=np.uint8)
+        start_i, start_j, size = _walk_cigar(dirs, code, int(end_i), int(end_j), q, t,
+                                             np.empty(longest, dtype=np.uint8), text)
         scores[k] = score
-        coords[k] = where
-        texts[k] = cigar_from_path(ops, q, t, where[0], where[2]).encode("ascii")
+        coords[k] = start_i, end_i, start_j, end_j
+        texts[k] = text[:size].tobytes()
 
     def one(k: int) -> None:
         q, t = query(k), target(k)
@@ -261,12 +300,13 @@ def align_batch(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: 
 
     def lanes(members: np.ndarray) -> None:
         q = query(members[0])
-        cols, _, lens = pack_lanes(t_res, t_off, members, LANES, pad=matrix.shape[0])
+        cols, _, lens = pack_lanes(t_res, t_off, members, LANES, pad=matrix.shape[0],
+                                   multiple=BLOCK)
         ends = np.zeros((3, LANES), dtype=np.int64)
-        with _SCRATCH.take(((len(cols) + 1) // 2, len(q), LANES)) as dirs:
+        with _SCRATCH.take((len(q), len(cols) // 2, LANES)) as dirs:
             lane_fill(q, cols, lens[0], sub, gap_open, gap_extend, code, dirs, ends)
             for lane, k in enumerate(members.tolist()):
-                keep(k, dirs[:, :, lane].T, *ends[:, lane])
+                keep(k, dirs[:, :, lane], *ends[:, lane])
 
     groups, singles = _lane_groups(q_res, q_off, t_off, matrix, gap_open, gap_extend)
     work = [functools.partial(lanes, g) for g in groups] + \
