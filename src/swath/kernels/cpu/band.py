@@ -10,119 +10,132 @@ ends of the path (diagonals 0 and ``m - n``), ``lo > hi`` among them, skips the 
 A band that holds every diagonal gives the optimal global score.
 
 One query runs against L targets at once (targets sorted by length and packed in lane
-groups, as the score kernel packs them). The group's band is the union of its lanes'
+groups, as the score kernel packs them): 32 in 16-bit lanes where every value fits
+them, else 16 in 32-bit lanes. The group's band is the union of its lanes'
 bands, kept as rows of W cells a lane indexed by diagonal: cell w of a row reads its
 diagonal neighbour at w and the cell above at w - 1 of the row before, and the cell to
 its left, just computed (the row goes from the last diagonal to the first, left to
 right); the row before and the new one are two arrays. A cell off its own lane's band, or left
 of column 0, is minus infinity, so each lane gets exactly its band's score; cells past
 a lane's last column are computed and never read (no path leaves them).
-32-bit arithmetic, exact for any pair whose scores fit it.
+Exact for any pair whose scores fit 32 bits.
 """
 
 from __future__ import annotations
 
+import functools
+from typing import Any
+
 import numba
 import numpy as np
 
+from swath.kernels.bounds import fits_every_mode
 from swath.kernels.cpu._jit import jit
 from swath.kernels.cpu.lanes import pack_lanes, padded_matrix
 
 SKIPPED = int(np.iinfo(np.int32).min)   # the score of a pair whose band is empty
-NEG = -(1 << 30)                        # no path (far below any score, far above overflow)
-LANES = 16                              # L: targets side by side (16 x 32 bits)
+NEG = -(1 << 30)                        # no path in 32 bits (far below any score)
+LANES = {np.dtype(np.int16): 32, np.dtype(np.int32): 16}   # L: targets side by side
 QUERY_CHUNK = 32                        # queries of a task (they share its profile)
 
 
-@jit(parallel=True)
-def _band_kernel(q_res, q_off, cols_all, col_off, lens_all, first, last, sub, gap_open,
-                 gap_extend, out):
-    """first[qi, g, k], last[qi, g, k]: lane k's clipped band (last < first: no path, the
-    lane is skipped); out[qi, g, k] its score (``SKIPPED`` where skipped)."""
-    L = LANES
-    nq, ngroups = q_off.shape[0] - 1, col_off.shape[0] - 1
-    chunks = -(-nq // QUERY_CHUNK)
-    for task in numba.prange(ngroups * chunks):
-        g = task // chunks
-        cols = cols_all[col_off[g]:col_off[g + 1]]
-        # profile[a, j, k]: query residue a against column j of lane k
-        profile = np.empty((sub.shape[0], max(cols.shape[0], 1), L), np.int32)
-        for a in range(sub.shape[0]):
-            for j in range(cols.shape[0]):
+def _floor(dtype: np.dtype) -> int:
+    """Minus infinity at the width of ``dtype``: half its least value (room to subtract)."""
+    return NEG if dtype == np.int32 else int(np.iinfo(dtype).min) // 2
+
+
+@functools.cache
+def _make_kernel(dtype: np.dtype) -> Any:
+    T = dtype.type
+    L = LANES[dtype]
+    floor = _floor(dtype)
+
+    @jit(parallel=True)
+    def kernel(q_res, q_off, cols_all, col_off, lens_all, first, last, sub, gap_open,
+               gap_extend, out):
+        """first[qi, g, k], last[qi, g, k]: lane k's clipped band (last < first: no path,
+        the lane is skipped); out[qi, g, k] its score (``SKIPPED`` where skipped).
+
+        One function without a branch around the cells: LLVM vectorizes the cell loop
+        across lanes only so (a query whose lanes are all skipped runs a band of one
+        diagonal instead of being skipped).
+        """
+        nq, ngroups = q_off.shape[0] - 1, col_off.shape[0] - 1
+        chunks = -(-nq // QUERY_CHUNK)
+        ge, gf, neg = T(gap_extend), T(gap_open + gap_extend), T(floor)
+        for task in numba.prange(ngroups * chunks):
+            g = task // chunks
+            cols = cols_all[col_off[g]:col_off[g + 1]]
+            ncols = cols.shape[0]
+            lens = lens_all[g]
+            # profile[a, j, k]: query residue a against column j of lane k
+            profile = np.empty((sub.shape[0], max(ncols, 1), L), dtype)
+            for a in range(sub.shape[0]):
+                for j in range(ncols):
+                    for k in range(L):
+                        profile[a, j, k] = sub[a, cols[j, k]]
+            # lane[0]: H left of the cell, lane[1]: F, lane[2 .. 3]: the lane's band (w)
+            lane = np.empty((4, L), dtype)
+            chunk = task % chunks
+            for qi in range(chunk * QUERY_CHUNK, min(nq, (chunk + 1) * QUERY_CHUNK)):
+                q = q_res[q_off[qi]:q_off[qi + 1]]
+                m = q.shape[0]
+                lo, hi = np.int64(1 << 40), np.int64(-(1 << 40))
                 for k in range(L):
-                    profile[a, j, k] = sub[a, cols[j, k]]
-        for qi in range((task % chunks) * QUERY_CHUNK, min(nq, (task % chunks + 1) * QUERY_CHUNK)):
-            lo, hi = np.int64(1 << 40), np.int64(-(1 << 40))
-            for k in range(L):
-                if first[qi, g, k] <= last[qi, g, k]:
-                    lo = min(lo, first[qi, g, k])
-                    hi = max(hi, last[qi, g, k])
-            if hi < lo:
-                out[qi, g] = SKIPPED
-            else:
-                _lanes(q_res[q_off[qi]:q_off[qi + 1]], profile, cols.shape[0], lens_all[g],
-                       first[qi, g], last[qi, g], lo, hi, gap_open, gap_extend, out[qi, g])
+                    if first[qi, g, k] <= last[qi, g, k]:
+                        lo = min(lo, first[qi, g, k])
+                        hi = max(hi, last[qi, g, k])
+                lo, hi = (lo, hi) if lo <= hi else (np.int64(0), np.int64(0))
+                for k in range(L):
+                    lane[2, k] = T(first[qi, g, k] - lo)
+                    lane[3, k] = T(last[qi, g, k] - lo)
+                width = hi - lo + 1
+                # row[w + 1, 0 | 1, k]: H, E of the last row on diagonal lo + w (row[0]:
+                # below the band); the row being computed goes to new
+                row = np.empty((width + 1, 2, L), dtype)
+                new = np.empty((width + 1, 2, L), dtype)
+                for k in range(L):
+                    row[0, 0, k] = row[0, 1, k] = new[0, 0, k] = new[0, 1, k] = neg
+                for w in range(width):
+                    j = -(lo + w)                   # row 0
+                    top = T(0 if j == 0 else max(-(gap_open + j * gap_extend), floor))
+                    for k in range(L):
+                        inside = j >= 0 and lane[2, k] <= w <= lane[3, k]
+                        row[w + 1, 0, k] = top if inside else neg
+                        row[w + 1, 1, k] = neg
+                for i in range(1, m + 1):
+                    score = profile[q[i - 1]]
+                    edge = T(max(-(gap_open + i * gap_extend), floor))
+                    for k in range(L):
+                        lane[0, k] = neg
+                        lane[1, k] = neg
+                    for v in range(width):
+                        w = width - 1 - v
+                        j = i - lo - w              # the cell's column
+                        scores = score[min(max(j - 1, 0), ncols - 1)]
+                        above, diagonal, cells = row[w], row[w + 1], new[w + 1]
+                        before, column0, at = j < 0, j == 0, T(w)
+                        for k in range(L):
+                            left = lane[0, k]
+                            f = lane[1, k]
+                            up = max(T(above[1, k] - ge), T(above[0, k] - gf))
+                            f = max(T(f - ge), T(left - gf))
+                            cell = max(max(T(diagonal[0, k] + scores[k]), up), f)
+                            off = before | (at < lane[2, k]) | (at > lane[3, k])
+                            cell = neg if off else (edge if column0 else max(cell, neg))
+                            up = neg if off | column0 else max(up, neg)
+                            cells[0, k] = cell
+                            cells[1, k] = up
+                            lane[0, k] = cell
+                            lane[1, k] = max(f, neg)
+                    # copied, not swapped: LLVM vectorizes across lanes only while it can
+                    # tell apart the arrays a cell reads and writes
+                    row[:] = new
+                for k in range(L):
+                    valid = lane[2, k] <= lane[3, k]
+                    out[qi, g, k] = row[m - lens[k] - lo + 1, 0, k] if valid else SKIPPED
 
-
-@jit
-def _lanes(q, profile, ncols, lens, first, last, lo, hi, gap_open, gap_extend, out):
-    """Query ``q`` against one lane group (``profile``, ``ncols`` columns, ``lens``) over
-    the union ``lo .. hi`` of its lanes' clipped bands ``first .. last``; ``out`` its
-    lanes' scores. A function of its own: LLVM vectorizes the cell loop across lanes
-    only outside the query loop's branches."""
-    L = LANES
-    T = np.int32
-    ge, gf, neg = T(gap_extend), T(gap_open + gap_extend), T(NEG)
-    m = q.shape[0]
-    width = hi - lo + 1
-    # lane[0]: H left of the cell, lane[1]: F, lane[2 .. 3]: the lane's band (w range)
-    lane = np.empty((4, L), np.int32)
-    for k in range(L):
-        lane[2, k] = T(first[k] - lo)
-        lane[3, k] = T(last[k] - lo)
-    # row[w + 1, 0 | 1, k]: H, E of the last row on diagonal lo + w (row[0]: below the
-    # band); the row being computed goes to new
-    row = np.empty((width + 1, 2, L), np.int32)
-    new = np.empty((width + 1, 2, L), np.int32)
-    for k in range(L):
-        row[0, 0, k] = row[0, 1, k] = new[0, 0, k] = new[0, 1, k] = neg
-    for w in range(width):
-        j = -(lo + w)                   # row 0
-        top = T(0 if j == 0 else -(gap_open + j * gap_extend))
-        for k in range(L):
-            inside = j >= 0 and lane[2, k] <= w <= lane[3, k]
-            row[w + 1, 0, k] = top if inside else neg
-            row[w + 1, 1, k] = neg
-    for i in range(1, m + 1):
-        score = profile[q[i - 1]]
-        edge = T(-(gap_open + i * gap_extend))
-        for k in range(L):
-            lane[0, k] = neg
-            lane[1, k] = neg
-        for v in range(width):
-            w = width - 1 - v
-            j = i - lo - w              # the cell's column
-            scores = score[min(max(j - 1, 0), ncols - 1)]
-            above, diagonal, cells = row[w], row[w + 1], new[w + 1]
-            before, column0, w32 = j < 0, j == 0, T(w)
-            for k in range(L):
-                left = lane[0, k]
-                f = lane[1, k]
-                up = max(T(above[1, k] - ge), T(above[0, k] - gf))
-                f = max(T(f - ge), T(left - gf))
-                cell = max(max(T(diagonal[0, k] + scores[k]), up), f)
-                off = before | (w32 < lane[2, k]) | (w32 > lane[3, k])
-                cell = neg if off else (edge if column0 else max(cell, neg))
-                up = neg if off | column0 else up
-                cells[0, k] = cell
-                cells[1, k] = up
-                lane[0, k] = cell
-                lane[1, k] = f
-        # copied, not swapped: LLVM vectorizes across lanes only while it can tell apart
-        # the arrays a cell reads and writes
-        row[:] = new
-    for k in range(L):
-        out[k] = row[m - lens[k] - lo + 1, 0, k] if lane[2, k] <= lane[3, k] else SKIPPED
+    return kernel
 
 
 def clipped_bands(q_off: np.ndarray, t_off: np.ndarray, lo: np.ndarray, hi: np.ndarray
@@ -139,7 +152,10 @@ def band_scores(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: 
                 lo: np.ndarray, hi: np.ndarray, matrix: np.ndarray, gap_open: int,
                 gap_extend: int) -> np.ndarray:
     """Global scores of every query against every target within each pair's band,
-    ``(nq, nt)`` int32; ``SKIPPED`` where the band holds no path (``lo > hi`` among them)."""
+    ``(nq, nt)`` int32; ``SKIPPED`` where the band holds no path (``lo > hi`` among them).
+
+    16-bit lanes (32 targets at once) where every value of every pair fits them
+    (``bounds.fits_every_mode`` with the kernel's minus infinity), else 32-bit (16)."""
     nq, nt = len(q_off) - 1, len(t_off) - 1
     if not nq or not nt:
         return np.empty((nq, nt), dtype=np.int32)
@@ -149,18 +165,23 @@ def band_scores(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: 
     last = np.minimum(np.broadcast_to(hi, (nq, nt)), m).astype(np.int64)
     empty = (first > np.minimum(0, m - n)) | (last < np.maximum(0, m - n))
     last[empty] = first[empty] - 1
+    narrow = np.dtype(np.int16)
+    dtype = narrow if fits_every_mode(int(m.max()), int(n.max()), matrix, gap_open, gap_extend,
+                                      narrow, floor=_floor(narrow)) else np.dtype(np.int32)
+    lanes = LANES[dtype]
     order = np.argsort(n[0], kind="stable")
-    cols, col_off, lens = pack_lanes(t_res, t_off, order, LANES, pad=matrix.shape[0])
+    cols, col_off, lens = pack_lanes(t_res, t_off, order, lanes, pad=matrix.shape[0])
     groups = len(col_off) - 1
-    slots = np.full(groups * LANES, -1, dtype=np.int64)
+    slots = np.full(groups * lanes, -1, dtype=np.int64)
     slots[:nt] = order
     lane_first = np.where(slots >= 0, first[:, np.maximum(slots, 0)], 0)
     lane_last = np.where(slots >= 0, last[:, np.maximum(slots, 0)], -1)
-    out = np.empty((nq, groups, LANES), dtype=np.int32)
+    out = np.empty((nq, groups, lanes), dtype=np.int32)
     numba.set_parallel_chunksize(1)
-    _band_kernel(q_res, q_off, cols, col_off, lens, lane_first.reshape(nq, groups, LANES),
-                 lane_last.reshape(nq, groups, LANES), padded_matrix(matrix, np.int32),
-                 int(gap_open), int(gap_extend), out)
+    _make_kernel(dtype)(q_res, q_off, cols, col_off, lens,
+                        lane_first.reshape(nq, groups, lanes),
+                        lane_last.reshape(nq, groups, lanes), padded_matrix(matrix, dtype),
+                        int(gap_open), int(gap_extend), out)
     back = np.empty(nt, dtype=np.int64)
     back[order] = np.arange(nt)
     return out.reshape(nq, -1)[:, back]
