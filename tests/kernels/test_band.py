@@ -64,6 +64,32 @@ def test_bands_equal_a_plain_banded_gotoh(scoring, nq, nt, width, monkeypatch):
     assert 0 < skipped < got.size          # both kinds of band were drawn
 
 
+def test_an_empty_band_far_off_the_matrix_stays_skipped():
+    """Bands are kept relative to their lane group's: an empty one must not wrap into a
+    band that looks whole (16 bits: 32,763 diagonals off; 32 bits: 2^31)."""
+    rng = np.random.default_rng(5)
+    q = rng.integers(0, 4, 5).astype(np.uint8)
+    targets = [rng.integers(0, 4, 5).astype(np.uint8) for _ in range(2)]   # union from -5
+    cpu = get_backend("cpu")
+    for lo in (32763, 2**31 - 5):
+        got = cpu.band_scores(q, np.array([0, 5]), *packed(targets), np.array([[-5, lo]]),
+                              np.array([[5, lo + 7]]), DNA.matrix, DNA.gap_open,
+                              DNA.gap_extend)
+        assert got[0, 1] == SKIPPED
+        assert got[0, 0] == reference_band(q, targets[0], -5, 5, DNA)
+
+
+def test_a_band_wider_than_16_bits_of_diagonals():
+    """No gap extension: the values fit 16 bits at any length, the diagonals do not."""
+    rng = np.random.default_rng(6)
+    matrix = np.where(np.eye(4, dtype=bool), 1, -1).astype(np.int32)
+    q, t = rng.integers(0, 4, 10).astype(np.uint8), rng.integers(0, 4, 32760).astype(np.uint8)
+    args = (q, np.array([0, 10]), t, np.array([0, 32760]))
+    cpu = get_backend("cpu")
+    band = cpu.band_scores(*args, np.array([[-10**6]]), np.array([[10**6]]), matrix, 5, 0)
+    assert band[0, 0] == cpu.score_many(*args, matrix, 5, 0, "global")[0, 0]
+
+
 @pytest.mark.parametrize("scoring", [DNA, PROTEIN], ids=["dna", "protein"])
 def test_a_band_of_every_diagonal_is_the_optimal_global_score(scoring):
     rng = np.random.default_rng(12)

@@ -164,10 +164,13 @@ def band_scores(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: 
     first = np.maximum(np.broadcast_to(lo, (nq, nt)), -n).astype(np.int64)
     last = np.minimum(np.broadcast_to(hi, (nq, nt)), m).astype(np.int64)
     empty = (first > np.minimum(0, m - n)) | (last < np.maximum(0, m - n))
-    last[empty] = first[empty] - 1
+    first[empty], last[empty] = 0, -1      # small: the kernel keeps bands relative to the union
+    # 16 bits where the values and the diagonals (a band spans at most m + n + 1) fit them
     narrow = np.dtype(np.int16)
-    dtype = narrow if fits_every_mode(int(m.max()), int(n.max()), matrix, gap_open, gap_extend,
-                                      narrow, floor=_floor(narrow)) else np.dtype(np.int32)
+    longest = int(m.max()) + int(n.max())
+    dtype = narrow if longest < np.iinfo(narrow).max and fits_every_mode(
+        int(m.max()), int(n.max()), matrix, gap_open, gap_extend, narrow,
+        floor=_floor(narrow)) else np.dtype(np.int32)
     lanes = LANES[dtype]
     order = np.argsort(n[0], kind="stable")
     cols, col_off, lens = pack_lanes(t_res, t_off, order, lanes, pad=matrix.shape[0])
