@@ -138,14 +138,22 @@ def _make_kernel(dtype: np.dtype) -> Any:
     return kernel
 
 
+def clip_bands(q_off: np.ndarray, t_off: np.ndarray, lo: np.ndarray, hi: np.ndarray
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each pair's band clipped to its DP matrix (first and last diagonal), and whether it
+    holds a path (both diagonal 0 and ``m - n``). NumPy or CuPy arrays (NumPy's functions
+    dispatch to CuPy's)."""
+    m, n = np.diff(q_off)[:, None], np.diff(t_off)[None, :]
+    first, last = np.maximum(lo, -n), np.minimum(hi, m)
+    return first, last, (first <= np.minimum(0, m - n)) & (last >= np.maximum(0, m - n))
+
+
 def clipped_bands(q_off: np.ndarray, t_off: np.ndarray, lo: np.ndarray, hi: np.ndarray
                   ) -> tuple[np.ndarray, np.ndarray]:
     """Diagonals of each pair's band once clipped to its DP matrix (0 where empty), and
-    whether it holds a path (both diagonal 0 and ``m - n``)."""
-    m, n = np.diff(q_off)[:, None], np.diff(t_off)[None, :]
-    first, last = np.maximum(lo, -n), np.minimum(hi, m)
-    return (np.maximum(last - first + 1, 0),
-            (first <= np.minimum(0, m - n)) & (last >= np.maximum(0, m - n)))
+    whether it holds a path."""
+    first, last, holds = clip_bands(q_off, t_off, lo, hi)
+    return np.maximum(last - first + 1, 0), holds
 
 
 def band_scores(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: np.ndarray,
@@ -161,10 +169,10 @@ def band_scores(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: 
         return np.empty((nq, nt), dtype=np.int32)
     q_off, t_off = q_off.astype(np.int64), t_off.astype(np.int64)
     m, n = np.diff(q_off)[:, None], np.diff(t_off)[None, :]
-    first = np.maximum(np.broadcast_to(lo, (nq, nt)), -n).astype(np.int64)
-    last = np.minimum(np.broadcast_to(hi, (nq, nt)), m).astype(np.int64)
-    empty = (first > np.minimum(0, m - n)) | (last < np.maximum(0, m - n))
-    first[empty], last[empty] = 0, -1      # small: the kernel keeps bands relative to the union
+    first, last, holds = clip_bands(q_off, t_off, np.broadcast_to(lo, (nq, nt)),
+                                    np.broadcast_to(hi, (nq, nt)))
+    first, last = first.astype(np.int64), last.astype(np.int64)
+    first[~holds], last[~holds] = 0, -1    # small: the kernel keeps bands relative to the union
     # 16 bits where the values and the diagonals (a band spans at most m + n + 1) fit them
     narrow = np.dtype(np.int16)
     longest = int(m.max()) + int(n.max())
