@@ -173,6 +173,18 @@ def killed_pair():
     return a, np.concatenate([a[:250], a[262:], rng.integers(0, 4, 50).astype(np.uint8)])
 
 
+def wait_for_a_tile(store, job, timeout=120.0):
+    """Return once ``store`` has a tile of phase 1 done (or the job has ended)."""
+    deadline = time.monotonic() + timeout
+    while job.poll() is None and time.monotonic() < deadline:
+        try:
+            if AlignmentStore.open(store, complete=False).tiles_done().any():
+                return
+        except (swath.SwathError, KeyError, ValueError, OSError):
+            pass                               # not created yet, or half created
+        time.sleep(0.005)
+
+
 def kill_then_resume(tmp_path, mode, kind, check):
     """SIGKILL the job at several points, then `swath resume` each store and ``check``
     it; the phases the kills landed in."""
@@ -181,10 +193,14 @@ def kill_then_resume(tmp_path, mode, kind, check):
     from swath.cli import main
 
     phases = set()
-    for delay in (2.5, 4.0, 5.5, 7.0):
+    # the first kill once a tile is done (phase 1 on any machine), the others by the clock
+    for delay in ("first tile", 4.0, 5.5, 7.0):
         store = str(tmp_path / f"{kind}{delay}.zarr")
         job = subprocess.Popen([sys.executable, "-c", KILLED_JOB, store, mode, kind])
-        time.sleep(delay)
+        if delay == "first tile":
+            wait_for_a_tile(store, job)
+        else:
+            time.sleep(delay)
         os.kill(job.pid, signal.SIGKILL)
         job.wait()
         try:
