@@ -7,6 +7,9 @@ residues / seconds / 1e12, median of ``--repeats`` runs. A sample of the scores 
 checked against the CPU backend.
 
     python benchmarks/gpu_search.py --db s1.fasta --queries search_queries_20.fasta
+
+``--ways`` times several ways in one process (see WAYS): the default, two queries a
+register, or one query a call (its first pass: two targets a register), as before.
 """
 
 from __future__ import annotations
@@ -23,10 +26,18 @@ import numpy as np
 
 import swath
 from swath.kernels.cpu import score_many as cpu_score_many
-from swath.kernels.gpu.scores import DeviceTargets, score_against
+from swath.kernels.gpu import scores as gpu_scores
+from swath.kernels.gpu.scores import DeviceTargets, score_queries
 from swath.sequences import read_sequences
 
 GAP_OPEN, GAP_EXTEND = 11, 1
+
+
+WAYS = {
+    "pairs": "two queries a register, profile tiles up to 64 KiB",
+    "pairs-48k": "two queries a register, profile tiles up to 48 KiB",
+    "one-query": "one query a call, two targets a register",
+}
 
 
 def main() -> None:
@@ -39,6 +50,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--check", type=int, default=3000, help="targets checked on the CPU")
     parser.add_argument("--mode", default="local")
+    parser.add_argument("--ways", default="pairs", help=f"comma-separated, of {list(WAYS)}")
     args = parser.parse_args()
 
     if not args.db.exists():
@@ -52,11 +64,40 @@ def main() -> None:
           f"{time.perf_counter() - start:.1f} s")
     targets = DeviceTargets.upload(db.residues, db.offsets)
     cells = int(queries.lengths.sum()) * len(db.residues)
-    matrix = scoring.matrix
+    print(f"# S1: {len(queries)} queries ({int(queries.lengths.sum())} residues) x {len(db)} "
+          f"targets ({len(db.residues)} residues) = {cells:.4e} cells, mode {args.mode}")
+    rng = np.random.default_rng(0)
+    sample = np.sort(rng.choice(len(db), size=min(args.check, len(db)), replace=False))
+    sample_seqs = [db[int(k)] for k in sample]
+    t_res = np.concatenate(sample_seqs)
+    t_off = np.concatenate([[0], np.cumsum([len(s) for s in sample_seqs])])
+    position = np.empty(len(db), dtype=np.int64)
+    position[targets.order] = np.arange(len(db))
+    checked = (0, 9, len(queries) - 1)
+    expected = [cpu_score_many(queries[qi], np.array([0, len(queries[qi])]), t_res, t_off,
+                               scoring.matrix, GAP_OPEN, GAP_EXTEND, args.mode)[0]
+                for qi in checked]
+    for way in args.ways.split(","):
+        seconds, results = time_way(way, targets, list(queries), scoring.matrix, args)
+        print(f"S1 swath GPU ({WAYS[way]}): {seconds:.3f} s, {cells / seconds / 1e12:.2f} TCUPS")
+        for qi, want in zip(checked, expected, strict=True):
+            got = results[qi][position[sample]]
+            assert np.array_equal(got, want), f"{way}, query {qi}: GPU and CPU disagree"
+    print(f"# CPU check of {len(sample)} targets x {len(checked)} queries passed for each way")
+
+
+def time_way(way: str, targets: DeviceTargets, queries: list[np.ndarray], matrix: np.ndarray,
+             args: argparse.Namespace) -> tuple[float, list[np.ndarray]]:
+    """Median seconds of all queries against ``targets`` the ``way`` named, and the last
+    run's scores (sorted target order)."""
+    gpu_scores.SHARED_LIMIT = (48 if way == "pairs-48k" else 64) * 1024
 
     def run() -> list[np.ndarray]:
-        return [score_against(targets, q, matrix, GAP_OPEN, GAP_EXTEND, args.mode).get()
-                for q in queries]
+        if way == "one-query":
+            return [score_queries(targets, [q], matrix, GAP_OPEN, GAP_EXTEND, args.mode)[0].get()
+                    for q in queries]
+        return list(score_queries(targets, queries, matrix, GAP_OPEN, GAP_EXTEND,
+                                  args.mode).get())
 
     results = run()  # warm-up: compilation, memory pool
     times = []
@@ -67,26 +108,8 @@ def main() -> None:
         end.record()
         end.synchronize()
         times.append(cp.cuda.get_elapsed_time(begin, end) / 1e3)
-    seconds = statistics.median(times)
-
-    rng = np.random.default_rng(0)
-    sample = np.sort(rng.choice(len(db), size=min(args.check, len(db)), replace=False))
-    sample_seqs = [db[int(k)] for k in sample]
-    t_res = np.concatenate(sample_seqs)
-    t_off = np.concatenate([[0], np.cumsum([len(s) for s in sample_seqs])])
-    position = np.empty(len(db), dtype=np.int64)
-    position[targets.order] = np.arange(len(db))
-    for qi in (0, 9, len(queries) - 1):
-        expected = cpu_score_many(queries[qi], np.array([0, len(queries[qi])]), t_res, t_off,
-                                  matrix, GAP_OPEN, GAP_EXTEND, args.mode)[0]
-        got = results[qi][position[sample]]
-        assert np.array_equal(got, expected), f"query {qi}: GPU and CPU disagree"
-
-    print(f"# S1: {len(queries)} queries ({int(queries.lengths.sum())} residues) x {len(db)} "
-          f"targets ({len(db.residues)} residues) = {cells:.4e} cells, mode {args.mode}")
-    print(f"# runs (s): {' '.join(f'{t:.3f}' for t in times)}; CPU check of "
-          f"{len(sample)} targets x 3 queries passed")
-    print(f"S1 swath GPU: {seconds:.3f} s, {cells / seconds / 1e12:.2f} TCUPS")
+    print(f"# {way} runs (s): {' '.join(f'{t:.3f}' for t in times)}")
+    return statistics.median(times), results
 
 
 if __name__ == "__main__":

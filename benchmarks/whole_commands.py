@@ -130,7 +130,7 @@ t0 = time.perf_counter()
 import numpy as np, cupy
 import swath
 from swath.engine import search as engine
-from swath.kernels.gpu.scores import DeviceTargets, score_against
+from swath.kernels.gpu.scores import DeviceTargets, score_queries
 from swath.storage.database import Database
 t_import = time.perf_counter()
 cupy.zeros(1); cupy.cuda.Device().synchronize()
@@ -143,9 +143,9 @@ t_read = time.perf_counter()
 targets = [DeviceTargets.upload(r, o) for r, o, _ in parts]
 cupy.cuda.Device().synchronize()
 t_upload = time.perf_counter()
-first = score_against(targets[0], qs[0], sc.matrix, 11, 1, "local"); first.get()
+first = score_queries(targets[0], list(qs)[:2], sc.matrix, 11, 1, "local"); first.get()
 t_load = time.perf_counter()
-rows = [[score_against(t, q, sc.matrix, 11, 1, "local") for q in qs] for t in targets]
+rows = [score_queries(t, list(qs), sc.matrix, 11, 1, "local") for t in targets]
 cupy.cuda.Device().synchronize()
 t_kernels = time.perf_counter()
 print(f"imports {t_import - t0:.3f} context {t_context - t_import:.3f} "

@@ -61,6 +61,26 @@ def test_scores_past_16_bits_are_rerun_exactly(mode):
 
 
 @pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("lengths", [(1, 7, 33, 100, 300), (513, 1100, 2000, 3100)],
+                         ids=["odd-count", "apart"])
+def test_two_queries_to_a_register_equal_cpu(mode, lengths):
+    """Queries go two to a register, nearest lengths together: an odd one out; lengths
+    whose last rows fall in different passes (513 and 1100 rows in passes of 512); a
+    query of 3,100 W past 16 bits in the lane beside one that is not."""
+    rng = np.random.default_rng(len(lengths))
+    queries = [rng.integers(0, 20, m).astype(np.uint8) for m in lengths[:-1]]
+    queries.append(PROTEIN.alphabet.encode("W" * lengths[-1]) if lengths[-1] > 3000
+                   else rng.integers(0, 20, lengths[-1]).astype(np.uint8))
+    targets = [related(rng, q, n, 20) for q in queries for n in (40, 300, 900)]
+    targets += [queries[-1], queries[-1][:2000]]
+    targets += [rng.integers(0, 20, n).astype(np.uint8) for n in rng.integers(1, 1200, 100)]
+    order = rng.permutation(len(queries))
+    gpu, cpu = both("score_many", *packed([queries[i] for i in order]), *packed(targets),
+                    PROTEIN.matrix, 11, 1, mode)
+    np.testing.assert_array_equal(gpu, cpu)
+
+
+@pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("scoring", [PROTEIN, DNA], ids=["protein", "dna"])
 def test_align_batch_equals_cpu(mode, scoring):
     rng = np.random.default_rng(11)

@@ -299,7 +299,7 @@ def test_every_backend_function_is_wrapped(use_cupy: Callable) -> None:
     use_cupy(fake_cupy())
     backend = get_backend("gpu")
     wrapper = backend.translate_errors(len).__code__
-    for name in [*swath.kernels._FUNCTIONS, "score_against", "upload_targets", "row_stream"]:
+    for name in [*swath.kernels._FUNCTIONS, "score_queries", "upload_targets", "row_stream"]:
         assert getattr(backend, name).__code__ is wrapper, name
 
 

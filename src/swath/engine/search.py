@@ -115,16 +115,14 @@ def score_partition(job: SearchJob, q_res: np.ndarray, q_off: np.ndarray, p: int
     if backend.__name__.endswith(".gpu"):
         import cupy
 
-        from swath.kernels.gpu import score_against
+        from swath.kernels.gpu import score_queries
 
         targets, device_ids = _device_partition(job.database, p)
         uploaded = time.perf_counter()
-        rows = [score_against(targets, q_res[q_off[qi]:q_off[qi + 1]], job.matrix,
-                              job.gap_open, job.gap_extend, job.mode)
-                for qi in range(len(q_off) - 1)]
-        scores, ids = _top(cupy.stack(rows), cupy.broadcast_to(device_ids, (len(rows),
-                                                                            len(targets))),
-                           job.top_k)
+        queries = [q_res[q_off[qi]:q_off[qi + 1]] for qi in range(len(q_off) - 1)]
+        rows = score_queries(targets, queries, job.matrix, job.gap_open, job.gap_extend,
+                             job.mode)
+        scores, ids = _top(rows, cupy.broadcast_to(device_ids, rows.shape), job.top_k)
         top = scores.get(), ids.get()
     else:
         uploaded = read

@@ -22,7 +22,7 @@ ROWS = 16                      # query rows per thread (traceback)
 # (threads per group, query rows per thread) of the search kernels, by rows per pass
 SEARCH_CONFIGS = ((4, 16), (8, 16), (8, 32), (32, 16))
 BLOCK = 128                    # threads per block
-CELLS = ("Packed16", "Int32")
+CELLS = ("Packed16", "QueryPacked16", "Int32")
 MODES = {"local": 0, "global": 1, "semiglobal": 2}
 
 

@@ -4,9 +4,10 @@
 
 Targets are sorted by length and cut into length partitions; each partition gets the
 group size that suits its lengths (short targets: small groups, so the wavefront's
-fill and drain stay small). A first pass scores two targets per register in 16-bit
-halves; the targets it flags, and those whose bounds do not fit 16 bits, are re-run
-in exact 32-bit arithmetic.
+fill and drain stay small). A first pass scores in 16-bit halves of a register: two
+queries of similar length against one target (``score_queries``), or one query against
+two targets; the targets it flags, and those whose bounds do not fit 16 bits, are re-run
+in exact 32-bit arithmetic, one query at a time.
 """
 
 from __future__ import annotations
@@ -22,9 +23,11 @@ from swath.kernels.bounds import fits, saturation_ceiling, score_bounds
 from swath.kernels.gpu._cuda import BLOCK, SEARCH_CONFIGS, kernel, search_name
 
 PARTITION_EDGES = (64, 128, 256)        # target lengths where the usable groups grow
-SHARED_LIMIT = 48 * 1024
-LANES = {"Packed16": 2, "Int32": 1}
-WORD = {"Packed16": np.uint32, "Int32": np.int32}
+DEFAULT_SHARED = 48 * 1024             # a block's shared memory without opting in
+SHARED_LIMIT = 64 * 1024               # the most a search block asks for
+TARGETS = {"Packed16": 2, "QueryPacked16": 1, "Int32": 1}     # targets a group aligns
+WORD = {"Packed16": np.uint32, "QueryPacked16": np.uint32, "Int32": np.int32}
+PROFILE_BYTES = {"Packed16": 2, "QueryPacked16": 4, "Int32": 2}   # per profile row
 
 
 @dataclass(frozen=True)
@@ -59,27 +62,34 @@ class DeviceTargets:
                              self.lengths[index], self.host_lengths[positions])
 
 
-def query_profile(query: np.ndarray, matrix: np.ndarray, stride: int) -> cp.ndarray:
-    """``(A + 1, stride)`` int16: the score of residue ``a`` against query row ``i``.
+def query_profile(queries: list[np.ndarray], matrix: np.ndarray, stride: int) -> cp.ndarray:
+    """``(A + 1, stride)``: the score of residue ``a`` against query row ``i``; int16 for
+    one query, uint32 holding two queries' int16 scores (low half: the first) for two.
 
-    Code ``A`` pads targets and rows past the query's end: it scores ``min(matrix, 0)``.
+    Code ``A`` pads targets and rows past a query's end: it scores ``min(matrix, 0)``.
     """
     size = matrix.shape[0]
     pad = min(int(matrix.min()), 0)
-    profile = np.full((size + 1, stride), pad, dtype=np.int16)
-    profile[:size, :len(query)] = matrix[query].T
-    return cp.asarray(profile)
+    profile = np.full((len(queries), size + 1, stride), pad, dtype=np.int16)
+    for half, query in zip(profile, queries, strict=True):
+        half[:size, :len(query)] = matrix[query].T
+    if len(queries) == 1:
+        return cp.asarray(profile[0])
+    return cp.asarray(np.ascontiguousarray(profile.transpose(1, 2, 0)).view(np.uint32)[..., 0])
 
 
-def kernel_config(query_length: int, target_length: int, alphabet: int) -> tuple[int, int]:
+def kernel_config(query_length: int, target_length: int, alphabet: int,
+                  row_bytes: int = 2) -> tuple[int, int]:
     """(threads per group, rows per thread) for a query against targets of about this length.
 
     The smallest pass that holds the whole query, among the configurations whose group
     is small next to the targets (fill and drain of the wavefront cost G - 1 columns)
-    and whose profile tile fits in shared memory; long queries take the largest tile.
+    and whose profile tile (``row_bytes`` a row and residue) fits in shared memory; long
+    queries take the largest tile.
     """
     usable = [(g, r) for g, r in SEARCH_CONFIGS
-              if g * 8 <= max(target_length, 32) and (alphabet + 1) * g * r * 2 <= SHARED_LIMIT]
+              if g * 8 <= max(target_length, 32)
+              and (alphabet + 1) * g * r * row_bytes <= SHARED_LIMIT]
     usable = usable or [SEARCH_CONFIGS[0]]
     fitting = [c for c in usable if c[0] * c[1] >= query_length]
     return (min(fitting, key=lambda c: c[0] * c[1]) if fitting
@@ -92,17 +102,20 @@ def partitions(lengths: np.ndarray) -> list[tuple[int, int]]:
     return [(a, b) for a, b in itertools.pairwise(cuts) if b > a]
 
 
-def _launch(cell: str, mode: str, targets: DeviceTargets, query: np.ndarray,
+def _launch(cell: str, mode: str, targets: DeviceTargets, queries: list[np.ndarray],
             profile: cp.ndarray, matrix: np.ndarray, gap_open: int, gap_extend: int,
             scores: cp.ndarray, flags: cp.ndarray) -> None:
-    """One pass of ``cell`` width over all ``targets``; fills ``scores`` and ``flags``."""
-    m, alphabet, stride = len(query), matrix.shape[0], profile.shape[1]
-    ceiling = saturation_ceiling(matrix, np.int16 if cell == "Packed16" else np.int32)
-    lanes = LANES[cell]
+    """One pass of ``cell`` width over all ``targets``; fills ``scores`` and ``flags``,
+    ``(len(queries), len(targets))``, C order."""
+    m, m2 = len(queries[0]), len(queries[-1])
+    alphabet, stride = matrix.shape[0], profile.shape[1]
+    ceiling = saturation_ceiling(matrix, np.int32 if cell == "Int32" else np.int16)
+    lanes = TARGETS[cell]
     for begin, end in partitions(targets.host_lengths):
-        group, rows = kernel_config(m, int(targets.host_lengths[begin]), alphabet)
+        group, rows = kernel_config(max(m, m2), int(targets.host_lengths[begin]), alphabet,
+                                    PROFILE_BYTES[cell])
         tile = group * rows
-        passes = -(-m // tile)
+        passes = -(-max(m, m2) // tile)
         count = end - begin
         groups = -(-count // lanes)
         if passes > 1:
@@ -115,51 +128,81 @@ def _launch(cell: str, mode: str, targets: DeviceTargets, query: np.ndarray,
         else:
             spill, spill_at_d = cp.empty(1, dtype=WORD[cell]), cp.zeros(1, dtype=np.int64)
         blocks = -(-groups * group // BLOCK)
-        kernel("search.cu", search_name(group, rows, cell, mode))(
+        shared = (alphabet + 1) * tile * PROFILE_BYTES[cell]
+        function = kernel("search.cu", search_name(group, rows, cell, mode))
+        if shared > DEFAULT_SHARED:
+            function.max_dynamic_shared_size_bytes = shared
+        function(
             (blocks,), (BLOCK,),
             (targets.residues, targets.starts[begin:], targets.lengths[begin:], np.int32(count),
-             profile, np.int32(m), np.int32(stride), np.int32(passes), np.int32(alphabet + 1),
-             np.int32(gap_open), np.int32(gap_extend), np.int32(ceiling), spill, spill_at_d,
-             scores[begin:], flags[begin:]),
-            shared_mem=(alphabet + 1) * tile * 2)
+             profile, np.int32(m), np.int32(m2), np.int32(stride), np.int32(passes),
+             np.int32(alphabet + 1), np.int32(gap_open), np.int32(gap_extend),
+             np.int32(ceiling), spill, spill_at_d, scores[0, begin:], flags[0, begin:],
+             np.int32(scores.shape[1])),
+            shared_mem=shared)
 
 
-def score_against(targets: DeviceTargets, query: np.ndarray, matrix: np.ndarray,
-                  gap_open: int, gap_extend: int, mode: str) -> cp.ndarray:
-    """Exact scores of ``query`` against every target, in sorted order (device int32)."""
+def _score(targets: DeviceTargets, queries: list[np.ndarray], matrix: np.ndarray,
+           gap_open: int, gap_extend: int, mode: str) -> cp.ndarray:
+    """Exact scores of one or two queries against every target, ``(len(queries), N)`` in
+    sorted target order (device int32)."""
     n = len(targets)
-    scores = cp.zeros(n, dtype=np.int32)
-    flags = cp.ones(n, dtype=np.uint8)
+    scores = cp.zeros((len(queries), n), dtype=np.int32)
+    flags = cp.ones((len(queries), n), dtype=np.uint8)
     widest = max(g * r for g, r in SEARCH_CONFIGS)
-    stride = -(-len(query) // widest) * widest
-    profile = query_profile(query, matrix, stride)
-    low, high = score_bounds(len(query), targets.host_lengths, matrix, gap_open, gap_extend,
-                             mode)
-    narrow = int(np.count_nonzero(fits(low, high, np.int16, gap_extend)))
+    stride = -(-max(len(q) for q in queries) // widest) * widest
+    bounds = [score_bounds(len(q), targets.host_lengths, matrix, gap_open, gap_extend, mode)
+              for q in queries]
+    narrow = min(int(np.count_nonzero(fits(low, high, np.int16, gap_extend)))
+                 for low, high in bounds)
     if narrow:
-        _launch("Packed16", mode, targets.subset(np.arange(narrow)), query, profile, matrix,
-                gap_open, gap_extend, scores[:narrow], flags[:narrow])
-    redo = cp.flatnonzero(flags).get()
-    if len(redo):
+        first = (cp.empty((len(queries), narrow), dtype=np.int32),
+                 cp.empty((len(queries), narrow), dtype=np.uint8))
+        _launch("Packed16" if len(queries) == 1 else "QueryPacked16", mode,
+                targets.subset(np.arange(narrow)), queries,
+                query_profile(queries, matrix, stride), matrix, gap_open, gap_extend, *first)
+        scores[:, :narrow], flags[:, :narrow] = first
+    for qi, query in enumerate(queries):
+        redo = cp.flatnonzero(flags[qi]).get()
+        if not len(redo):
+            continue
+        low, high = bounds[qi]
         if not fits(low[redo], high[redo], np.int32, gap_extend).all():
             raise InvalidParameter("a pair is too long for exact 32-bit scoring")
-        wide_scores = cp.zeros(len(redo), dtype=np.int32)
-        wide_flags = cp.zeros(len(redo), dtype=np.uint8)
-        _launch("Int32", mode, targets.subset(redo), query, profile, matrix, gap_open,
-                gap_extend, wide_scores, wide_flags)
+        wide_scores = cp.zeros((1, len(redo)), dtype=np.int32)
+        wide_flags = cp.zeros((1, len(redo)), dtype=np.uint8)
+        _launch("Int32", mode, targets.subset(redo), [query],
+                query_profile([query], matrix, stride), matrix, gap_open, gap_extend,
+                wide_scores, wide_flags)
         if int(wide_flags.max()):
             raise InvalidParameter("a local score exceeds the 32-bit range")
-        scores[cp.asarray(redo)] = wide_scores
+        scores[qi, cp.asarray(redo)] = wide_scores[0]
     return scores
+
+
+def score_queries(targets: DeviceTargets, queries: list[np.ndarray], matrix: np.ndarray,
+                  gap_open: int, gap_extend: int, mode: str) -> cp.ndarray:
+    """Exact scores of every query against every target, ``(len(queries), N)`` in sorted
+    target order (device int32).
+
+    Queries go two at a time, the two nearest in length together (the shorter one's
+    rows past its end are padding the pair computes for nothing).
+    """
+    out = cp.empty((len(queries), len(targets)), dtype=np.int32)
+    by_length = np.argsort([len(q) for q in queries], kind="stable")
+    for k in range(0, len(by_length), 2):
+        pair = by_length[k:k + 2]
+        out[cp.asarray(pair)] = _score(targets, [queries[i] for i in pair], matrix, gap_open,
+                                       gap_extend, mode)
+    return out
 
 
 def score_many(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: np.ndarray,
                matrix: np.ndarray, gap_open: int, gap_extend: int, mode: str) -> np.ndarray:
     """Optimal scores of every query against every target, ``(nq, nt)`` int32."""
     targets = DeviceTargets.upload(t_res, t_off)
-    out = np.empty((len(q_off) - 1, len(targets)), dtype=np.int32)
-    for qi in range(len(q_off) - 1):
-        sorted_scores = score_against(targets, q_res[q_off[qi]:q_off[qi + 1]], matrix,
-                                      gap_open, gap_extend, mode).get()
-        out[qi, targets.order] = sorted_scores
+    queries = [q_res[q_off[qi]:q_off[qi + 1]] for qi in range(len(q_off) - 1)]
+    out = np.empty((len(queries), len(targets)), dtype=np.int32)
+    out[:, targets.order] = score_queries(targets, queries, matrix, gap_open, gap_extend,
+                                          mode).get()
     return out

@@ -3,15 +3,19 @@
 // m: query length, n: target length, G: threads of a group, R: query rows per thread,
 // TILE = G * R query rows per pass, A1: alphabet size + 1 (the last code pads targets).
 //
-// A group of G threads aligns the query against C::LANES targets at once (two per
-// 32-bit register in 16-bit halves, or one in 32 bits). Thread t keeps rows
+// A group of G threads aligns C::QUERIES queries against C::TARGETS targets at once:
+// two targets per 32-bit register in 16-bit halves (Packed16), two queries against
+// one target in the halves (QueryPacked16: the profile word holds both queries' scores,
+// so no halves are paired per cell), or one of each in 32 bits (Int32). Thread t keeps rows
 // t*R+1 .. t*R+R of the current query tile in registers (H and E); target residues
 // stream through the group one column a step, thread t one step behind thread t-1,
 // which hands it H and F of the row above its tile by warp shuffle. Queries longer
 // than TILE run in passes; the H and F of each pass's last row are spilled to
 // global memory (`spill`) for the next pass. The query profile of the current tile
-// (score of every residue against every query row, 16-bit) lives in shared memory.
-// R must be a multiple of 8 (rows are read 8 at a time, 16 bytes).
+// (score of every residue against every query row: C::Word, 16-bit, or both queries'
+// 16-bit scores in a word) lives in shared memory. R must be a multiple of 8 (rows are
+// read C::CHUNK at a time, 16 bytes). With two queries, m and m2 are their lengths and
+// the scores of the second go to scores[out_stride ...]; the passes cover the longer one.
 //
 // H is kept as HG = H - (gap_open + gap_extend), the value both gap recurrences
 // open from, and the profile holds s + gap_open + gap_extend, so that HG + profile is
@@ -30,30 +34,37 @@ __global__ void __launch_bounds__(128) search_scores(
     const i64* __restrict__ starts,    // start of target k (sorted order) in residues
     const int* __restrict__ lengths,   // length of target k (sorted order, ascending)
     int count,                         // targets in this launch
-    const short* __restrict__ profile, // (A1, stride): profile[a * stride + i] = sub[q_i][a]
-    int m, int stride, int passes, int A1,
+    const typename C::Word* __restrict__ profile, // (A1, stride): row i's score of residue a
+    int m, int m2, int stride, int passes, int A1,
     int gap_open, int gap_extend, int ceiling,
     typename C::T* __restrict__ spill, // 2 * n_max words per group (H, F), passes > 1
     const i64* __restrict__ spill_at,  // first word of each group's spill
-    int* __restrict__ scores,          // out: score of target k
-    u8* __restrict__ flags)            // out: 1 where the score is not exact
+    int* __restrict__ scores,          // out: score of target k (query 2: out_stride + k)
+    u8* __restrict__ flags,            // out: 1 where the score is not exact
+    int out_stride)
 {
     typedef typename C::T T;
+    typedef typename C::Word W;
     constexpr int TILE = G * R;
-    extern __shared__ __align__(16) short tile_profile[];
+    constexpr int CH = C::CHUNK;
+    extern __shared__ __align__(16) unsigned char tile_bytes[];
+    W* const tile_profile = reinterpret_cast<W*>(tile_bytes);
 
     const int t = threadIdx.x % G;
     const int group = (blockIdx.x * blockDim.x + threadIdx.x) / G;
-    const int first = group * C::LANES;
-    int len[C::LANES];
-    const u8* seq[C::LANES];
+    const int first = group * C::TARGETS;
+    int len[C::TARGETS];
+    const u8* seq[C::TARGETS];
     int n = 0;
 #pragma unroll
-    for (int l = 0; l < C::LANES; ++l) {
+    for (int l = 0; l < C::TARGETS; ++l) {
         len[l] = first + l < count ? lengths[first + l] : 0;
         seq[l] = residues + (first + l < count ? starts[first + l] : 0);
         n = ::max(n, len[l]);
     }
+    // lane l's output slot and whether its target is there
+    auto slot = [&](int l) { return C::QUERIES == 1 ? first + l : l * out_stride + first; };
+    auto present = [&](int l) { return first + (C::QUERIES == 1 ? l : 0) < count; };
     const int open = gap_open + gap_extend;
     const T goe = C::splat(-open);
     const T ge = C::splat(-gap_extend);
@@ -70,12 +81,12 @@ __global__ void __launch_bounds__(128) search_scores(
 
     for (int pass = 0; pass < passes; ++pass) {
         __syncthreads();
-        // thread t's rows are two 16-byte chunks, stored chunk-major ([a][v][t][8]) so
-        // that the G threads' loads of one chunk are adjacent and free of bank conflicts
+        // thread t's rows are R / CH 16-byte chunks, stored chunk-major ([a][v][t][CH])
+        // so that the G threads' loads of one chunk are adjacent and free of bank conflicts
         for (int idx = threadIdx.x; idx < A1 * TILE; idx += blockDim.x) {
             const int a = idx / TILE, i = idx % TILE, k = i % R;
-            tile_profile[a * TILE + ((k / 8) * G + i / R) * 8 + k % 8] =
-                profile[a * stride + pass * TILE + i] + open;
+            tile_profile[a * TILE + ((k / CH) * G + i / R) * CH + k % CH] =
+                C::biased(profile[a * stride + pass * TILE + i], open);
         }
         __syncthreads();
 
@@ -92,8 +103,12 @@ __global__ void __launch_bounds__(128) search_scores(
         T diag = C::splat((MODE == 0 || row0 == 0 ? 0 : -(gap_open + gap_extend * row0)) - open);
         T out_h = diag, out_f = neg_inf;
         const bool last_pass = pass == passes - 1;
-        const int row_m = m - 1 - row0;               // register of row m, if ours
-        const bool holds_m = MODE != 0 && last_pass && row_m >= 0 && row_m < R;
+        // the register of each query's last row, if this thread holds it in this pass
+        // (scalars: the step lambda captures them, and captured arrays go to local memory)
+        const int row_m = m - 1 - row0, row_m2 = (C::QUERIES == 2 ? m2 : m) - 1 - row0;
+        const bool holds = MODE != 0 && row_m >= 0 && row_m < R;
+        const bool holds2 = MODE != 0 && row_m2 >= 0 && row_m2 < R;
+        const bool holds_m = holds || holds2;
 
         auto step = [&](const int s, const T (&prev)[R], T (&next)[R]) {
             T in_h = __shfl_up_sync(FULL_MASK, out_h, 1, G);
@@ -113,28 +128,25 @@ __global__ void __launch_bounds__(128) search_scores(
                     in_f = my_spill[2 * (c - 1) + 1];
                 }
             }
-            const uint4* rows[C::LANES];
+            const uint4* rows[C::TARGETS];
 #pragma unroll
-            for (int l = 0; l < C::LANES; ++l) {
+            for (int l = 0; l < C::TARGETS; ++l) {
                 const int a = c >= 1 && c <= len[l] ? seq[l][c - 1] : A1 - 1;
                 rows[l] = reinterpret_cast<const uint4*>(tile_profile + a * TILE) + t;
             }
             T up_h = in_h, up_f = in_f, dg = diag;
 #pragma unroll
-            for (int v = 0; v < R / 8; ++v) {
-                const uint4 wa = rows[0][v * G];
-                const uint4 wb = rows[C::LANES - 1][v * G];
-                const u32 a4[4] = {wa.x, wa.y, wa.z, wa.w};
-                const u32 b4[4] = {wb.x, wb.y, wb.z, wb.w};
+            for (int v = 0; v < R / CH; ++v) {
+                T sc[CH];
+                C::chunk(rows, v * G, sc);
                 T pair_h = best;
 #pragma unroll
-                for (int kk = 0; kk < 8; ++kk) {
-                    const int k = v * 8 + kk;
-                    const T sc = C::score(a4[kk / 2], b4[kk / 2], kk);
+                for (int kk = 0; kk < CH; ++kk) {
+                    const int k = v * CH + kk;
                     E[k] = C::addmax(E[k], ge, prev[k]);
                     const T f = C::addmax(up_f, ge, up_h);
-                    const T h = MODE == 0 ? C::max3relu(C::add(dg, sc), E[k], f)
-                                          : C::max3(C::add(dg, sc), E[k], f);
+                    const T h = MODE == 0 ? C::max3relu(C::add(dg, sc[kk]), E[k], f)
+                                          : C::max3(C::add(dg, sc[kk]), E[k], f);
                     if (MODE == 0) {
                         if (kk & 1) best = C::max3(best, pair_h, h);
                         else pair_h = h;
@@ -153,10 +165,22 @@ __global__ void __launch_bounds__(128) search_scores(
                 my_spill[2 * (c - 1) + 1] = out_f;
             }
             if (holds_m) {
-                T v = next[0];
+                // H of each lane's last row; with two queries, a lane whose row this
+                // thread lacks stays near the floor (it must not raise `running`)
+                T v;
+                if constexpr (C::QUERIES == 1) {
+                    v = next[0];
 #pragma unroll
-                for (int k = 1; k < R; ++k)
-                    if (k == row_m) v = next[k];
+                    for (int k = 1; k < R; ++k)
+                        if (k == row_m) v = next[k];
+                } else {
+                    v = C::splat(C::FLOOR);
+#pragma unroll
+                    for (int k = 0; k < R; ++k) {
+                        if (k == row_m) v = C::merge(v, next[k], 0);
+                        if (k == row_m2) v = C::merge(v, next[k], 1);
+                    }
+                }
                 v = C::add(v, C::splat(open));
                 if (MODE == 2) {
                     running = C::max(running, v);
@@ -164,7 +188,8 @@ __global__ void __launch_bounds__(128) search_scores(
                 }
 #pragma unroll
                 for (int l = 0; l < C::LANES; ++l)
-                    if (c == len[l]) result[l] = C::lane(v, l);
+                    if ((l == 0 ? holds : holds2) && c == len[C::TARGETS == 1 ? 0 : l])
+                        result[l] = C::lane(v, l);
             }
         };
         for (int s = 0; s < steps; s += 2) {
@@ -185,22 +210,20 @@ __global__ void __launch_bounds__(128) search_scores(
         if (t == 0) {
 #pragma unroll
             for (int l = 0; l < C::LANES; ++l) {
-                if (first + l < count) {
-                    scores[first + l] = result[l];
-                    flags[first + l] = result[l] > ceiling;
+                if (present(l)) {
+                    scores[slot(l)] = result[l];
+                    flags[slot(l)] = result[l] > ceiling;
                 }
             }
         }
     } else {
-        // the thread holding row m wrote result; it is the only writer
-        const int row_m = m - 1 - (passes - 1) * TILE - t * R;
-        if (row_m >= 0 && row_m < R) {
+        // the thread holding lane l's last row wrote its result; it is the only writer
 #pragma unroll
-            for (int l = 0; l < C::LANES; ++l) {
-                if (first + l < count) {
-                    scores[first + l] = result[l];
-                    flags[first + l] = 0;
-                }
+        for (int l = 0; l < C::LANES; ++l) {
+            const int row = (C::QUERIES == 2 && l == 1 ? m2 : m) - 1;
+            if ((row % TILE) / R == t && present(l)) {
+                scores[slot(l)] = result[l];
+                flags[slot(l)] = 0;
             }
         }
     }
