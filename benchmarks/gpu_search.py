@@ -9,7 +9,10 @@ checked against the CPU backend.
     python benchmarks/gpu_search.py --db s1.fasta --queries search_queries_20.fasta
 
 ``--ways`` times several ways in one process (see WAYS): the default, two queries a
-register, or one query a call (its first pass: two targets a register), as before.
+register, or one query a call (its first pass: two targets a register), as before; a way
+``GxR`` (say ``32x16``) is the default with G threads a group and R rows a thread for
+every query longer than 256 residues against targets of 256 and more (an experiment:
+configurations outside the package's are compiled for it).
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ import numpy as np
 
 import swath
 from swath.kernels.cpu import score_many as cpu_score_many
+from swath.kernels.gpu import _cuda
 from swath.kernels.gpu import scores as gpu_scores
 from swath.kernels.gpu.scores import DeviceTargets, score_queries
 from swath.sequences import read_sequences
@@ -77,13 +81,35 @@ def main() -> None:
     expected = [cpu_score_many(queries[qi], np.array([0, len(queries[qi])]), t_res, t_off,
                                scoring.matrix, GAP_OPEN, GAP_EXTEND, args.mode)[0]
                 for qi in checked]
-    for way in args.ways.split(","):
+    ways = args.ways.split(",")
+    extra = {tuple(map(int, w.split("x"))) for w in ways if w not in WAYS}
+    _cuda.SEARCH_CONFIGS += tuple(sorted(extra - set(_cuda.SEARCH_CONFIGS)))
+    _cuda._NAMES["search.cu"] = tuple(_cuda.search_name(g, r, c, m)
+                                      for g, r in _cuda.SEARCH_CONFIGS
+                                      for c in _cuda.CELLS for m in _cuda.MODES)
+    for way in ways:
         seconds, results = time_way(way, targets, list(queries), scoring.matrix, args)
-        print(f"S1 swath GPU ({WAYS[way]}): {seconds:.3f} s, {cells / seconds / 1e12:.2f} TCUPS")
+        print(f"S1 swath GPU ({WAYS[way]}): {seconds:.3f} s, {cells / seconds / 1e12:.2f} "
+              "TCUPS")
         for qi, want in zip(checked, expected, strict=True):
             got = results[qi][position[sample]]
             assert np.array_equal(got, want), f"{way}, query {qi}: GPU and CPU disagree"
     print(f"# CPU check of {len(sample)} targets x {len(checked)} queries passed for each way")
+
+
+KERNEL_CONFIG = gpu_scores.kernel_config
+
+
+def force_config(group: int, rows: int) -> None:
+    """Make the search take (group, rows) for queries over 256 against targets of 256+
+    (compiled with the others: main adds it to the search instances first)."""
+
+    def config(query: int, target: int, alphabet: int, row_bytes: int = 2) -> tuple[int, int]:
+        if query > 256 and target >= 256:
+            return group, rows
+        return KERNEL_CONFIG(query, target, alphabet, row_bytes)
+
+    gpu_scores.kernel_config = config
 
 
 def time_way(way: str, targets: DeviceTargets, queries: list[np.ndarray], matrix: np.ndarray,
@@ -91,6 +117,10 @@ def time_way(way: str, targets: DeviceTargets, queries: list[np.ndarray], matrix
     """Median seconds of all queries against ``targets`` the ``way`` named, and the last
     run's scores (sorted target order)."""
     gpu_scores.SHARED_LIMIT = (48 if way == "pairs-48k" else 64) * 1024
+    gpu_scores.kernel_config = KERNEL_CONFIG
+    if way not in WAYS:
+        force_config(*map(int, way.split("x")))
+        WAYS[way] = f"two queries a register, {way} threads x rows for long pairs"
 
     def run() -> list[np.ndarray]:
         if way == "one-query":

@@ -10,7 +10,7 @@ from tests.conftest import DNA, PROTEIN
 
 pytestmark = pytest.mark.gpu
 MODES = ["local", "global", "semiglobal"]
-# group sizes 4..32 threads x 16 rows; partitions cut at target lengths 64, 128, 256
+# groups of 4..16 threads x 16 or 32 rows; partitions cut at target lengths 64, 128, 256
 EDGE_LENGTHS = [1, 2, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129, 255, 256, 257, 511,
                 512, 513, 1023, 1024, 1025]
 
@@ -65,7 +65,7 @@ def test_scores_past_16_bits_are_rerun_exactly(mode):
                          ids=["odd-count", "apart"])
 def test_two_queries_to_a_register_equal_cpu(mode, lengths):
     """Queries go two to a register, nearest lengths together: an odd one out; lengths
-    whose last rows fall in different passes (513 and 1100 rows in passes of 512); a
+    whose last rows fall in different passes (513 and 1100 rows in passes of 256); a
     query of 3,100 W past 16 bits in the lane beside one that is not."""
     rng = np.random.default_rng(len(lengths))
     queries = [rng.integers(0, 20, m).astype(np.uint8) for m in lengths[:-1]]

@@ -20,7 +20,7 @@ HERE = Path(__file__).resolve().parent
 GROUP_SIZES = (4, 8, 16, 32)   # threads per group (one warp at most)
 ROWS = 16                      # query rows per thread (traceback)
 # (threads per group, query rows per thread) of the search kernels, by rows per pass
-SEARCH_CONFIGS = ((4, 16), (8, 16), (8, 32), (32, 16))
+SEARCH_CONFIGS = ((4, 16), (8, 16), (8, 32), (16, 16))
 BLOCK = 128                    # threads per block
 CELLS = ("Packed16", "QueryPacked16", "Int32")
 MODES = {"local": 0, "global": 1, "semiglobal": 2}

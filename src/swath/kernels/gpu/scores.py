@@ -85,15 +85,16 @@ def kernel_config(query_length: int, target_length: int, alphabet: int,
     The smallest pass that holds the whole query, among the configurations whose group
     is small next to the targets (fill and drain of the wavefront cost G - 1 columns)
     and whose profile tile (``row_bytes`` a row and residue) fits in shared memory; long
-    queries take the largest tile.
+    queries take the largest tile. Of two as large, the one with fewer rows a thread
+    (fewer registers: more groups at once on an SM).
     """
     usable = [(g, r) for g, r in SEARCH_CONFIGS
               if g * 8 <= max(target_length, 32)
               and (alphabet + 1) * g * r * row_bytes <= SHARED_LIMIT]
     usable = usable or [SEARCH_CONFIGS[0]]
     fitting = [c for c in usable if c[0] * c[1] >= query_length]
-    return (min(fitting, key=lambda c: c[0] * c[1]) if fitting
-            else max(usable, key=lambda c: c[0] * c[1]))
+    return (min(fitting, key=lambda c: (c[0] * c[1], c[1])) if fitting
+            else max(usable, key=lambda c: (c[0] * c[1], -c[1])))
 
 
 def partitions(lengths: np.ndarray) -> list[tuple[int, int]]:
