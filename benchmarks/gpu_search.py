@@ -41,6 +41,7 @@ WAYS = {
     "pairs": "two queries a register, profile tiles up to 64 KiB",
     "pairs-48k": "two queries a register, profile tiles up to 48 KiB",
     "one-query": "one query a call, two targets a register",
+    "least-padding": "two queries a register, the passes that pad long queries least",
 }
 
 
@@ -100,6 +101,22 @@ def main() -> None:
 KERNEL_CONFIG = gpu_scores.kernel_config
 
 
+def least_padding(query: int, target: int, alphabet: int, row_bytes: int = 2
+                  ) -> tuple[int, int]:
+    """The passes (of 128 rows at least) that pad the query least, then the fewest."""
+    usable = [(g, r) for g, r in _cuda.SEARCH_CONFIGS
+              if g * 8 <= max(target, 32)
+              and (alphabet + 1) * g * r * row_bytes <= gpu_scores.SHARED_LIMIT]
+    wide = [c for c in usable if c[0] * c[1] >= min(query, 128)] or usable
+
+    def cost(config: tuple[int, int]) -> tuple[int, int, int]:
+        tile = config[0] * config[1]
+        passes = -(-query // tile)
+        return passes * tile, passes, config[1]
+
+    return min(wide, key=cost)
+
+
 def force_config(group: int, rows: int) -> None:
     """Make the search take (group, rows) for queries over 256 against targets of 256+
     (compiled with the others: main adds it to the search instances first)."""
@@ -117,7 +134,7 @@ def time_way(way: str, targets: DeviceTargets, queries: list[np.ndarray], matrix
     """Median seconds of all queries against ``targets`` the ``way`` named, and the last
     run's scores (sorted target order)."""
     gpu_scores.SHARED_LIMIT = (48 if way == "pairs-48k" else 64) * 1024
-    gpu_scores.kernel_config = KERNEL_CONFIG
+    gpu_scores.kernel_config = least_padding if way == "least-padding" else KERNEL_CONFIG
     if way not in WAYS:
         force_config(*map(int, way.split("x")))
         WAYS[way] = f"two queries a register, {way} threads x rows for long pairs"
