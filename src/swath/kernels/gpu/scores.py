@@ -12,6 +12,7 @@ in exact 32-bit arithmetic, one query at a time.
 
 from __future__ import annotations
 
+import functools
 import itertools
 from dataclasses import dataclass
 
@@ -54,6 +55,18 @@ class DeviceTargets:
 
     def __len__(self) -> int:
         return len(self.order)
+
+    @functools.cached_property
+    def length_counts(self) -> tuple[np.ndarray, np.ndarray]:
+        """The distinct target lengths (ascending) and how many targets have each: the
+        score bounds of a query need only these."""
+        lengths, counts = np.unique(self.host_lengths, return_counts=True)
+        return lengths, counts
+
+    def head(self, count: int) -> DeviceTargets:
+        """The ``count`` shortest targets (views, nothing copied)."""
+        return DeviceTargets(self.order[:count], self.residues, self.starts[:count],
+                             self.lengths[:count], self.host_lengths[:count])
 
     def subset(self, positions: np.ndarray) -> DeviceTargets:
         """The sorted targets at ``positions`` (ascending), sharing the residues."""
@@ -106,8 +119,8 @@ def partitions(lengths: np.ndarray) -> list[tuple[int, int]]:
 def _launch(cell: str, mode: str, targets: DeviceTargets, queries: list[np.ndarray],
             profile: cp.ndarray, matrix: np.ndarray, gap_open: int, gap_extend: int,
             scores: cp.ndarray, flags: cp.ndarray) -> None:
-    """One pass of ``cell`` width over all ``targets``; fills ``scores`` and ``flags``,
-    ``(len(queries), len(targets))``, C order."""
+    """One pass of ``cell`` width over all ``targets``; fills ``scores`` and ``flags``:
+    ``(len(queries), len(targets))`` or wider views (rows contiguous, any row stride)."""
     m, m2 = len(queries[0]), len(queries[-1])
     alphabet, stride = matrix.shape[0], profile.shape[1]
     ceiling = saturation_ceiling(matrix, np.int32 if cell == "Int32" else np.int16)
@@ -139,46 +152,8 @@ def _launch(cell: str, mode: str, targets: DeviceTargets, queries: list[np.ndarr
              profile, np.int32(m), np.int32(m2), np.int32(stride), np.int32(passes),
              np.int32(alphabet + 1), np.int32(gap_open), np.int32(gap_extend),
              np.int32(ceiling), spill, spill_at_d, scores[0, begin:], flags[0, begin:],
-             np.int32(scores.shape[1])),
+             np.int32(scores.strides[0] // scores.itemsize)),
             shared_mem=shared)
-
-
-def _score(targets: DeviceTargets, queries: list[np.ndarray], matrix: np.ndarray,
-           gap_open: int, gap_extend: int, mode: str) -> cp.ndarray:
-    """Exact scores of one or two queries against every target, ``(len(queries), N)`` in
-    sorted target order (device int32)."""
-    n = len(targets)
-    scores = cp.zeros((len(queries), n), dtype=np.int32)
-    flags = cp.ones((len(queries), n), dtype=np.uint8)
-    widest = max(g * r for g, r in SEARCH_CONFIGS)
-    stride = -(-max(len(q) for q in queries) // widest) * widest
-    bounds = [score_bounds(len(q), targets.host_lengths, matrix, gap_open, gap_extend, mode)
-              for q in queries]
-    narrow = min(int(np.count_nonzero(fits(low, high, np.int16, gap_extend)))
-                 for low, high in bounds)
-    if narrow:
-        first = (cp.empty((len(queries), narrow), dtype=np.int32),
-                 cp.empty((len(queries), narrow), dtype=np.uint8))
-        _launch("Packed16" if len(queries) == 1 else "QueryPacked16", mode,
-                targets.subset(np.arange(narrow)), queries,
-                query_profile(queries, matrix, stride), matrix, gap_open, gap_extend, *first)
-        scores[:, :narrow], flags[:, :narrow] = first
-    for qi, query in enumerate(queries):
-        redo = cp.flatnonzero(flags[qi]).get()
-        if not len(redo):
-            continue
-        low, high = bounds[qi]
-        if not fits(low[redo], high[redo], np.int32, gap_extend).all():
-            raise InvalidParameter("a pair is too long for exact 32-bit scoring")
-        wide_scores = cp.zeros((1, len(redo)), dtype=np.int32)
-        wide_flags = cp.zeros((1, len(redo)), dtype=np.uint8)
-        _launch("Int32", mode, targets.subset(redo), [query],
-                query_profile([query], matrix, stride), matrix, gap_open, gap_extend,
-                wide_scores, wide_flags)
-        if int(wide_flags.max()):
-            raise InvalidParameter("a local score exceeds the 32-bit range")
-        scores[qi, cp.asarray(redo)] = wide_scores[0]
-    return scores
 
 
 def score_queries(targets: DeviceTargets, queries: list[np.ndarray], matrix: np.ndarray,
@@ -186,15 +161,47 @@ def score_queries(targets: DeviceTargets, queries: list[np.ndarray], matrix: np.
     """Exact scores of every query against every target, ``(len(queries), N)`` in sorted
     target order (device int32).
 
-    Queries go two at a time, the two nearest in length together (the shorter one's
-    rows past its end are padding the pair computes for nothing).
+    The first pass takes queries two at a time, the two nearest in length together (the
+    shorter one's rows past its end are padding the pair computes for nothing), against
+    the targets whose score bounds fit 16 bits; it is queued for all queries before the
+    host waits for the GPU once, to re-run each query's flagged targets (and the targets
+    beyond 16 bits) in exact 32-bit arithmetic.
     """
-    out = cp.empty((len(queries), len(targets)), dtype=np.int32)
     by_length = np.argsort([len(q) for q in queries], kind="stable")
-    for k in range(0, len(by_length), 2):
-        pair = by_length[k:k + 2]
-        out[cp.asarray(pair)] = _score(targets, [queries[i] for i in pair], matrix, gap_open,
-                                       gap_extend, mode)
+    ordered = [queries[i] for i in by_length]
+    n = len(targets)
+    scores = cp.zeros((len(queries), n), dtype=np.int32)
+    flags = cp.ones((len(queries), n), dtype=np.uint8)
+    widest = max(g * r for g, r in SEARCH_CONFIGS)
+    lengths, counts = targets.length_counts
+    for k in range(0, len(ordered), 2):
+        pair = ordered[k:k + 2]
+        stride = -(-len(pair[-1]) // widest) * widest
+        narrow = min(int(counts[fits(*score_bounds(len(q), lengths, matrix, gap_open,
+                                                   gap_extend, mode),
+                                     np.int16, gap_extend)].sum()) for q in pair)
+        if narrow:
+            _launch("Packed16" if len(pair) == 1 else "QueryPacked16", mode,
+                    targets.head(narrow), pair, query_profile(pair, matrix, stride), matrix,
+                    gap_open, gap_extend, scores[k:, :narrow], flags[k:, :narrow])
+    for flagged in np.flatnonzero(flags.any(axis=1).get()).tolist():
+        redo = cp.flatnonzero(flags[flagged]).get()
+        query = ordered[flagged]
+        low, high = score_bounds(len(query), targets.host_lengths[redo], matrix, gap_open,
+                                 gap_extend, mode)
+        if not fits(low, high, np.int32, gap_extend).all():
+            raise InvalidParameter("a pair is too long for exact 32-bit scoring")
+        wide_scores = cp.zeros((1, len(redo)), dtype=np.int32)
+        wide_flags = cp.zeros((1, len(redo)), dtype=np.uint8)
+        stride = -(-len(query) // widest) * widest
+        _launch("Int32", mode, targets.subset(redo), [query],
+                query_profile([query], matrix, stride), matrix, gap_open, gap_extend,
+                wide_scores, wide_flags)
+        if int(wide_flags.max()):
+            raise InvalidParameter("a local score exceeds the 32-bit range")
+        scores[flagged, cp.asarray(redo)] = wide_scores[0]
+    out = cp.empty_like(scores)
+    out[cp.asarray(by_length)] = scores
     return out
 
 
