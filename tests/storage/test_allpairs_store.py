@@ -6,6 +6,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
+import xarray
 
 import swath
 from swath.sequences import sequence_set
@@ -64,7 +65,12 @@ def test_a_tile_round_trips_and_only_finalize_completes_the_store(tmp_path):
     store.write_tile(1, kept, counters(9, 2), [(0, 1, chunk), (1, 0, chunk.T)])
     assert store.done().tolist() == [False, True, False, False, False, False]
     got = store.kept(1)
+    assert got.keys() == KEPT_FIELDS.keys()
     assert got["i"].tolist() == [0, 1] and got["cigar"].tolist() == ["2=", "1=1X"]
+    assert got["j"].tolist() == [3, 4] and got["score"].tolist() == [5, 7]
+    tile = xarray.open_zarr(store.path, group="kept/1", consolidated=False)
+    assert dict(tile.sizes) == {"pair": 2, "member": 2, "field": 9}
+    assert tile["values"].attrs["fields"][0] == "score"
     assert store.counters()[1].tolist() == [9, 0, 0, 0, 2]
     scores = store.scores()
     assert np.array_equal(scores[0:3, 3:6], chunk) and np.array_equal(scores[3:6, 0:3], chunk.T)

@@ -14,9 +14,12 @@ the shorter one.
     done             (T,)  uint8, chunks (1,): a tile's mark, written last
     counters         (T, C) int64, chunks (1, C): pairs, length_filtered, score_filtered,
                      traced, kept
-    kept/{t}         a subgroup per tile: its kept pairs, one (K,) array per field of
-                     ``KEPT_FIELDS`` (``i`` < ``j`` sorted indices; coordinates 0-based,
-                     end exclusive, ``i`` the query)
+    kept/{t}         a subgroup per tile: its kept pairs in the arrays of ``KEPT_ARRAYS``:
+                     ``index`` (K, 2) int64 (``i``, ``j``), ``values`` (K, 9) int32 (score,
+                     coordinates, length, matches, mismatches, gap opens), ``identity``
+                     (K,) float64, ``cigar`` (K,) strings; a 2-D array names its fields in
+                     its ``fields`` attribute (``i`` < ``j`` sorted indices; coordinates
+                     0-based, end exclusive, ``i`` the query)
     score            (n, n) int32, chunks (B, B), dimensions (``query``, ``target``), only
                      with ``scores``: row the query, sorted order; the diagonal and
                      unwritten cells hold ``NO_SCORE``; coordinate arrays ``query`` and
@@ -49,7 +52,7 @@ from swath.storage.common import (
 )
 
 LAYOUT = "allpairs"
-VERSION = 1
+VERSION = 2          # 1: one array per kept field (13 a tile, each a few ms to create)
 RESIDUE_CHUNK = 1 << 22
 NO_SCORE = int(np.iinfo(np.int32).min)     # a cell with no score: the diagonal
 COUNTERS = ("pairs", "length_filtered", "score_filtered", "traced", "kept")
@@ -68,6 +71,16 @@ KEPT_FIELDS: dict[str, Any] = {
     "gap_opens": np.int32,
     "cigar": str,
 }
+# the arrays of a tile's kept pairs: fields of one type side by side, so a tile writes 4;
+# each 2-D one has its own second dimension (xarray opens a tile's group as a Dataset)
+KEPT_ARRAYS: dict[str, tuple[str, ...]] = {
+    "index": ("i", "j"),
+    "values": ("score", "query_start", "query_end", "target_start", "target_end", "length",
+               "matches", "mismatches", "gap_opens"),
+    "identity": ("identity",),
+    "cigar": ("cigar",),
+}
+KEPT_DIMENSIONS = {"index": ("pair", "member"), "values": ("pair", "field")}
 
 
 def tile_blocks(blocks: int) -> np.ndarray:
@@ -194,17 +207,22 @@ class AllPairsStore(LayoutStore):
         tile = cast(zarr.Group, self.group["kept"]).require_group(str(t))
 
         def write(name: str) -> None:
-            values = kept[name]
-            array = tile.create_array(name, shape=values.shape, chunks=(max(len(values), 1),),
-                                      dtype=KEPT_FIELDS[name], dimension_names=("pair",),
-                                      overwrite=True)
+            fields = KEPT_ARRAYS[name]
+            values = (kept[fields[0]] if len(fields) == 1 else
+                      np.column_stack([kept[f] for f in fields]).astype(KEPT_FIELDS[fields[0]]))
+            array = tile.create_array(name, shape=values.shape,
+                                      chunks=(max(len(values), 1), *values.shape[1:]),
+                                      dtype=KEPT_FIELDS[fields[0]],
+                                      dimension_names=KEPT_DIMENSIONS.get(name, ("pair",)),
+                                      attributes={"fields": list(fields)} if values.ndim > 1
+                                      else None, overwrite=True)
             if len(values):
                 array[:] = values
 
-        # the fields at once: each is a few round trips to Zarr's I/O loop, which overlaps
-        # them (a tile's writes on an H100 host: 0.17 s one by one)
-        with ThreadPoolExecutor(len(kept)) as pool:
-            list(pool.map(write, kept))
+        # the arrays at once: each is a few round trips to Zarr's I/O loop, which overlaps
+        # them
+        with ThreadPoolExecutor(len(KEPT_ARRAYS)) as pool:
+            list(pool.map(write, KEPT_ARRAYS))
         score = self.array("score").with_config({"write_empty_chunks": True}) \
             if score_chunks else None
         for bi, bj, values in score_chunks:
@@ -218,9 +236,14 @@ class AllPairsStore(LayoutStore):
         """The kept pairs of tile ``t`` (``StoreIncomplete`` if it is not written)."""
         try:
             tile = cast(zarr.Group, self.group[f"kept/{t}"])
-            return {name: np.asarray(cast(zarr.Array, tile[name])[:]) for name in KEPT_FIELDS}
+            arrays = {name: np.asarray(cast(zarr.Array, tile[name])[:]) for name in KEPT_ARRAYS}
         except KeyError:
             raise missing(f"the kept pairs of tile {t}", self.path) from None
+        kept: dict[str, np.ndarray] = {}
+        for name, fields in KEPT_ARRAYS.items():
+            columns = arrays[name].reshape(len(arrays[name]), len(fields))
+            kept |= {field: columns[:, c] for c, field in enumerate(fields)}
+        return {name: kept[name] for name in KEPT_FIELDS}
 
     def kept_pairs(self) -> dict[str, np.ndarray]:
         """The kept pairs of every tile, tile by tile."""
