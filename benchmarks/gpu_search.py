@@ -18,6 +18,7 @@ configurations outside the package's are compiled for it).
 from __future__ import annotations
 
 import argparse
+import math
 import statistics
 import subprocess
 import sys
@@ -85,6 +86,8 @@ def main() -> None:
     ways = args.ways.split(",")
     extra = {tuple(map(int, w.split("x"))) for w in ways if w not in WAYS}
     _cuda.SEARCH_CONFIGS += tuple(sorted(extra - set(_cuda.SEARCH_CONFIGS)))
+    # profiles long enough for every pass of the added configurations too
+    gpu_scores.PROFILE_ROWS = math.lcm(gpu_scores.PROFILE_ROWS, *(g * r for g, r in extra))
     _cuda._NAMES["search.cu"] = tuple(_cuda.search_name(g, r, c, m)
                                       for g, r in _cuda.SEARCH_CONFIGS
                                       for c in _cuda.CELLS for m in _cuda.MODES)

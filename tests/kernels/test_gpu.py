@@ -45,7 +45,10 @@ def test_scores_equal_cpu_at_edge_lengths(mode, scoring, query_length):
     targets = [related(rng, query, n, alphabet) for n in EDGE_LENGTHS]
     targets += [rng.integers(0, alphabet, n).astype(np.uint8)
                 for n in rng.integers(1, 700, 150)]
-    gpu, cpu = both("score_many", *packed([query, query[::-1].copy()]), *packed(targets),
+    # three queries: the shortest pairs with one of the other two in a register, and the
+    # third goes alone, two targets a register
+    queries = [query, query[::-1].copy(), query[: query_length // 2 + 1].copy()]
+    gpu, cpu = both("score_many", *packed(queries), *packed(targets),
                     scoring.matrix, scoring.gap_open, scoring.gap_extend, mode)
     np.testing.assert_array_equal(gpu, cpu)
 

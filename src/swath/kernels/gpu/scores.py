@@ -29,6 +29,8 @@ SHARED_LIMIT = 64 * 1024               # the most a search block asks for
 TARGETS = {"Packed16": 2, "QueryPacked16": 1, "Int32": 1}     # targets a group aligns
 WORD = {"Packed16": np.uint32, "QueryPacked16": np.uint32, "Int32": np.int32}
 PROFILE_BYTES = {"Packed16": 2, "QueryPacked16": 4, "Int32": 2}   # per profile row
+# a profile's rows: a multiple of this, which every configuration's pass divides
+PROFILE_ROWS = max(g * r for g, r in SEARCH_CONFIGS)
 
 
 @dataclass(frozen=True)
@@ -120,9 +122,14 @@ def _launch(cell: str, mode: str, targets: DeviceTargets, queries: list[np.ndarr
             profile: cp.ndarray, matrix: np.ndarray, gap_open: int, gap_extend: int,
             scores: cp.ndarray, flags: cp.ndarray) -> None:
     """One pass of ``cell`` width over all ``targets``; fills ``scores`` and ``flags``:
-    ``(len(queries), len(targets))`` or wider views (rows contiguous, any row stride)."""
+    ``(len(queries), len(targets))`` or wider views (rows contiguous, the same row stride
+    in elements: the kernel takes one). The profile's rows cover every pass of every
+    configuration (its stride a multiple of each pass's rows)."""
     m, m2 = len(queries[0]), len(queries[-1])
     alphabet, stride = matrix.shape[0], profile.shape[1]
+    out_stride = scores.strides[0] // scores.itemsize
+    if flags.strides[0] // flags.itemsize != out_stride:
+        raise RuntimeError("swath bug: scores and flags rows of different strides")
     ceiling = saturation_ceiling(matrix, np.int32 if cell == "Int32" else np.int16)
     lanes = TARGETS[cell]
     for begin, end in partitions(targets.host_lengths):
@@ -130,6 +137,9 @@ def _launch(cell: str, mode: str, targets: DeviceTargets, queries: list[np.ndarr
                                     PROFILE_BYTES[cell])
         tile = group * rows
         passes = -(-max(m, m2) // tile)
+        if passes * tile > stride:
+            raise RuntimeError(f"swath bug: {passes} passes of {tile} rows read past a "
+                               f"profile of {stride}")
         count = end - begin
         groups = -(-count // lanes)
         if passes > 1:
@@ -152,7 +162,7 @@ def _launch(cell: str, mode: str, targets: DeviceTargets, queries: list[np.ndarr
              profile, np.int32(m), np.int32(m2), np.int32(stride), np.int32(passes),
              np.int32(alphabet + 1), np.int32(gap_open), np.int32(gap_extend),
              np.int32(ceiling), spill, spill_at_d, scores[0, begin:], flags[0, begin:],
-             np.int32(scores.strides[0] // scores.itemsize)),
+             np.int32(out_stride)),
             shared_mem=shared)
 
 
@@ -172,11 +182,10 @@ def score_queries(targets: DeviceTargets, queries: list[np.ndarray], matrix: np.
     n = len(targets)
     scores = cp.zeros((len(queries), n), dtype=np.int32)
     flags = cp.ones((len(queries), n), dtype=np.uint8)
-    widest = max(g * r for g, r in SEARCH_CONFIGS)
     lengths, counts = targets.length_counts
     for k in range(0, len(ordered), 2):
         pair = ordered[k:k + 2]
-        stride = -(-len(pair[-1]) // widest) * widest
+        stride = -(-len(pair[-1]) // PROFILE_ROWS) * PROFILE_ROWS
         narrow = min(int(counts[fits(*score_bounds(len(q), lengths, matrix, gap_open,
                                                    gap_extend, mode),
                                      np.int16, gap_extend)].sum()) for q in pair)
@@ -193,7 +202,7 @@ def score_queries(targets: DeviceTargets, queries: list[np.ndarray], matrix: np.
             raise InvalidParameter("a pair is too long for exact 32-bit scoring")
         wide_scores = cp.zeros((1, len(redo)), dtype=np.int32)
         wide_flags = cp.zeros((1, len(redo)), dtype=np.uint8)
-        stride = -(-len(query) // widest) * widest
+        stride = -(-len(query) // PROFILE_ROWS) * PROFILE_ROWS
         _launch("Int32", mode, targets.subset(redo), [query],
                 query_profile([query], matrix, stride), matrix, gap_open, gap_extend,
                 wide_scores, wide_flags)
