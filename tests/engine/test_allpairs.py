@@ -62,6 +62,19 @@ def run(seqs, tmp_path, name="a.zarr", **options):
     return swath.allpairs(seqs, store=str(tmp_path / name), **options)
 
 
+@pytest.mark.parametrize("diagonal", [False, True])
+def test_pair_counts_count_the_pairs_of_each_pair_of_lengths(diagonal):
+    rng = np.random.default_rng(int(diagonal))
+    rows = np.sort(rng.integers(1, 6, 40))
+    cols = rows if diagonal else np.sort(rng.integers(1, 6, 30))
+    lengths = engine.Lengths(*(np.concatenate([[0], np.cumsum(x)]) for x in (rows, cols)))
+    pairs = np.triu(np.ones((40, 40), bool), 1) if diagonal else np.ones((40, 30), bool)
+    m, n = lengths.distinct
+    want = np.array([[np.sum(pairs & (rows[:, None] == a) & (cols[None, :] == b)) for b in n[0]]
+                     for a in m[:, 0]])
+    np.testing.assert_array_equal(lengths.pair_counts(diagonal), want)
+
+
 def test_boxes_cover_the_needed_pairs_and_about_half_a_triangle():
     rng = np.random.default_rng(0)
     for need in [np.triu(np.ones((300, 300), bool), 1), rng.random((90, 70)) < 0.05,

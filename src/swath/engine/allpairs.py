@@ -68,6 +68,7 @@ SMALL_BOX = 64 * 64     # a box of at most these pairs is scored whole
 # the 16-bit lanes of the full pass, 380 bp pairs), the GPU's one launch a tile (the full
 # pass is a launch per query).
 BAND_WORTH = {"cpu": 1 / 16, "gpu": 1.0}
+INT32_RANGE = (np.iinfo(np.int32).min, np.iinfo(np.int32).max)
 
 Progress = Callable[[int, int, int], None]
 
@@ -154,26 +155,39 @@ class Lengths:
         grid = np.broadcast_to(values, (len(self._rows), len(self._cols)))
         return np.repeat(np.repeat(grid, self._rows, axis=0), self._cols, axis=1)
 
+    def pair_counts(self, diagonal: bool) -> np.ndarray:
+        """How many pairs of the tile have each ``distinct`` pair of lengths: every (row,
+        column), or, in a tile on the diagonal (its rows are its columns), the pairs of a
+        row before its column."""
+        counts = np.outer(self._rows, self._cols)
+        if diagonal:
+            counts = np.triu(counts, 1) + np.diag(self._rows * (self._rows - 1) // 2)
+        return counts
+
 
 def first_pass(job: AllPairsJob, rows: tuple[np.ndarray, np.ndarray],
                cols: tuple[np.ndarray, np.ndarray], pairs: np.ndarray, by_length: np.ndarray,
-               lengths: Lengths) -> tuple[np.ndarray, bool]:
+               lengths: Lengths, kept: np.ndarray) -> tuple[np.ndarray, bool]:
     """The tile's scores for the score filter, and whether they are the optimal ones:
     the banded scores (lower bounds) of the pairs the length filter keeps where a band
     exists (``swath.identity.band_limits``), costs less than the full pass on this
     backend (``BAND_WORTH``) and no score matrix is kept; else the optimal scores of
-    ``pairs`` (score matrix) or of the pairs the length filter keeps."""
+    ``pairs`` (score matrix) or of the pairs the length filter keeps. ``kept``: how many
+    pairs of each distinct pair of lengths the length filter keeps (the costs are summed
+    over those, not over every pair)."""
     if job.scores:
         return score_pass(job, rows, cols, pairs), True
     band = band_limits(*lengths.distinct, job.min_identity, job.iddef, job.mode)
     if band is not None:
-        m, n = lengths.m, lengths.n
-        lo, hi = (np.where(by_length, lengths.spread(edge), empty)
-                  for edge, empty in zip(band, (1, 0), strict=True))
-        width = np.maximum(np.minimum(hi, m) - np.maximum(lo, -n) + 1, 0)
+        m, n = lengths.distinct
+        width = np.maximum(np.minimum(band[1], m) - np.maximum(band[0], -n) + 1, 0)
         backend = get_backend(job.device)
         worth = BAND_WORTH[backend.__name__.rsplit(".", 1)[-1]]
-        if (width * m).sum() <= worth * (m * n)[by_length].sum():
+        if (kept * width * m).sum() <= worth * (kept * m * n).sum():
+            # int32 (the kernels' width): a band edge past the matrix is clipped to it anyway
+            lo, hi = (np.where(by_length, lengths.spread(
+                np.clip(edge, *INT32_RANGE).astype(np.int32)), np.int32(empty))
+                for edge, empty in zip(band, (1, 0), strict=True))
             sc = job.scoring
             return backend.band_scores(*rows, *cols, lo, hi, sc.matrix, sc.gap_open,
                                        sc.gap_extend), False
@@ -230,9 +244,10 @@ def run_tile(job: AllPairsJob, t: int) -> tuple[int, int]:
     pairs = np.ones((lengths.m.shape[0], lengths.n.shape[1]), dtype=bool)
     if bi == bj:
         pairs = np.triu(pairs, 1)
-    by_length = pairs & lengths.spread(
-        length_can_pass(*lengths.distinct, job.min_identity, job.iddef, job.mode))
-    scores, optimal = first_pass(job, rows, cols, pairs, by_length, lengths)
+    can_pass = length_can_pass(*lengths.distinct, job.min_identity, job.iddef, job.mode)
+    by_length = pairs & lengths.spread(can_pass)
+    scores, optimal = first_pass(job, rows, cols, pairs, by_length, lengths,
+                                 lengths.pair_counts(bi == bj) * can_pass)
     # the bound over the codes the tile holds (DNA's N scores a mismatch against itself)
     present = np.flatnonzero(np.bincount(rows[0], minlength=256)
                              + np.bincount(cols[0], minlength=256))
