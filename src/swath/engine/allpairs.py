@@ -246,8 +246,9 @@ def run_tile(job: AllPairsJob, t: int) -> tuple[int, int]:
         pairs = np.triu(pairs, 1)
     can_pass = length_can_pass(*lengths.distinct, job.min_identity, job.iddef, job.mode)
     by_length = pairs & lengths.spread(can_pass)
+    counts = lengths.pair_counts(bi == bj)
     scores, optimal = first_pass(job, rows, cols, pairs, by_length, lengths,
-                                 lengths.pair_counts(bi == bj) * can_pass)
+                                 counts * can_pass)
     # the bound over the codes the tile holds (DNA's N scores a mismatch against itself)
     present = np.flatnonzero(np.bincount(rows[0], minlength=256)
                              + np.bincount(cols[0], minlength=256))
@@ -259,8 +260,9 @@ def run_tile(job: AllPairsJob, t: int) -> tuple[int, int]:
     out = trace(job, rows, cols, i, j, scores[i, j], optimal) if len(i) else empty_kept()
     out["i"] = out["i"] + store.block_range(bi)[0]
     out["j"] = out["j"] + store.block_range(bj)[0]
-    counters = {"pairs": int(pairs.sum()), "length_filtered": int((pairs & ~by_length).sum()),
-                "score_filtered": int((by_length & ~candidate).sum()), "traced": len(i),
+    tile_pairs, length_kept = int(counts.sum()), int((counts * can_pass).sum())
+    counters = {"pairs": tile_pairs, "length_filtered": tile_pairs - length_kept,
+                "score_filtered": length_kept - len(i), "traced": len(i),
                 "kept": len(out["i"])}
     store.write_tile(t, out, counters, _score_chunks(job, bi, bj, rows, cols, pairs, scores)
                      if job.scores else [])
