@@ -107,9 +107,7 @@ KERNEL_CONFIG = gpu_scores.kernel_config
 def least_padding(query: int, target: int, alphabet: int, row_bytes: int = 2
                   ) -> tuple[int, int]:
     """The passes (of 128 rows at least) that pad the query least, then the fewest."""
-    usable = [(g, r) for g, r in _cuda.SEARCH_CONFIGS
-              if g * 8 <= max(target, 32)
-              and (alphabet + 1) * g * r * row_bytes <= gpu_scores.SHARED_LIMIT]
+    usable = gpu_scores.usable_configs(target, alphabet, row_bytes)
     wide = [c for c in usable if c[0] * c[1] >= min(query, 128)] or usable
 
     def cost(config: tuple[int, int]) -> tuple[int, int, int]:

@@ -247,8 +247,8 @@ def run_tile(job: AllPairsJob, t: int) -> tuple[int, int]:
     can_pass = length_can_pass(*lengths.distinct, job.min_identity, job.iddef, job.mode)
     by_length = pairs & lengths.spread(can_pass)
     counts = lengths.pair_counts(bi == bj)
-    scores, optimal = first_pass(job, rows, cols, pairs, by_length, lengths,
-                                 counts * can_pass)
+    length_kept = counts * can_pass
+    scores, optimal = first_pass(job, rows, cols, pairs, by_length, lengths, length_kept)
     # the bound over the codes the tile holds (DNA's N scores a mismatch against itself)
     present = np.flatnonzero(np.bincount(rows[0], minlength=256)
                              + np.bincount(cols[0], minlength=256))
@@ -260,9 +260,9 @@ def run_tile(job: AllPairsJob, t: int) -> tuple[int, int]:
     out = trace(job, rows, cols, i, j, scores[i, j], optimal) if len(i) else empty_kept()
     out["i"] = out["i"] + store.block_range(bi)[0]
     out["j"] = out["j"] + store.block_range(bj)[0]
-    tile_pairs, length_kept = int(counts.sum()), int((counts * can_pass).sum())
-    counters = {"pairs": tile_pairs, "length_filtered": tile_pairs - length_kept,
-                "score_filtered": length_kept - len(i), "traced": len(i),
+    tile_pairs, by_length_pairs = int(counts.sum()), int(length_kept.sum())
+    counters = {"pairs": tile_pairs, "length_filtered": tile_pairs - by_length_pairs,
+                "score_filtered": by_length_pairs - len(i), "traced": len(i),
                 "kept": len(out["i"])}
     store.write_tile(t, out, counters, _score_chunks(job, bi, bj, rows, cols, pairs, scores)
                      if job.scores else [])

@@ -93,20 +93,26 @@ def query_profile(queries: list[np.ndarray], matrix: np.ndarray, stride: int) ->
     return cp.asarray(np.ascontiguousarray(profile.transpose(1, 2, 0)).view(np.uint32)[..., 0])
 
 
+def usable_configs(target_length: int, alphabet: int, row_bytes: int = 2
+                   ) -> list[tuple[int, int]]:
+    """The configurations whose group is small next to targets of about this length (fill
+    and drain of the wavefront cost G - 1 columns) and whose profile tile (``row_bytes`` a
+    row and residue) fits in shared memory; the smallest if none is."""
+    usable = [(g, r) for g, r in SEARCH_CONFIGS
+              if g * 8 <= max(target_length, 32)
+              and (alphabet + 1) * g * r * row_bytes <= SHARED_LIMIT]
+    return usable or [SEARCH_CONFIGS[0]]
+
+
 def kernel_config(query_length: int, target_length: int, alphabet: int,
                   row_bytes: int = 2) -> tuple[int, int]:
     """(threads per group, rows per thread) for a query against targets of about this length.
 
-    The smallest pass that holds the whole query, among the configurations whose group
-    is small next to the targets (fill and drain of the wavefront cost G - 1 columns)
-    and whose profile tile (``row_bytes`` a row and residue) fits in shared memory; long
+    The smallest pass that holds the whole query, among the ``usable_configs``; long
     queries take the largest tile. Of two as large, the one with fewer rows a thread
     (fewer registers: more groups at once on an SM).
     """
-    usable = [(g, r) for g, r in SEARCH_CONFIGS
-              if g * 8 <= max(target_length, 32)
-              and (alphabet + 1) * g * r * row_bytes <= SHARED_LIMIT]
-    usable = usable or [SEARCH_CONFIGS[0]]
+    usable = usable_configs(target_length, alphabet, row_bytes)
     fitting = [c for c in usable if c[0] * c[1] >= query_length]
     return (min(fitting, key=lambda c: (c[0] * c[1], c[1])) if fitting
             else max(usable, key=lambda c: (c[0] * c[1], -c[1])))
