@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -23,6 +24,8 @@ from swath.sequences import (
 if TYPE_CHECKING:
     from swath.hits import SearchResult
     from swath.pairs import AllPairsResult
+
+logger = logging.getLogger(__name__)
 
 SequencesLike = str | os.PathLike[str] | Sequence[SequenceLike] | SequenceSet
 
@@ -264,6 +267,7 @@ def search(queries: SequencesLike, database: SequencesLike, scoring: Scoring | N
     path = store or f"{tempfile.mkdtemp(prefix='swath-')}/result.zarr"
     job = prepare(path, qs, db_path, scoring, top_k=top_k, mode=mode, device=device,
                   query_block=query_block, max_evalue=max_evalue, statistics=params)
+    logger.debug("search: %d queries read, store %s ready", len(qs), path)
     with session(client, device=device) as (client, _):
         run(job, client, progress)
     return SearchResult(path)

@@ -78,6 +78,70 @@ def test_search_takes_a_fasta_database_in_process_or_on_local_workers(files, tmp
     assert [r.split("\t")[1] for r in run.stdout.splitlines()] == ["d5", "d60"]
 
 
+def test_debug_log_is_a_timeline(files, tmp_path):
+    """-vv stamps each record with the milliseconds since the process started and its
+    thread (where a command's seconds go); -v keeps the plain lines."""
+    import logging
+    import re
+
+    logger = logging.getLogger("swath")
+    level, handlers = logger.level, list(logger.handlers)
+    try:
+        run = invoke("search", str(files / "q.fasta"), str(files / "db.swdb"), "-o",
+                     str(tmp_path / "r.zarr"), "--device", "cpu", "--no-progress", "-vv")
+        assert run.exit_code == 0, run.output
+        lines = run.stderr.splitlines()
+        stamped = re.compile(r"swath: +\d+ ms (\S+): (DEBUG|INFO): swath\.")
+        assert lines and all(stamped.match(line) for line in lines), lines
+        assert any("partition" in line for line in lines)
+        assert {stamped.match(line)[1] for line in lines} >= {"MainThread"}
+        run = invoke("search", str(files / "q.fasta"), str(files / "db.swdb"), "-o",
+                     str(tmp_path / "s.zarr"), "--device", "cpu", "--no-progress", "-v")
+        assert run.exit_code == 0, run.output
+        assert run.stderr.splitlines()[0].startswith("swath: INFO: swath.")
+    finally:
+        logger.setLevel(level)
+        logger.handlers[:] = handlers
+
+
+GPU_COMMANDS = """
+import sys
+from swath.cli import main
+for args in sys.argv[1:]:
+    main(args.split("|"), standalone_mode=False)
+print(" ".join(sorted(m for m in sys.modules if m.split(".")[0] == "numba"
+                      or m.startswith("cupyx.scipy"))) or "none")
+"""
+
+
+@pytest.mark.gpu
+def test_gpu_search_and_allpairs_load_no_cpu_kernels(files, tmp_path):
+    """GPU commands import neither numba (the CPU kernels: 0.25 s) nor cupyx.scipy (which
+    CuPy's first left shift imports: 0.3 s)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import swath
+
+    rng = np.random.default_rng(5)
+    base = "".join(rng.choice(list("ACGT"), 300))
+    (tmp_path / "amplicons.fasta").write_text("".join(
+        f">a{i}\n{base[i:] + base[:i] if i % 2 else base}\n" for i in range(12)))
+    commands = [f"search|{files / 'q.fasta'}|{files / 'db.swdb'}|-o|{tmp_path / 'r.zarr'}"
+                "|--device|gpu|--no-progress",
+                f"allpairs|{tmp_path / 'amplicons.fasta'}|-o|{tmp_path / 'a.zarr'}|--dna"
+                "|--device|gpu|--no-progress"]
+    package = str(Path(swath.__file__).resolve().parents[1])
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        p for p in (package, os.environ.get("PYTHONPATH")) if p))
+    done = subprocess.run([sys.executable, "-c", GPU_COMMANDS, *commands], env=env,
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split()[-1] == "none", done.stdout
+
+
 @pytest.mark.parametrize(
     ("args", "needle"),
     [

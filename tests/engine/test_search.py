@@ -66,6 +66,62 @@ def test_top_k_orders_by_score_then_lowest_id():
     assert padded_ids[:, 2].tolist() == [-1, -1]
 
 
+def test_partitions_are_read_once_ahead_and_failed_reads_again(data, monkeypatch):
+    """A process reads each partition once; ``read_ahead`` starts the first one not yet
+    asked for; a read that failed is read again when next asked for."""
+    from swath.engine.search import _Partitions
+    from swath.storage.database import Database
+
+    reads = []
+    real = Database.partition
+    failing = {3}
+
+    def partition(self, p):
+        reads.append(p)
+        if p in failing:
+            failing.discard(p)
+            raise swath.StoreIncomplete(f"{self.path}: chunk {p} is missing")
+        return real(self, p)
+
+    monkeypatch.setattr(Database, "partition", partition)
+    parts, path = _Partitions(), data["db"]
+    assert Database.open(path).partitions == 4
+    got = parts.get(path, 1)
+    for mine, theirs in zip(got, real(Database.open(path), 1), strict=True):
+        np.testing.assert_array_equal(mine, theirs)
+    parts.read_ahead(path)
+    parts.read_ahead(path)
+    parts.get(path, 0), parts.get(path, 2), parts.get(path, 1)
+    assert reads == [1, 0, 2]
+    with pytest.raises(swath.StoreIncomplete, match="chunk 3"):
+        parts.get(path, 3)
+    parts.get(path, 3)
+    parts.read_ahead(path)      # every partition asked for: nothing to read
+    assert reads == [1, 0, 2, 3, 3]
+
+
+def test_jobs_in_this_process_read_ahead(data, tmp_path, monkeypatch):
+    """A job in this process, which scores every partition, reads ahead (a cluster's
+    workers do not: they would read partitions that other workers score)."""
+    import swath.engine.search as engine
+    from swath.engine.cluster import InProcess
+
+    flags = []
+    real = engine.score_partition
+
+    def record(job, q_res, q_off, p):
+        flags.append(job.read_ahead)
+        return real(job, q_res, q_off, p)
+
+    monkeypatch.setattr(engine, "score_partition", record)
+    mine = swath.search(data["qfasta"], data["db"], top_k=3, client=InProcess(2, "CPU"),
+                        store=str(tmp_path / "a.zarr"), device="cpu")
+    assert flags and all(flags)
+    assert mine.to_table() == swath.search(data["qfasta"], data["db"], top_k=3,
+                                           store=str(tmp_path / "b.zarr"),
+                                           device="cpu").to_table()
+
+
 @pytest.mark.gpu
 def test_top_k_on_the_gpu_equals_the_host():
     import cupy

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from swath.kernels import get_backend
-from swath.kernels.cpu.band import SKIPPED
+from swath.kernels.band_geometry import SKIPPED
 from tests.conftest import DNA, PROTEIN
 from tests.kernels.test_gpu import packed, related
 

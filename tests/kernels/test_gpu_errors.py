@@ -29,7 +29,7 @@ from swath.errors import (
     KernelCompileError,
     SwathError,
 )
-from swath.kernels import get_backend, gpu_count
+from swath.kernels import get_backend, gpu_count, probe_in_background
 from tests.conftest import DNA
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -228,6 +228,32 @@ def test_probe_is_cached(use_cupy: Callable, monkeypatch: pytest.MonkeyPatch) ->
     assert len(calls) == 1
 
 
+def test_background_probe_loads_the_kernels_the_command_runs(use_cupy: Callable) -> None:
+    """Where the GPU works, the probe's thread also loads the named sources' kernels (a
+    module each)."""
+    use_cupy(fake_cupy(devices=1))
+    probe_in_background(("search.cu", "traceback.cu")).join()
+    from swath.kernels.gpu import _cuda
+
+    assert _cuda._module.cache_info().currsize == 2
+
+
+def test_background_load_leaves_a_compile_error_to_the_command(
+        use_cupy: Callable, caplog: pytest.LogCaptureFixture) -> None:
+    use_cupy(fake_cupy(devices=1, compile_log=NVRTC_LOG))
+    with caplog.at_level(logging.DEBUG, logger="swath"):
+        probe_in_background(("search.cu",)).join()
+    assert any("loading search.cu ahead failed" in r.getMessage() for r in caplog.records)
+    with pytest.raises(KernelCompileError):
+        get_backend("gpu").score_many(*small_inputs())
+
+
+def test_background_probe_without_a_gpu_loads_nothing(use_cupy: Callable) -> None:
+    use_cupy(fake_cupy(devices=0))
+    probe_in_background(("search.cu",)).join()
+    assert "swath.kernels.gpu" not in sys.modules
+
+
 def small_inputs() -> tuple:
     q = np.array([0, 1, 2, 3], dtype=np.uint8)
     offsets = np.array([0, 4], dtype=np.int64)
@@ -299,7 +325,8 @@ def test_every_backend_function_is_wrapped(use_cupy: Callable) -> None:
     use_cupy(fake_cupy())
     backend = get_backend("gpu")
     wrapper = backend.translate_errors(len).__code__
-    for name in [*swath.kernels._FUNCTIONS, "score_queries", "upload_targets", "row_stream"]:
+    for name in [*swath.kernels._FUNCTIONS, "score_queries", "upload_targets", "row_stream",
+                 "top_key"]:
         assert getattr(backend, name).__code__ is wrapper, name
 
 

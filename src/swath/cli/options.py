@@ -281,18 +281,28 @@ class _EchoHandler(logging.Handler):
             self.handleError(record)
 
 
+_FORMAT = "swath: %(levelname)s: %(name)s: %(message)s"
+# DEBUG records also say when (milliseconds since logging started, at the process's start)
+# and on which thread: a command's timeline, where its seconds go
+_DEBUG_FORMAT = "swath: %(relativeCreated)6.0f ms %(threadName)s: %(levelname)s: %(name)s: " \
+                "%(message)s"
+
+
 def setup_logging(verbosity: int) -> None:
-    """Send swath's log records to stderr: 0 WARNING, 1 INFO, 2 or more DEBUG.
+    """Send swath's log records to stderr: 0 WARNING, 1 INFO, 2 or more DEBUG (each record
+    then stamped with the milliseconds since the process started and its thread).
 
     Only the command line calls this; the library never configures logging.
     """
     level = (logging.WARNING, logging.INFO, logging.DEBUG)[min(max(verbosity, 0), 2)]
     logger = logging.getLogger("swath")
     logger.setLevel(level)
-    if not any(isinstance(h, _EchoHandler) for h in logger.handlers):
+    handler = next((h for h in logger.handlers if isinstance(h, _EchoHandler)), None)
+    if handler is None:
         handler = _EchoHandler()
-        handler.setFormatter(logging.Formatter("swath: %(levelname)s: %(name)s: %(message)s"))
         logger.addHandler(handler)
+    handler.setFormatter(logging.Formatter(_DEBUG_FORMAT if level == logging.DEBUG
+                                           else _FORMAT))
 
 
 def _verbose_callback(ctx: click.Context, param: click.Parameter, value: int) -> int:
@@ -329,13 +339,15 @@ workers_option = click.option(
          "GPU, where the job runs in this process; one per GPU on several].")
 
 
-def probe_gpu_early(device: str, scheduler: str | None) -> None:
-    """Where this process may compute on a GPU, start probing it while the command reads
-    its inputs."""
+def probe_gpu_early(device: str, scheduler: str | None, sources: tuple[str, ...] = ()
+                    ) -> None:
+    """Where this process may compute on a GPU, start probing it (and loading the
+    kernels of the CUDA ``sources`` the command runs) while the command reads its
+    inputs."""
     if device != "cpu" and scheduler is None:
         from swath.kernels import probe_in_background
 
-        probe_in_background()
+        probe_in_background(sources)
 
 
 @contextmanager

@@ -17,6 +17,7 @@ from swath.cli.options import (
     device_option,
     job_runner,
     mode_option,
+    probe_gpu_early,
     progress_option,
     scheduler_option,
     scoring_options,
@@ -93,6 +94,7 @@ def search(queries: str, database: str, output: str, top_k: int, max_evalue: flo
       swath makedb db.fasta db.swdb
       swath search queries.fasta db.swdb -o result.zarr --top-k 10 --outfmt tsv
     """
+    probe_gpu_early(device, scheduler, ("search.cu", "traceback.cu"))
     given = {k: v for k, v in (("lambda_", lambda_), ("K", K), ("H", H)) if v is not None}
     with job_runner(scheduler, workers, device) as client, \
             _progress_bar(show_progress(progress)) as bar:

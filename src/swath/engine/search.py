@@ -18,11 +18,15 @@ the same job again, or ``resume``, finishes only what is missing.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import logging
 import sys
+import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -53,6 +57,9 @@ class SearchJob:
     top_k: int
     max_evalue: float | None
     statistics: dict[str, Any] | None   # KarlinAltschul fields (local mode)
+    # this process scores every partition (a job in this process): each score task starts
+    # reading the next unread partition while it computes
+    read_ahead: bool = False
 
 
 @functools.lru_cache(maxsize=4)
@@ -60,9 +67,65 @@ def _database(path: str) -> Database:
     return Database.open(path)
 
 
-@functools.lru_cache(maxsize=256)
+class _Partitions:
+    """The database partitions this process has read, or is reading, on reader threads
+    of its own (the last ``keep`` asked for), so that one task's read overlaps another's
+    kernels."""
+
+    def __init__(self, readers: int = 2, keep: int = 256) -> None:
+        self._readers = readers
+        self._keep = keep
+        self._pool: ThreadPoolExecutor | None = None
+        self._reads: OrderedDict[tuple[str, int], Future[Any]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # per process: a copy sent to another process is that process's own
+        return (_process_partitions, ())
+
+    def _start(self, path: str, p: int) -> Future[Any]:
+        with self._lock:
+            read = self._reads.get((path, p))
+            if read is None:
+                if self._pool is None:
+                    self._pool = ThreadPoolExecutor(self._readers,
+                                                    thread_name_prefix="swath-read")
+                read = self._reads[(path, p)] = self._pool.submit(_database(path).partition, p)
+                while len(self._reads) > self._keep:
+                    self._reads.popitem(last=False)
+            self._reads.move_to_end((path, p))
+            return read
+
+    def get(self, path: str, p: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Partition ``p`` of the database at ``path`` (``Database.partition``); a read
+        that failed is forgotten, so that the next task reads again."""
+        read = self._start(path, p)
+        try:
+            return read.result()
+        except BaseException:
+            with self._lock:
+                if self._reads.get((path, p)) is read:
+                    del self._reads[(path, p)]
+            raise
+
+    def read_ahead(self, path: str) -> None:
+        """Start reading the first partition of ``path`` not yet asked for, if any."""
+        with self._lock:
+            asked = {p for where, p in self._reads if where == path}
+            unread = [p for p in range(_database(path).partitions) if p not in asked]
+        if unread:
+            self._start(path, unread[0])
+
+
+_PARTITIONS = _Partitions()
+
+
+def _process_partitions() -> _Partitions:
+    return _PARTITIONS
+
+
 def _partition(path: str, p: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    return _database(path).partition(p)
+    return _PARTITIONS.get(path, p)
 
 
 def _fetch(path: str, records: np.ndarray) -> list[np.ndarray]:
@@ -86,7 +149,12 @@ def _top(scores: Any, ids: Any, k: int) -> tuple[Any, Any]:
         scores = xp.concatenate([scores, xp.full((rows, k - n), _NONE, np.int64)], axis=1)
         ids = xp.concatenate([ids, xp.full((rows, k - n), -1, np.int64)], axis=1)
     # one int64 key orders by score descending, then id ascending (-1 pads sort last)
-    key = -(scores.astype(np.int64) << 32) + xp.where(ids < 0, (1 << 32) - 1, ids)
+    if xp is np:
+        key = -(scores.astype(np.int64) << 32) + np.where(ids < 0, (1 << 32) - 1, ids)
+    else:
+        from swath.kernels.gpu import top_key
+
+        key = top_key(scores, ids)
     pick = xp.argpartition(key, k - 1, axis=1)[:, :k] if n > k else xp.argsort(key, axis=1)
     order = xp.take_along_axis(pick, xp.argsort(xp.take_along_axis(key, pick, 1), axis=1), 1)
     return xp.take_along_axis(scores, order, 1), xp.take_along_axis(ids, order, 1)
@@ -111,6 +179,8 @@ def score_partition(job: SearchJob, q_res: np.ndarray, q_off: np.ndarray, p: int
     started = time.perf_counter()
     t_res, t_off, ids = _partition(job.database, p)
     read = time.perf_counter()
+    if job.read_ahead:
+        _PARTITIONS.read_ahead(job.database)
     backend = get_backend(job.device)
     if backend.__name__.endswith(".gpu"):
         import cupy
@@ -245,7 +315,7 @@ def run(job: SearchJob, client: Any, progress: Callable[[int, int], None] | None
         ) -> SearchStore:
     """Run every unit not yet done on ``client`` (a runner of ``engine.cluster`` or a
     ``distributed.Client``), then finalize the store."""
-    from swath.engine.cluster import runner
+    from swath.engine.cluster import InProcess, runner
     from swath.storage.common import store_lock
 
     with store_lock(job.store):
@@ -263,7 +333,9 @@ def run(job: SearchJob, client: Any, progress: Callable[[int, int], None] | None
                 progress(done, store.units)
 
         started = time.perf_counter()
-        runner(client).each(build_graph(job, store, units), finished)
+        where = runner(client)
+        job = dataclasses.replace(job, read_ahead=isinstance(where, InProcess))
+        where.each(build_graph(job, store, units), finished)
         ran = time.perf_counter()
         store = SearchStore.open(job.store, mode="r+", complete=False)
         store.finalize()

@@ -39,6 +39,7 @@ import functools
 import importlib
 import logging
 import threading
+import time
 from types import ModuleType
 from typing import NamedTuple
 
@@ -118,9 +119,13 @@ def _unusable(problem: str) -> _GpuState:
 @functools.cache
 def _gpu_state() -> _GpuState:
     """:func:`_probe`, once per process (``cache_clear`` to probe again)."""
+    started = time.perf_counter()
     state = _probe()
     if state.problem is not None:
         logger.debug("GPU path unusable: %s", state.problem)
+    else:
+        logger.debug("GPU probed (CuPy, CUDA context, a kernel) in %.3f s: %d device%s",
+                     time.perf_counter() - started, state.gpus, "s" if state.gpus > 1 else "")
     return state
 
 
@@ -139,12 +144,31 @@ def _warn_cpu_fallback(problem: str) -> None:
     logger.warning("device='auto': computing on the CPU, since %s", problem)
 
 
-def probe_in_background() -> None:
+def probe_in_background(sources: tuple[str, ...] = ()) -> threading.Thread:
     """Start the GPU probe (CuPy's import, CUDA's context: about a second) in a thread of
     its own, so that a command reads its inputs meanwhile; whoever needs the outcome
-    first waits for it."""
+    first waits for it. Where the GPU works, the same thread then imports the GPU backend
+    and loads the kernels of the CUDA ``sources`` (``"search.cu"``, ...) the command
+    will run. Returns the thread."""
+    def probe_and_load() -> None:
+        if _state().problem is not None or not sources:
+            return
+        started = time.perf_counter()
+        from swath.kernels.gpu._cuda import preload
+
+        try:
+            for source in sources:
+                preload(source)
+        except Exception as exc:   # the command's own first call reports it
+            logger.debug("loading %s ahead failed: %s", ", ".join(sources), one_line(exc))
+            return
+        logger.debug("GPU backend imported and %s loaded in %.3f s", ", ".join(sources),
+                     time.perf_counter() - started)
+
     # not a daemon: the interpreter must not finalize while CUDA starts (a crash at exit)
-    threading.Thread(target=_state, name="swath-gpu-probe").start()
+    thread = threading.Thread(target=probe_and_load, name="swath-gpu-probe")
+    thread.start()
+    return thread
 
 
 def gpu_count() -> int:

@@ -29,11 +29,11 @@ from typing import Any
 import numba
 import numpy as np
 
+from swath.kernels.band_geometry import SKIPPED, clip_bands
 from swath.kernels.bounds import fits_every_mode
 from swath.kernels.cpu._jit import jit
 from swath.kernels.cpu.lanes import pack_lanes, padded_matrix
 
-SKIPPED = int(np.iinfo(np.int32).min)   # the score of a pair whose band is empty
 NEG = -(1 << 30)                        # no path in 32 bits (far below any score)
 LANES = {np.dtype(np.int16): 32, np.dtype(np.int32): 16}   # L: targets side by side
 QUERY_CHUNK = 32                        # queries of a task (they share its profile)
@@ -136,24 +136,6 @@ def _make_kernel(dtype: np.dtype) -> Any:
                     out[qi, g, k] = row[m - lens[k] - lo + 1, 0, k] if valid else SKIPPED
 
     return kernel
-
-
-def clip_bands(q_off: np.ndarray, t_off: np.ndarray, lo: np.ndarray, hi: np.ndarray
-               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Each pair's band clipped to its DP matrix (first and last diagonal), and whether it
-    holds a path (both diagonal 0 and ``m - n``). NumPy or CuPy arrays (NumPy's functions
-    dispatch to CuPy's)."""
-    m, n = np.diff(q_off)[:, None], np.diff(t_off)[None, :]
-    first, last = np.maximum(lo, -n), np.minimum(hi, m)
-    return first, last, (first <= np.minimum(0, m - n)) & (last >= np.maximum(0, m - n))
-
-
-def clipped_bands(q_off: np.ndarray, t_off: np.ndarray, lo: np.ndarray, hi: np.ndarray
-                  ) -> tuple[np.ndarray, np.ndarray]:
-    """Diagonals of each pair's band once clipped to its DP matrix (0 where empty), and
-    whether it holds a path."""
-    first, last, holds = clip_bands(q_off, t_off, lo, hi)
-    return np.maximum(last - first + 1, 0), holds
 
 
 def band_scores(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: np.ndarray,

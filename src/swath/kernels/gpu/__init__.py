@@ -8,7 +8,7 @@ memory, which CuPy reports as ``cupy.cuda.memory.OutOfMemoryError`` or as the CU
 error ``cudaErrorMemoryAllocation``, leaves as :class:`~swath.errors.GpuOutOfMemory`,
 one line saying how much was asked and free. Besides the kernel functions of every
 backend, the engine's GPU search uses ``upload_targets`` (targets resident on the GPU,
-``scores.DeviceTargets``) and ``score_queries``; a long pair's streamed slabs use
+``scores.DeviceTargets``), ``score_queries`` and ``top_key``; a long pair's streamed slabs use
 ``row_stream``.
 """
 
@@ -27,7 +27,7 @@ from swath.kernels.gpu import band, scores, tiles, traceback
 
 __all__ = ["align_batch", "band_scores", "cigar_counts", "row_stream", "score_ends",
            "score_many", "score_queries", "tile_batch", "tile_forward", "tile_scores",
-           "translate_errors", "upload_targets"]
+           "top_key", "translate_errors", "upload_targets"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -85,6 +85,7 @@ def translate_errors(function: Callable[P, R]) -> Callable[P, R]:
 
 score_many = translate_errors(scores.score_many)
 score_queries = translate_errors(scores.score_queries)
+top_key = translate_errors(scores.top_key)
 upload_targets = translate_errors(scores.DeviceTargets.upload)
 align_batch = translate_errors(traceback.align_batch)
 cigar_counts = translate_errors(traceback.cigar_counts)

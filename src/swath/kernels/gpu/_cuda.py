@@ -98,6 +98,14 @@ def kernel(source: str, name: str) -> cupy.RawKernel:
         ) from exc
 
 
+def preload(source: str) -> None:
+    """Compile (or load from CuPy's disk cache) and load every instance of ``source``
+    (one compiled at once), as the first :func:`kernel` call would."""
+    if source in _ONE_BY_ONE:
+        raise ValueError(f"{source} compiles its instances one at a time, when first used")
+    kernel(source, _NAMES[source][0])
+
+
 def _in_source(line: str, source: str) -> str:
     """An NVRTC log line with CuPy's temporary copy of ``source`` named as ``source``
     (``/tmp/tmpab12/3f9e.cu(41): error: ...`` -> ``search.cu(41): error: ...``); lines

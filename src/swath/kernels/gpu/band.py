@@ -14,8 +14,7 @@ from __future__ import annotations
 import cupy as cp
 import numpy as np
 
-from swath.kernels.cpu.band import SKIPPED, clipped_bands
-from swath.kernels.cpu.band import band_scores as cpu_band_scores
+from swath.kernels.band_geometry import SKIPPED, clipped_bands
 from swath.kernels.gpu._cuda import BAND_WIDTHS, BLOCK, band_name, kernel
 
 
@@ -52,11 +51,13 @@ def band_scores(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: 
             shared_mem=size * size * 4)
     out = scores.get()
     wide = (holds & (classes == len(BAND_WIDTHS))).get()
-    for qi in np.flatnonzero(wide.any(axis=1)):
-        tj = np.flatnonzero(wide[qi])
-        targets = [t_res[t_off[k]:t_off[k + 1]] for k in tj.tolist()]
-        out[qi, tj] = cpu_band_scores(
-            q_res[q_off[qi]:q_off[qi + 1]], np.array([0, m[qi, 0]]), np.concatenate(targets),
-            np.concatenate([[0], np.cumsum(n[0, tj])]), lo[qi:qi + 1, tj], hi[qi:qi + 1, tj],
-            matrix, gap_open, gap_extend)[0]
+    if wide.any():     # numba only where a band is wider than every instance
+        from swath.kernels.cpu.band import band_scores as cpu_band_scores
+        for qi in np.flatnonzero(wide.any(axis=1)):
+            tj = np.flatnonzero(wide[qi])
+            targets = [t_res[t_off[k]:t_off[k + 1]] for k in tj.tolist()]
+            out[qi, tj] = cpu_band_scores(
+                q_res[q_off[qi]:q_off[qi + 1]], np.array([0, m[qi, 0]]),
+                np.concatenate(targets), np.concatenate([[0], np.cumsum(n[0, tj])]),
+                lo[qi:qi + 1, tj], hi[qi:qi + 1, tj], matrix, gap_open, gap_extend)[0]
     return out

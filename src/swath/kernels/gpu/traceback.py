@@ -129,8 +129,6 @@ def align_batch(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: 
     target start, target end; 0-based, end exclusive), and the CIGARs as one uint8
     text buffer with (N + 1,) int64 offsets.
     """
-    from swath.kernels.cpu.traceback import align_batch as cpu_align_batch
-
     count = len(q_off) - 1
     budget_words = max(memory_budget // 8, 1)
     q_len, t_len = np.diff(q_off), np.diff(t_off)
@@ -164,6 +162,8 @@ def align_batch(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: 
     coords[plan.order] = np.stack([starts_h[:, 0], out_h[:, 1], starts_h[:, 1], out_h[:, 2]], 1)
     cigar_len[plan.order] = lengths.get()
     texts = {}
+    if large.any():    # numba only for pairs past the GPU's memory budget
+        from swath.kernels.cpu.traceback import align_batch as cpu_align_batch
     for k in np.flatnonzero(large).tolist():
         one = slice(q_off[k], q_off[k + 1]), slice(t_off[k], t_off[k + 1])
         s, c, text, _ = cpu_align_batch(q_res[one[0]], np.array([0, q_len[k]]), t_res[one[1]],
