@@ -231,9 +231,9 @@ def _top_key_kernel() -> cp.ElementwiseKernel:
 def top_key(scores: cp.ndarray, ids: cp.ndarray) -> cp.ndarray:
     """``-(score << 32) + id`` of every hit (``2**32 - 1`` for an id of -1), int64: the
     ascending order of the keys is the top-k order (score descending, then id
-    ascending, padding last), as ``engine.search`` orders hits on the host. One
-    elementwise kernel, not CuPy's operators: its first left shift in a process imports
-    cupyx (0.3 s)."""
+    ascending, padding last); the GPU twin of ``engine.search``'s keys. One elementwise
+    kernel, not CuPy's operators on Python numbers: the first of those in a process
+    imports cupyx (0.3 s)."""
     return _top_key_kernel()(scores, ids)
 
 
