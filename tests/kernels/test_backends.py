@@ -55,6 +55,25 @@ class BackendSuite:
                        for q, t in zip(queries, targets, strict=True)]
 
     @pytest.mark.parametrize("mode", MODES)
+    def test_align_batch_of_chosen_pairs_equals_gathered_sequences(self, mode):
+        """``pairs=(rows, cols)`` aligns query rows[k] with target cols[k] of the sets as
+        given (repeats, any order) as the gathered sequences align."""
+        rng = np.random.default_rng(7)
+        queries = [rng.integers(0, 4, int(m)).astype(np.uint8) for m in rng.integers(1, 90, 9)]
+        targets = [np.concatenate([q[: len(q) // 2], rng.integers(0, 4, 20)]).astype(np.uint8)
+                   for q in queries[::-1]] + [rng.integers(0, 4, 5).astype(np.uint8)]
+        rows = rng.integers(0, len(queries), 40)
+        cols = rng.integers(0, len(targets), 40)
+        chosen = self.backend.align_batch(
+            *offsets_of(queries), *offsets_of(targets), DNA.matrix, DNA.gap_open,
+            DNA.gap_extend, mode, pairs=(rows, cols))
+        gathered = self.backend.align_batch(
+            *offsets_of([queries[r] for r in rows]), *offsets_of([targets[c] for c in cols]),
+            DNA.matrix, DNA.gap_open, DNA.gap_extend, mode)
+        for a, b in zip(chosen, gathered, strict=True):
+            np.testing.assert_array_equal(a, b)
+
+    @pytest.mark.parametrize("mode", MODES)
     @given(case=pairs())
     @SETTINGS
     def test_align_equals_reference(self, mode, case):

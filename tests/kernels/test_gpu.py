@@ -137,6 +137,14 @@ def test_pairs_beyond_the_memory_budget_are_aligned_all_the_same():
     small_budget = align_batch(*args, memory_budget=100_000)
     for a, b in zip(small_budget, get_backend("cpu").align_batch(*args), strict=True):
         np.testing.assert_array_equal(a, b)
+    # chosen pairs of the sets: the CPU fallback takes its pair's pieces
+    chosen = align_batch(*args, pairs=(np.array([2, 1, 1]), np.array([0, 1, 2])),
+                         memory_budget=100_000)
+    gathered = get_backend("cpu").align_batch(
+        *packed([queries[2], queries[1], queries[1]]), *packed(targets),
+        DNA.matrix, 5, 2, "local")
+    for a, b in zip(chosen, gathered, strict=True):
+        np.testing.assert_array_equal(a, b)
 
 
 def test_align_batch_splits_into_memory_batches():

@@ -47,7 +47,7 @@ from swath.identity import (
 )
 from swath.kernels import get_backend
 from swath.scoring import Scoring
-from swath.sequences import SequenceSet, slice_concatenated, take_concatenated
+from swath.sequences import SequenceSet, slice_concatenated
 from swath.storage.allpairs import (
     COUNTERS,
     KEPT_FIELDS,
@@ -205,8 +205,8 @@ def trace(job: AllPairsJob, queries: tuple[np.ndarray, np.ndarray],
     sc = job.scoring
     backend = get_backend(job.device)
     got, coords, text, text_at = backend.align_batch(
-        *take_concatenated(*queries, rows), *take_concatenated(*targets, cols),
-        sc.matrix, sc.gap_open, sc.gap_extend, job.mode)
+        *queries, *targets, sc.matrix, sc.gap_open, sc.gap_extend, job.mode,
+        pairs=(rows, cols))
     if np.any(got < scores) or (optimal and not np.array_equal(got, scores)):
         raise RuntimeError("traceback scores disagree with the first pass")
     counts = backend.cigar_counts((text, text_at))

@@ -5,8 +5,10 @@ functions with the same arguments:
 
 ``score_many(q_res, q_off, t_res, t_off, matrix, gap_open, gap_extend, mode)``
     optimal scores of every query against every target, an ``(nq, nt)`` int32 array;
-``align_batch(q_res, q_off, t_res, t_off, matrix, gap_open, gap_extend, mode)``
-    one optimal alignment of query k against target k, for every k: scores (N,),
+``align_batch(q_res, q_off, t_res, t_off, matrix, gap_open, gap_extend, mode, pairs=None)``
+    one optimal alignment of query k against target k, for every k (with ``pairs``, a
+    tuple of two index arrays, of query ``pairs[0][k]`` against target ``pairs[1][k]``,
+    the sets passed whole): scores (N,),
     coordinates (N, 4: query start and end, target start and end, 0-based, end
     exclusive) and the extended CIGARs as one text buffer with (N + 1,) offsets;
 ``band_scores(q_res, q_off, t_res, t_off, lo, hi, matrix, gap_open, gap_extend)``

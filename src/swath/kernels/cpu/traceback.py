@@ -29,6 +29,7 @@ from swath.kernels.cpu._jit import jit
 from swath.kernels.cpu.cores import on_every_core
 from swath.kernels.cpu.lane_traceback import BLOCK, LANES, lane_fill
 from swath.kernels.cpu.lanes import pack_lanes, padded_matrix
+from swath.sequences import take_concatenated
 
 OP_MATCH, OP_INSERT, OP_DELETE = 0, 1, 2
 MODE_CODES = {"local": 0, "global": 1, "semiglobal": 2}
@@ -258,9 +259,11 @@ def _lane_groups(q_res: np.ndarray, q_off: np.ndarray, t_off: np.ndarray, matrix
 
 
 def align_batch(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: np.ndarray,
-                matrix: np.ndarray, gap_open: int, gap_extend: int, mode: str
+                matrix: np.ndarray, gap_open: int, gap_extend: int, mode: str,
+                pairs: tuple[np.ndarray, np.ndarray] | None = None
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Optimal alignment of query k against target k, for every k.
+    """Optimal alignment of query k against target k, for every k; with ``pairs`` (rows,
+    cols), of query ``rows[k]`` against target ``cols[k]``.
 
     Pairs that share a query (a search's kept hits) run side by side in the lane
     kernel; the others, and pairs too large for it, run one at a time.
@@ -269,6 +272,9 @@ def align_batch(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: 
     target start, target end; 0-based, end exclusive), and the CIGARs as one uint8
     text buffer with (N + 1,) int64 offsets.
     """
+    if pairs is not None:
+        q_res, q_off = take_concatenated(q_res, q_off, pairs[0])
+        t_res, t_off = take_concatenated(t_res, t_off, pairs[1])
     count = len(q_off) - 1
     code = MODE_CODES[mode]
     scores = np.zeros(count, dtype=np.int64)

@@ -47,6 +47,25 @@ def _ranges(keys: np.ndarray) -> list[tuple[int, int]]:
 
 
 @dataclass
+class _Extents:
+    """Where each pair's query (or target) lies in its residues: start and length."""
+
+    starts: np.ndarray         # int64
+    lengths: np.ndarray        # int64
+
+    @classmethod
+    def of(cls, offsets: np.ndarray, chosen: np.ndarray | None) -> _Extents:
+        """Sequence k of a concatenated set for pair k, or sequence ``chosen[k]``."""
+        starts, lengths = offsets[:-1].astype(np.int64), np.diff(offsets).astype(np.int64)
+        if chosen is None:
+            return cls(starts, lengths)
+        return cls(starts[chosen], lengths[chosen])
+
+    def piece(self, residues: np.ndarray, k: int) -> np.ndarray:
+        return residues[self.starts[k]:self.starts[k] + self.lengths[k]]
+
+
+@dataclass
 class _Plan:
     """Pairs in processing order, on the GPU, with their offsets into the work buffers."""
 
@@ -58,17 +77,17 @@ class _Plan:
     dev: dict[str, cp.ndarray]
 
     @classmethod
-    def make(cls, q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: np.ndarray,
+    def make(cls, q_res: np.ndarray, q: _Extents, t_res: np.ndarray, t: _Extents,
              matrix: np.ndarray, pairs: np.ndarray) -> _Plan:
-        q_len, t_len = np.diff(q_off)[pairs], np.diff(t_off)[pairs]
+        q_len, t_len = q.lengths[pairs], t.lengths[pairs]
         group_of = _groups(q_len)
         local = np.lexsort((t_len, group_of))
         order = pairs[local]
         group, m, n = group_of[local], q_len[local], t_len[local]
         passes = -(-m // (group * ROWS))
         dev = {name: cp.asarray(a) for name, a in {
-            "q_res": q_res, "q_start": q_off[:-1][order], "q_len": m.astype(np.int32),
-            "t_res": t_res, "t_start": t_off[:-1][order], "t_len": n.astype(np.int32),
+            "q_res": q_res, "q_start": q.starts[order], "q_len": m.astype(np.int32),
+            "t_res": t_res, "t_start": t.starts[order], "t_len": n.astype(np.int32),
             "matrix": matrix.astype(np.int16)}.items()}
         scratch_at = _exclusive_cumsum(m + n)
         dev["scratch_at"] = cp.asarray(scratch_at[:-1])
@@ -107,7 +126,8 @@ def score_ends(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: n
     Ends are 0-based exclusive, tie rules as in the traceback; no directions are kept.
     """
     count = len(q_off) - 1
-    plan = _Plan.make(q_res, q_off, t_res, t_off, matrix, np.arange(count))
+    plan = _Plan.make(q_res, _Extents.of(q_off, None), t_res, _Extents.of(t_off, None), matrix,
+                      np.arange(count))
     out = cp.zeros((count, 3), dtype=np.int32)
     none = cp.zeros(1, dtype=np.uint64)
     spill, spill_at = _spill(plan, 0, count)
@@ -121,19 +141,23 @@ def score_ends(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: n
 
 def align_batch(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: np.ndarray,
                 matrix: np.ndarray, gap_open: int, gap_extend: int, mode: str,
+                pairs: tuple[np.ndarray, np.ndarray] | None = None,
                 memory_budget: int = MEMORY_BUDGET
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Optimal alignment of query k against target k, for every k.
+    """Optimal alignment of query k against target k, for every k; with ``pairs`` (rows,
+    cols), of query ``rows[k]`` against target ``cols[k]`` (nothing gathered: the sets
+    are uploaded as they are).
 
     Returns ``scores`` (N,) int64, ``coords`` (N, 4) int64 (query start, query end,
     target start, target end; 0-based, end exclusive), and the CIGARs as one uint8
     text buffer with (N + 1,) int64 offsets.
     """
-    count = len(q_off) - 1
+    q = _Extents.of(q_off, None if pairs is None else pairs[0])
+    t = _Extents.of(t_off, None if pairs is None else pairs[1])
+    count = len(q.starts)
     budget_words = max(memory_budget // 8, 1)
-    q_len, t_len = np.diff(q_off), np.diff(t_off)
-    large = _words(q_len, t_len) > budget_words
-    plan = _Plan.make(q_res, q_off, t_res, t_off, matrix, np.flatnonzero(~large))
+    large = _words(q.lengths, t.lengths) > budget_words
+    plan = _Plan.make(q_res, q, t_res, t, matrix, np.flatnonzero(~large))
     on_gpu = len(plan.order)
     out = cp.zeros((on_gpu, 3), dtype=np.int32)
     starts = cp.zeros((on_gpu, 2), dtype=np.int32)
@@ -165,10 +189,9 @@ def align_batch(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: 
     if large.any():    # numba only for pairs past the GPU's memory budget
         from swath.kernels.cpu.traceback import align_batch as cpu_align_batch
     for k in np.flatnonzero(large).tolist():
-        one = slice(q_off[k], q_off[k + 1]), slice(t_off[k], t_off[k + 1])
-        s, c, text, _ = cpu_align_batch(q_res[one[0]], np.array([0, q_len[k]]), t_res[one[1]],
-                                        np.array([0, t_len[k]]), matrix, gap_open, gap_extend,
-                                        mode)
+        s, c, text, _ = cpu_align_batch(q.piece(q_res, k), np.array([0, q.lengths[k]]),
+                                        t.piece(t_res, k), np.array([0, t.lengths[k]]),
+                                        matrix, gap_open, gap_extend, mode)
         scores[k], coords[k], cigar_len[k], texts[k] = s[0], c[0], len(text), text
     # pack the CIGARs in the caller's order
     text_at = _exclusive_cumsum(cigar_len)
@@ -179,8 +202,8 @@ def align_batch(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: 
             (cigar, 2 * plan.dev["scratch_at"], cp.asarray(text_at[plan.order]), lengths,
              np.int32(on_gpu), text))
     packed = text[:int(text_at[-1])].get()
-    for k, t in texts.items():
-        packed[text_at[k]:text_at[k + 1]] = t
+    for k, piece in texts.items():
+        packed[text_at[k]:text_at[k + 1]] = piece
     return scores, coords, packed, text_at
 
 
