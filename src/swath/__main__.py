@@ -1,6 +1,6 @@
 """``python -m swath``: the same as the ``swath`` command."""
 
-from swath.cli import main
+from swath.cli import run
 
 if __name__ == "__main__":
-    main(prog_name="swath")
+    run()

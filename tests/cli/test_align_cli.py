@@ -390,6 +390,31 @@ def test_python_m_swath_error_is_one_line(tmp_path: Path) -> None:
     assert done.stderr.splitlines() == [f"swath: error: {tmp_path / 'a.fa'}: no such file"]
 
 
+def test_console_entry_runs_exit_handlers_and_keeps_the_status(tmp_path: Path) -> None:
+    """``run`` (the console script) skips the interpreter's teardown, not the exit
+    handlers, the flushing of output or the exit status."""
+    code = ("import atexit, sys; "
+            "atexit.register(lambda: print('handlers ran', file=sys.stderr)); "
+            "sys.argv = ['swath'] + sys.argv[1:]; "
+            "from swath.cli import run; run()")
+    done = subprocess.run([sys.executable, "-c", code, "--version"], capture_output=True,
+                          text=True, env=_env(), check=False)
+    assert (done.returncode, done.stdout, done.stderr) == (
+        0, f"swath {swath.__version__}\n", "handlers ran\n")
+    done = subprocess.run([sys.executable, "-c", code, "align", str(tmp_path / "a.fa"),
+                           str(EXAMPLES / "target.fasta")], capture_output=True, text=True,
+                          env=_env(), check=False)
+    assert done.returncode == 2
+    assert done.stderr.splitlines() == [f"swath: error: {tmp_path / 'a.fa'}: no such file",
+                                        "handlers ran"]
+    done = subprocess.run([sys.executable, "-c", code, "align", "--format", "text",
+                           str(EXAMPLES / "query.fasta"), str(EXAMPLES / "target.fasta")],
+                          capture_output=True, text=True, env=_env(), check=False)
+    in_process = run("align", "--format", "text", str(EXAMPLES / "query.fasta"),
+                     str(EXAMPLES / "target.fasta"))
+    assert done.returncode == 0 and done.stdout == in_process.stdout != ""
+
+
 def test_cli_import_is_light() -> None:
     code = ("import sys, swath.cli, swath.views; "
             "heavy = [m for m in sys.modules if m.split('.')[0] in ('numba', 'cupy', 'dask', "
