@@ -84,7 +84,7 @@ def test_partitions_are_read_once_ahead_and_failed_reads_again(data, monkeypatch
         return real(self, p)
 
     monkeypatch.setattr(Database, "partition", partition)
-    parts, path = _Partitions(), data["db"]
+    parts, path = _Partitions(readers=1), data["db"]     # one reader: reads in order
     assert Database.open(path).partitions == 4
     got = parts.get(path, 1)
     for mine, theirs in zip(got, real(Database.open(path), 1), strict=True):
@@ -98,28 +98,51 @@ def test_partitions_are_read_once_ahead_and_failed_reads_again(data, monkeypatch
     parts.get(path, 3)
     parts.read_ahead(path)      # every partition asked for: nothing to read
     assert reads == [1, 0, 2, 3, 3]
+    # a cache of two: partitions it let go are read again when asked, never ahead
+    reads.clear()
+    small = _Partitions(readers=1, keep=2)
+    for p in range(4):
+        small.get(path, p)
+        small.read_ahead(path)
+    small.get(path, 0)
+    assert reads == [0, 1, 2, 3, 0]
 
 
-def test_jobs_in_this_process_read_ahead(data, tmp_path, monkeypatch):
-    """A job in this process, which scores every partition, reads ahead (a cluster's
-    workers do not: they would read partitions that other workers score)."""
+def test_jobs_in_this_process_read_ahead(data, client, tmp_path, monkeypatch):
+    """A job in this process, which scores every partition, reads ahead; a cluster's
+    workers do not (they would read partitions that other workers score). Both find the
+    same hits."""
     import swath.engine.search as engine
     from swath.engine.cluster import InProcess
 
-    flags = []
+    log = tmp_path / "read_ahead.log"     # tasks sent to a cluster are pickled
     real = engine.score_partition
 
     def record(job, q_res, q_off, p):
-        flags.append(job.read_ahead)
+        with open(log, "a") as out:
+            out.write(f"{job.read_ahead}\n")
         return real(job, q_res, q_off, p)
 
     monkeypatch.setattr(engine, "score_partition", record)
     mine = swath.search(data["qfasta"], data["db"], top_k=3, client=InProcess(2, "CPU"),
                         store=str(tmp_path / "a.zarr"), device="cpu")
-    assert flags and all(flags)
-    assert mine.to_table() == swath.search(data["qfasta"], data["db"], top_k=3,
-                                           store=str(tmp_path / "b.zarr"),
-                                           device="cpu").to_table()
+    assert set(log.read_text().split()) == {"True"}
+    log.unlink()
+    theirs = swath.search(data["qfasta"], data["db"], top_k=3, client=client,
+                          store=str(tmp_path / "b.zarr"), device="cpu")
+    assert set(log.read_text().split()) == {"False"}
+    assert mine.to_table() == theirs.to_table()
+
+
+def test_top_k_keys_at_the_limits():
+    """The sort key holds every score above int32's minimum (the padding ``_NONE`` is
+    the next one up) and ids below 2**32 - 1."""
+    top = np.iinfo(np.int32).max
+    scores = np.array([[top, _NONE + 1, -1, 0, top, _NONE + 1]])
+    ids = np.array([[5, 0, 2**32 - 2, 7, 3, 1]])
+    got_scores, got_ids = _top(scores, ids, 8)
+    assert got_scores.tolist() == [[top, top, 0, -1, _NONE + 1, _NONE + 1, _NONE, _NONE]]
+    assert got_ids.tolist() == [[3, 5, 7, 2**32 - 2, 0, 1, -1, -1]]
 
 
 @pytest.mark.gpu
@@ -133,6 +156,12 @@ def test_top_k_on_the_gpu_equals_the_host():
         want = _top(scores, np.broadcast_to(ids, scores.shape), k)
         got = _device_top(cupy.asarray(scores), cupy.asarray(ids), k)
         assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
+    top = np.iinfo(np.int32).max      # the key's limits, as test_top_k_keys_at_the_limits
+    scores = np.array([[top, _NONE + 1, -1, 0, top, _NONE + 1]], dtype=np.int32)
+    ids = np.array([5, 0, 2**32 - 2, 7, 3, 1], dtype=np.int64)
+    want = _top(scores, np.broadcast_to(ids, scores.shape), 8)
+    got = _device_top(cupy.asarray(scores), cupy.asarray(ids), 8)
+    assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
 
 
 @pytest.mark.gpu

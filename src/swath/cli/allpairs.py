@@ -143,7 +143,7 @@ def allpairs(sequences: str, output: str, min_identity: float, iddef: str, score
       swath allpairs --dna seqs.fasta -o pairs.zarr --min-identity 0.99 --iddef 2 --clusters
       swath inspect pairs.zarr --format text
     """
-    probe_gpu_early(device, scheduler, ("traceback.cu",))
+    probe_gpu_early(device, scheduler, ("traceback.cu",), workers)
     started = time.perf_counter()
     with job_runner(scheduler, workers, device) as client, \
             _tile_bar(show_progress(progress)) as bar:

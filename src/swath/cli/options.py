@@ -282,15 +282,15 @@ class _EchoHandler(logging.Handler):
 
 
 _FORMAT = "swath: %(levelname)s: %(name)s: %(message)s"
-# DEBUG records also say when (milliseconds since logging started, at the process's start)
-# and on which thread: a command's timeline, where its seconds go
+# DEBUG records also say when (milliseconds since Python's logging module was imported,
+# which swath's import does first thing) and on which thread: a command's timeline
 _DEBUG_FORMAT = "swath: %(relativeCreated)6.0f ms %(threadName)s: %(levelname)s: %(name)s: " \
                 "%(message)s"
 
 
 def setup_logging(verbosity: int) -> None:
     """Send swath's log records to stderr: 0 WARNING, 1 INFO, 2 or more DEBUG (each record
-    then stamped with the milliseconds since the process started and its thread).
+    then stamped with the milliseconds since the command started and its thread).
 
     Only the command line calls this; the library never configures logging.
     """
@@ -339,15 +339,15 @@ workers_option = click.option(
          "GPU, where the job runs in this process; one per GPU on several].")
 
 
-def probe_gpu_early(device: str, scheduler: str | None, sources: tuple[str, ...] = ()
-                    ) -> None:
-    """Where this process may compute on a GPU, start probing it (and loading the
-    kernels of the CUDA ``sources`` the command runs) while the command reads its
-    inputs."""
+def probe_gpu_early(device: str, scheduler: str | None, sources: tuple[str, ...] = (),
+                    workers: int | None = None) -> None:
+    """Where this process may compute on a GPU, start probing it (and, where the job runs
+    in this process, loading the kernels of the CUDA ``sources`` it runs) while the
+    command reads its inputs."""
     if device != "cpu" and scheduler is None:
         from swath.kernels import probe_in_background
 
-        probe_in_background(sources)
+        probe_in_background(sources if (workers or 1) == 1 else ())
 
 
 @contextmanager

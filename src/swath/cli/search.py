@@ -94,7 +94,7 @@ def search(queries: str, database: str, output: str, top_k: int, max_evalue: flo
       swath makedb db.fasta db.swdb
       swath search queries.fasta db.swdb -o result.zarr --top-k 10 --outfmt tsv
     """
-    probe_gpu_early(device, scheduler, ("search.cu", "traceback.cu"))
+    probe_gpu_early(device, scheduler, ("search.cu", "traceback.cu"), workers)
     given = {k: v for k, v in (("lambda_", lambda_), ("K", K), ("H", H)) if v is not None}
     with job_runner(scheduler, workers, device) as client, \
             _progress_bar(show_progress(progress)) as bar:

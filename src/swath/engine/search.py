@@ -76,10 +76,12 @@ class _Partitions:
         self._keep = keep
         self._pool: ThreadPoolExecutor | None = None
         self._reads: OrderedDict[tuple[str, int], Future[Any]] = OrderedDict()
+        self._asked: dict[str, set[int]] = {}     # every partition ever asked for, by path
         self._lock = threading.Lock()
 
     def __reduce__(self) -> tuple[Any, ...]:
-        # per process: a copy sent to another process is that process's own
+        # per process: tasks reach the module's instance, but a task function pickled by
+        # value (a wrapped or replaced score_partition) carries its globals along
         return (_process_partitions, ())
 
     def _start(self, path: str, p: int) -> Future[Any]:
@@ -89,6 +91,7 @@ class _Partitions:
                 if self._pool is None:
                     self._pool = ThreadPoolExecutor(self._readers,
                                                     thread_name_prefix="swath-read")
+                self._asked.setdefault(path, set()).add(p)
                 read = self._reads[(path, p)] = self._pool.submit(_database(path).partition, p)
                 while len(self._reads) > self._keep:
                     self._reads.popitem(last=False)
@@ -105,15 +108,18 @@ class _Partitions:
             with self._lock:
                 if self._reads.get((path, p)) is read:
                     del self._reads[(path, p)]
+                    self._asked[path].discard(p)
             raise
 
     def read_ahead(self, path: str) -> None:
-        """Start reading the first partition of ``path`` not yet asked for, if any."""
+        """Start reading the first partition of ``path`` never asked for, if any (one the
+        cache has let go is not read again ahead of need)."""
+        partitions = _database(path).partitions
         with self._lock:
-            asked = {p for where, p in self._reads if where == path}
-            unread = [p for p in range(_database(path).partitions) if p not in asked]
-        if unread:
-            self._start(path, unread[0])
+            asked = self._asked.get(path, set())
+            unread = next((p for p in range(partitions) if p not in asked), None)
+        if unread is not None:
+            self._start(path, unread)
 
 
 _PARTITIONS = _Partitions()
@@ -142,8 +148,9 @@ _LAST = (1 << 32) - 1   # the low 32 bits of the key of an id of -1 (padding): s
 
 def _keys(scores: np.ndarray, ids: np.ndarray) -> np.ndarray:
     """One int64 per hit whose ascending order is the top-k order: ``-(score << 32) + id``
-    (score descending, then id ascending, an id of -1 last). The GPU's twin is
-    ``kernels.gpu.top_key``."""
+    (score descending, then id ascending, an id of -1 last). Exact for scores above
+    int32's minimum (kernels never return it; ``_NONE`` pads) and ids below
+    ``2**32 - 1`` (records of a database). The GPU's twin is ``kernels.gpu.top_key``."""
     return -(scores.astype(np.int64) << 32) + np.where(ids < 0, _LAST, ids)
 
 

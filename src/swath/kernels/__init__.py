@@ -153,12 +153,13 @@ def probe_in_background(sources: tuple[str, ...] = ()) -> threading.Thread:
     and loads the kernels of the CUDA ``sources`` (``"search.cu"``, ...) the command
     will run. Returns the thread."""
     def probe_and_load() -> None:
-        if _state().problem is not None or not sources:
+        # several GPUs: the job runs on a cluster's workers, which load their own
+        if _state().problem is not None or _state().gpus > 1 or not sources:
             return
         started = time.perf_counter()
-        from swath.kernels.gpu._cuda import preload
-
         try:
+            from swath.kernels.gpu._cuda import preload
+
             for source in sources:
                 preload(source)
         except Exception as exc:   # the command's own first call reports it

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import re
+import threading
 from pathlib import Path
 
 import cupy
@@ -74,6 +75,9 @@ _NAMES = {
 _ONE_BY_ONE = ("tiles.cu", "band.cu")
 
 
+_LOCKS = {source: threading.Lock() for source in _NAMES}
+
+
 @functools.cache
 def _module(source: str, names: tuple[str, ...]) -> cupy.RawModule:
     return cupy.RawModule(code=(HERE / source).read_text(), options=("-std=c++17", f"-I{HERE}"),
@@ -88,8 +92,10 @@ def kernel(source: str, name: str) -> cupy.RawKernel:
     if name not in _NAMES[source]:
         raise KeyError(f"{name} is not an instance of {source}")
     try:
-        return _module(source, (name,) if source in _ONE_BY_ONE else _NAMES[source]
-                       ).get_function(name)
+        # one thread compiles or loads a source (the probe's thread may be preloading it)
+        with _LOCKS[source]:
+            return _module(source, (name,) if source in _ONE_BY_ONE else _NAMES[source]
+                           ).get_function(name)
     except cupy.cuda.compiler.CompileException as exc:
         raise KernelCompileError(
             f"swath's CUDA source {source} did not compile for {name} "

@@ -1,6 +1,7 @@
 """Batched alignment with traceback on the GPU: many pairs, CIGARs built on the device.
 
-# N: pairs (query k against target k), m, n: their lengths, residues: uint8 codes.
+# N: pairs (query k against target k, or the chosen rows[k] and cols[k] of two sets), m, n:
+# their lengths, residues: uint8 codes.
 
 Pairs are put in a processing order: by the group size their query needs, then by
 target length, so that a warp's groups finish together. Every per-pair array is
