@@ -55,6 +55,20 @@ def expected_hits(data, top_k, mode="local"):
     return out
 
 
+def log_score_tasks(monkeypatch, engine, log, what):
+    """Replace the engine's score task by one that appends ``what(job, partition)`` to
+    the file ``log`` (tasks sent to a cluster are pickled: a file sees every call), then
+    scores."""
+    real = engine.score_partition
+
+    def logged(job, q_res, q_off, p):
+        with open(log, "a") as out:
+            out.write(f"{what(job, p)}\n")
+        return real(job, q_res, q_off, p)
+
+    monkeypatch.setattr(engine, "score_partition", logged)
+
+
 def test_top_k_orders_by_score_then_lowest_id():
     scores = np.array([[5, 9, 9, 1], [2, 2, 2, 2]])
     ids = np.array([[10, 3, 1, 7], [4, 3, 2, 1]])
@@ -115,15 +129,8 @@ def test_jobs_in_this_process_read_ahead(data, client, tmp_path, monkeypatch):
     import swath.engine.search as engine
     from swath.engine.cluster import InProcess
 
-    log = tmp_path / "read_ahead.log"     # tasks sent to a cluster are pickled
-    real = engine.score_partition
-
-    def record(job, q_res, q_off, p):
-        with open(log, "a") as out:
-            out.write(f"{job.read_ahead}\n")
-        return real(job, q_res, q_off, p)
-
-    monkeypatch.setattr(engine, "score_partition", record)
+    log = tmp_path / "read_ahead.log"
+    log_score_tasks(monkeypatch, engine, log, lambda job, p: job.read_ahead)
     mine = swath.search(data["qfasta"], data["db"], top_k=3, client=InProcess(2, "CPU"),
                         store=str(tmp_path / "a.zarr"), device="cpu")
     assert set(log.read_text().split()) == {"True"}
@@ -221,15 +228,8 @@ def test_interrupted_job_resumes_without_redoing_done_units(data, client, tmp_pa
     with pytest.raises(swath.StoreIncomplete):
         swath.hits.SearchResult(store)
     monkeypatch.setattr(engine, "write_unit", real_write)
-    log = tmp_path / "scored.log"   # tasks are pickled: count calls through a file
-    real_score = engine.score_partition
-
-    def counting_score(job, q_res, q_off, p):
-        with open(log, "a") as out:
-            out.write(f"{p}\n")
-        return real_score(job, q_res, q_off, p)
-
-    monkeypatch.setattr(engine, "score_partition", counting_score)
+    log = tmp_path / "scored.log"
+    log_score_tasks(monkeypatch, engine, log, lambda job, p: p)
     resumed = swath.search(data["qfasta"], data["db"], top_k=3, client=client, store=store,
                            query_block=2)
     partitions = engine._database(data["db"]).partitions
