@@ -8,11 +8,12 @@ checked against the CPU backend.
 
     python benchmarks/gpu_search.py --db s1.fasta --queries search_queries_20.fasta
 
-``--ways`` times several ways in one process (see WAYS): the default, two queries a
-register, or one query a call (its first pass: two targets a register), as before; a way
-``GxR`` (say ``32x16``) is the default with G threads a group and R rows a thread for
-every query longer than 256 residues against targets of 256 and more (an experiment:
-configurations outside the package's are compiled for it).
+``--ways`` times several ways in one process (see WAYS): the default, two query streams
+a register (in local mode each stream holds queries one after another), two queries a
+register (a query a stream, as before), or one query a call (its first pass: two targets
+a register); a way ``GxR`` (say ``32x16``) is the pairs way with G threads a group and R
+rows a thread for every query longer than 256 residues against targets of 256 and more
+(an experiment: configurations outside the package's are compiled for it).
 """
 
 from __future__ import annotations
@@ -39,7 +40,8 @@ GAP_OPEN, GAP_EXTEND = 11, 1
 
 
 WAYS = {
-    "pairs": "two queries a register, profile tiles up to 64 KiB",
+    "streams": "two query streams a register (local: queries one after another)",
+    "pairs": "two queries a register, a query a stream, profile tiles up to 64 KiB",
     "pairs-48k": "two queries a register, profile tiles up to 48 KiB",
     "one-query": "one query a call, two targets a register",
     "least-padding": "two queries a register, the passes that pad long queries least",
@@ -56,7 +58,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--check", type=int, default=3000, help="targets checked on the CPU")
     parser.add_argument("--mode", default="local")
-    parser.add_argument("--ways", default="pairs", help=f"comma-separated, of {list(WAYS)}")
+    parser.add_argument("--ways", default="streams", help=f"comma-separated, of {list(WAYS)}")
     args = parser.parse_args()
 
     if not args.db.exists():
@@ -102,6 +104,7 @@ def main() -> None:
 
 
 KERNEL_CONFIG = gpu_scores.kernel_config
+STREAM_PLAN = gpu_scores.stream_plan
 
 
 def least_padding(query: int, target: int, alphabet: int, row_bytes: int = 2
@@ -136,6 +139,9 @@ def time_way(way: str, targets: DeviceTargets, queries: list[np.ndarray], matrix
     run's scores (sorted target order)."""
     gpu_scores.SHARED_LIMIT = (48 if way == "pairs-48k" else 64) * 1024
     gpu_scores.kernel_config = least_padding if way == "least-padding" else KERNEL_CONFIG
+    # a way other than "streams" takes the global plan: a query a stream, neighbours paired
+    gpu_scores.stream_plan = (STREAM_PLAN if way == "streams"
+                              else lambda lengths, mode: STREAM_PLAN(lengths, "global"))
     if way not in WAYS:
         force_config(*map(int, way.split("x")))
         WAYS[way] = f"two queries a register, {way} threads x rows for long pairs"

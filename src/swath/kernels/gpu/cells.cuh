@@ -5,8 +5,9 @@
 // side by side against one target. Int32: one target, exact 32-bit arithmetic.
 //
 // The search kernel reads its score profile in 16-byte chunks; each cell type says
-// how many targets a group aligns (TARGETS), how many queries (QUERIES), what a
-// profile word is (Word) and turns one chunk of profile rows into CHUNK cell scores.
+// how many targets a group aligns (TARGETS), how many query streams (QUERIES), which
+// lanes hold a stream (stream_mask), what a profile word is (Word) and turns one chunk of
+// profile rows into CHUNK cell scores.
 // On sm_90 the DPX instructions fuse an add with a max and a 3-way max with a ReLU;
 // other architectures get the same results from plain SIMD-in-register operations.
 #pragma once
@@ -61,6 +62,10 @@ struct Packed16 {
     static __device__ __forceinline__ T merge(T v, T x, int l) {
         return l ? __byte_perm(v, x, 0x7610) : __byte_perm(v, x, 0x3254);
     }
+    // The lanes of query stream s (both: the two targets share one query).
+    static __device__ __forceinline__ T stream_mask(int) { return 0xffffffffu; }
+    // Lanes of b where mask is set, of a elsewhere.
+    static __device__ __forceinline__ T select(T a, T b, T mask) { return (a & ~mask) | (b & mask); }
     static __device__ __forceinline__ Word biased(Word p, int open) { return (Word)(p + open); }
     // Scores of 8 rows for both targets: a chunk of each target's profile row, paired
     // half by half.
@@ -82,6 +87,7 @@ struct QueryPacked16 : Packed16 {
     static constexpr int TARGETS = 1;
     static constexpr int QUERIES = 2;
     static constexpr int CHUNK = 4;
+    static __device__ __forceinline__ T stream_mask(int s) { return s ? 0xffff0000u : 0xffffu; }
     static __device__ __forceinline__ Word biased(Word p, int open) {
         return __vadd2(p, splat(open));
     }
@@ -130,6 +136,8 @@ struct Int32 {
     }
     static __device__ __forceinline__ int lane(T x, int) { return x; }
     static __device__ __forceinline__ T merge(T, T x, int) { return x; }
+    static __device__ __forceinline__ T stream_mask(int) { return -1; }
+    static __device__ __forceinline__ T select(T a, T b, T mask) { return (a & ~mask) | (b & mask); }
     static __device__ __forceinline__ Word biased(Word p, int open) { return (Word)(p + open); }
     static __device__ __forceinline__ void chunk(const uint4* const (&rows)[TARGETS], int at,
                                                  T (&sc)[CHUNK]) {

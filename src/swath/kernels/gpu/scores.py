@@ -5,9 +5,10 @@
 Targets are sorted by length and cut into length partitions; each partition gets the
 group size that suits its lengths (short targets: small groups, so the wavefront's
 fill and drain stay small). A first pass scores in 16-bit halves of a register: two
-queries of similar length against one target (``score_queries``), or one query against
-two targets; the targets it flags, and those whose bounds do not fit 16 bits, are re-run
-in exact 32-bit arithmetic, one query at a time.
+query streams against one target (``score_queries``; a local stream holds many queries
+one after another, a global one a query), or one query against two targets; the
+targets it flags, and those whose bounds do not fit 16 bits, are re-run in exact 32-bit
+arithmetic, one query at a time.
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ WORD = {"Packed16": np.uint32, "QueryPacked16": np.uint32, "Int32": np.int32}
 PROFILE_BYTES = {"Packed16": 2, "QueryPacked16": 4, "Int32": 2}   # per profile row
 # a profile's rows: a multiple of this, which every configuration's pass divides
 PROFILE_ROWS = max(g * r for g, r in SEARCH_CONFIGS)
+SEGMENT = 32                           # a query starts a stream's rows at a multiple of this
+LAUNCH_ROWS = 32 * 1024                # local: the most rows of a stream in one launch
 
 
 @dataclass(frozen=True)
@@ -77,20 +80,72 @@ class DeviceTargets:
                              self.lengths[index], self.host_lengths[positions])
 
 
-def query_profile(queries: list[np.ndarray], matrix: np.ndarray, stride: int) -> cp.ndarray:
-    """``(A + 1, stride)``: the score of residue ``a`` against query row ``i``; int16 for
-    one query, uint32 holding two queries' int16 scores (low half: the first) for two.
+def stream_starts(queries: list[np.ndarray]) -> list[int]:
+    """The first row of each query of a stream: each starts at the next multiple of
+    ``SEGMENT`` rows, so that a thread's rows hold one query of the stream."""
+    padded = [-(-len(q) // SEGMENT) * SEGMENT for q in queries]
+    return [0, *itertools.accumulate(padded)][:-1]
 
-    Code ``A`` pads targets and rows past a query's end: it scores ``min(matrix, 0)``.
+
+def query_profile(streams: list[list[np.ndarray]], matrix: np.ndarray, stride: int
+                  ) -> cp.ndarray:
+    """``(A + 1, stride)``: the score of residue ``a`` against row ``i`` of the query
+    streams; int16 for one stream, uint32 holding two streams' int16 scores (low half:
+    the first) for two.
+
+    Code ``A`` pads targets, and the rows between and past a stream's queries: it scores
+    ``min(matrix, 0)``.
     """
     size = matrix.shape[0]
-    pad = min(int(matrix.min()), 0)
-    profile = np.full((len(queries), size + 1, stride), pad, dtype=np.int16)
-    for half, query in zip(profile, queries, strict=True):
-        half[:size, :len(query)] = matrix[query].T
-    if len(queries) == 1:
-        return cp.asarray(profile[0])
+    scores = np.full((size + 1, size + 1), min(int(matrix.min()), 0), dtype=np.int16)
+    scores[:size, :size] = matrix
+    residues = np.full((len(streams), stride), size, dtype=np.intp)
+    for row, queries in zip(residues, streams, strict=True):
+        for start, query in zip(stream_starts(queries), queries, strict=True):
+            row[start:start + len(query)] = query
+    profile = scores[residues].transpose(0, 2, 1)        # (streams, A + 1, stride)
+    if len(streams) == 1:
+        return cp.asarray(np.ascontiguousarray(profile[0]))
     return cp.asarray(np.ascontiguousarray(profile.transpose(1, 2, 0)).view(np.uint32)[..., 0])
+
+
+def row_queries(streams: list[list[np.ndarray]], rows: list[list[int]], stride: int
+                ) -> np.ndarray:
+    """``(streams, stride // SEGMENT)`` int32: the output row of the query holding each
+    ``SEGMENT`` rows of a stream, -1 past its queries."""
+    table = np.full((len(streams), stride // SEGMENT), -1, dtype=np.int32)
+    for line, queries, out in zip(table, streams, rows, strict=True):
+        for start, query, row in zip(stream_starts(queries), queries, out, strict=True):
+            line[start // SEGMENT:-(-(start + len(query)) // SEGMENT)] = row
+    return table
+
+
+def stream_plan(lengths: list[int], mode: str) -> list[list[list[int]]]:
+    """The first pass's launches: for each, one or two streams of query indices.
+
+    Global and semiglobal scores come from a query's last row, so each stream holds one
+    query: the two nearest in length (``lengths`` ascending) share a launch and the
+    shorter one's rows past its end are padding. Local streams hold queries one after
+    another, the longest first into the shorter stream, so that both streams (and their
+    passes) are about as long; a stream holds at most ``LAUNCH_ROWS`` rows (a longer
+    query alone), then the next launch starts.
+    """
+    if mode != "local":
+        return [[[j] for j in range(k, min(k + 2, len(lengths)))]
+                for k in range(0, len(lengths), 2)]
+    launches: list[list[list[int]]] = []
+    streams: list[list[int]] = [[], []]
+    rows = [0, 0]
+    for k in sorted(range(len(lengths)), key=lambda k: -lengths[k]):
+        lane = int(rows[1] < rows[0])
+        padded = -(-lengths[k] // SEGMENT) * SEGMENT
+        if rows[lane] and rows[lane] + padded > LAUNCH_ROWS:
+            launches.append(streams)
+            streams, rows, lane = [[], []], [0, 0], 0
+        streams[lane].append(k)
+        rows[lane] += padded
+    launches.append(streams)
+    return [[s for s in launch if s] for launch in launches]
 
 
 def usable_configs(target_length: int, alphabet: int, row_bytes: int = 2
@@ -124,25 +179,31 @@ def partitions(lengths: np.ndarray) -> list[tuple[int, int]]:
     return [(a, b) for a, b in itertools.pairwise(cuts) if b > a]
 
 
-def _launch(cell: str, mode: str, targets: DeviceTargets, queries: list[np.ndarray],
-            profile: cp.ndarray, matrix: np.ndarray, gap_open: int, gap_extend: int,
+def _launch(cell: str, mode: str, targets: DeviceTargets, streams: list[list[np.ndarray]],
+            rows: list[list[int]], matrix: np.ndarray, gap_open: int, gap_extend: int,
             scores: cp.ndarray, flags: cp.ndarray) -> None:
-    """One pass of ``cell`` width over all ``targets``; fills ``scores`` and ``flags``:
-    ``(len(queries), len(targets))`` or wider views (rows contiguous, the same row stride
-    in elements: the kernel takes one). The profile's rows cover every pass of every
-    configuration (its stride a multiple of each pass's rows)."""
-    m, m2 = len(queries[0]), len(queries[-1])
-    alphabet, stride = matrix.shape[0], profile.shape[1]
+    """One pass of ``cell`` width over all ``targets`` for one or two query streams (the
+    query ``streams[s][j]`` scores into row ``rows[s][j]``); fills ``scores`` and
+    ``flags``: ``(queries, len(targets))`` or wider views (rows contiguous, the same row
+    stride in elements: the kernel takes one). Global and semiglobal streams hold one
+    query each."""
+    extent = max(start + len(q) for queries in streams
+                 for start, q in zip(stream_starts(queries), queries, strict=True))
+    stride = -(-extent // PROFILE_ROWS) * PROFILE_ROWS
+    profile = query_profile(streams, matrix, stride)
+    row_query = cp.asarray(row_queries(streams, rows, stride))
+    m, m2 = len(streams[0][0]), len(streams[-1][0])
+    alphabet = matrix.shape[0]
     out_stride = scores.strides[0] // scores.itemsize
     if flags.strides[0] // flags.itemsize != out_stride:
         raise RuntimeError("swath bug: scores and flags rows of different strides")
     ceiling = saturation_ceiling(matrix, np.int32 if cell == "Int32" else np.int16)
     lanes = TARGETS[cell]
     for begin, end in partitions(targets.host_lengths):
-        group, rows = kernel_config(max(m, m2), int(targets.host_lengths[begin]), alphabet,
-                                    PROFILE_BYTES[cell])
-        tile = group * rows
-        passes = -(-max(m, m2) // tile)
+        group, per_thread = kernel_config(extent, int(targets.host_lengths[begin]), alphabet,
+                                          PROFILE_BYTES[cell])
+        tile = group * per_thread
+        passes = -(-extent // tile)
         if passes * tile > stride:
             raise RuntimeError(f"swath bug: {passes} passes of {tile} rows read past a "
                                f"profile of {stride}")
@@ -159,7 +220,7 @@ def _launch(cell: str, mode: str, targets: DeviceTargets, queries: list[np.ndarr
             spill, spill_at_d = cp.empty(1, dtype=WORD[cell]), cp.zeros(1, dtype=np.int64)
         blocks = -(-groups * group // BLOCK)
         shared = (alphabet + 1) * tile * PROFILE_BYTES[cell]
-        function = kernel("search.cu", search_name(group, rows, cell, mode))
+        function = kernel("search.cu", search_name(group, per_thread, cell, mode))
         if shared > DEFAULT_SHARED:
             function.max_dynamic_shared_size_bytes = shared
         function(
@@ -167,8 +228,8 @@ def _launch(cell: str, mode: str, targets: DeviceTargets, queries: list[np.ndarr
             (targets.residues, targets.starts[begin:], targets.lengths[begin:], np.int32(count),
              profile, np.int32(m), np.int32(m2), np.int32(stride), np.int32(passes),
              np.int32(alphabet + 1), np.int32(gap_open), np.int32(gap_extend),
-             np.int32(ceiling), spill, spill_at_d, scores[0, begin:], flags[0, begin:],
-             np.int32(out_stride)),
+             np.int32(ceiling), spill, spill_at_d, row_query, scores[0, begin:],
+             flags[0, begin:], np.int32(out_stride)),
             shared_mem=shared)
 
 
@@ -177,11 +238,10 @@ def score_queries(targets: DeviceTargets, queries: list[np.ndarray], matrix: np.
     """Exact scores of every query against every target, ``(len(queries), N)`` in sorted
     target order (device int32).
 
-    The first pass takes queries two at a time, the two nearest in length together (the
-    shorter one's rows past its end are padding the pair computes for nothing), against
-    the targets whose score bounds fit 16 bits; it is queued for all queries before the
-    host waits for the GPU once, to re-run each query's flagged targets (and the targets
-    beyond 16 bits) in exact 32-bit arithmetic.
+    The first pass takes the queries in one or two streams, the 16-bit halves of a
+    register (``stream_plan``), against the targets whose score bounds fit 16 bits; it is
+    queued for all queries before the host waits for the GPU once, to re-run each query's
+    flagged targets (and the targets beyond 16 bits) in exact 32-bit arithmetic.
     """
     by_length = np.argsort([len(q) for q in queries], kind="stable")
     ordered = [queries[i] for i in by_length]
@@ -189,16 +249,15 @@ def score_queries(targets: DeviceTargets, queries: list[np.ndarray], matrix: np.
     scores = cp.zeros((len(queries), n), dtype=np.int32)
     flags = cp.ones((len(queries), n), dtype=np.uint8)
     lengths, counts = targets.length_counts
-    for k in range(0, len(ordered), 2):
-        pair = ordered[k:k + 2]
-        stride = -(-len(pair[-1]) // PROFILE_ROWS) * PROFILE_ROWS
-        narrow = min(int(counts[fits(*score_bounds(len(q), lengths, matrix, gap_open,
+    for launch in stream_plan([len(q) for q in ordered], mode):
+        narrow = min(int(counts[fits(*score_bounds(len(ordered[k]), lengths, matrix, gap_open,
                                                    gap_extend, mode),
-                                     np.int16, gap_extend)].sum()) for q in pair)
+                                     np.int16, gap_extend)].sum())
+                     for stream in launch for k in stream)
         if narrow:
-            _launch("Packed16" if len(pair) == 1 else "QueryPacked16", mode,
-                    targets.head(narrow), pair, query_profile(pair, matrix, stride), matrix,
-                    gap_open, gap_extend, scores[k:, :narrow], flags[k:, :narrow])
+            _launch("Packed16" if len(launch) == 1 else "QueryPacked16", mode,
+                    targets.head(narrow), [[ordered[k] for k in s] for s in launch], launch,
+                    matrix, gap_open, gap_extend, scores[:, :narrow], flags[:, :narrow])
     for flagged in np.flatnonzero(flags.any(axis=1).get()).tolist():
         redo = cp.flatnonzero(flags[flagged]).get()
         query = ordered[flagged]
@@ -208,10 +267,8 @@ def score_queries(targets: DeviceTargets, queries: list[np.ndarray], matrix: np.
             raise InvalidParameter("a pair is too long for exact 32-bit scoring")
         wide_scores = cp.zeros((1, len(redo)), dtype=np.int32)
         wide_flags = cp.zeros((1, len(redo)), dtype=np.uint8)
-        stride = -(-len(query) // PROFILE_ROWS) * PROFILE_ROWS
-        _launch("Int32", mode, targets.subset(redo), [query],
-                query_profile([query], matrix, stride), matrix, gap_open, gap_extend,
-                wide_scores, wide_flags)
+        _launch("Int32", mode, targets.subset(redo), [[query]], [[0]], matrix, gap_open,
+                gap_extend, wide_scores, wide_flags)
         if int(wide_flags.max()):
             raise InvalidParameter("a local score exceeds the 32-bit range")
         scores[flagged, cp.asarray(redo)] = wide_scores[0]

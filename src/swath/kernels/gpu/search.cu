@@ -1,21 +1,30 @@
-// Database-search scoring: one query against many targets, scores only.
+// Database-search scoring: queries against many targets, scores only.
 //
-// m: query length, n: target length, G: threads of a group, R: query rows per thread,
-// TILE = G * R query rows per pass, A1: alphabet size + 1 (the last code pads targets).
+// n: target length, G: threads of a group, R: query rows per thread, TILE = G * R query
+// rows per pass, A1: alphabet size + 1 (the last code pads targets and query rows).
 //
-// A group of G threads aligns C::QUERIES queries against C::TARGETS targets at once:
-// two targets per 32-bit register in 16-bit halves (Packed16), two queries against
-// one target in the halves (QueryPacked16: the profile word holds both queries' scores,
-// so no halves are paired per cell), or one of each in 32 bits (Int32). Thread t keeps rows
-// t*R+1 .. t*R+R of the current query tile in registers (H and E); target residues
-// stream through the group one column a step, thread t one step behind thread t-1,
-// which hands it H and F of the row above its tile by warp shuffle. Queries longer
-// than TILE run in passes; the H and F of each pass's last row are spilled to
-// global memory (`spill`) for the next pass. The query profile of the current tile
-// (score of every residue against every query row: C::Word, 16-bit, or both queries'
-// 16-bit scores in a word) lives in shared memory. R must be a multiple of 8 (rows are
-// read C::CHUNK at a time, 16 bytes). With two queries, m and m2 are their lengths and
-// the scores of the second go to scores[out_stride ...]; the passes cover the longer one.
+// A group of G threads aligns C::QUERIES query streams against C::TARGETS targets at
+// once: two targets per 32-bit register in 16-bit halves (Packed16), two query streams
+// against one target in the halves (QueryPacked16: the profile word holds both streams'
+// scores, so no halves are paired per cell), or one of each in 32 bits (Int32). Thread t
+// keeps rows t*R+1 .. t*R+R of the current tile of the streams in registers (H and E);
+// target residues stream through the group one column a step, thread t one step behind
+// thread t-1, which hands it H and F of the row above its tile by warp shuffle. Streams
+// longer than TILE run in passes; the H and F of each pass's last row are spilled to
+// global memory (`spill`) for the next pass. The profile of the current tile (score of
+// every residue against every row: C::Word, 16-bit, or both streams' 16-bit scores in a
+// word) lives in shared memory. R must divide SEGMENT, and SEGMENT TILE (rows are read
+// C::CHUNK at a time, 16 bytes).
+//
+// A stream is its queries one after another, each starting at a multiple of SEGMENT
+// rows; `row_query` names the output row of each SEGMENT rows of a stream (-1: padding
+// past its queries), so a thread's rows belong to one query of each stream. In local
+// mode a stream holds any number of queries: a thread whose rows start a query takes
+// the boundary (H = 0, F = -inf) for the row above them instead of its neighbour's, and
+// at the end of each pass the threads of a query reduce their best (a segmented max
+// over the group, carried into the next pass while the query goes on). Global and
+// semiglobal streams hold one query each, of lengths m and m2, whose last rows give the
+// scores.
 //
 // H is kept as HG = H - (gap_open + gap_extend), the value both gap recurrences
 // open from, and the profile holds s + gap_open + gap_extend, so that HG + profile is
@@ -27,6 +36,9 @@
 #include "cells.cuh"
 
 #define FULL_MASK 0xffffffffu
+#define SEGMENT 32
+
+template <bool B> struct Flag { static constexpr bool value = B; };
 
 template <int G, int R, class C, int MODE>
 __global__ void __launch_bounds__(128) search_scores(
@@ -39,7 +51,9 @@ __global__ void __launch_bounds__(128) search_scores(
     int gap_open, int gap_extend, int ceiling,
     typename C::T* __restrict__ spill, // 2 * n_max words per group (H, F), passes > 1
     const i64* __restrict__ spill_at,  // first word of each group's spill
-    int* __restrict__ scores,          // out: score of target k (query 2: out_stride + k)
+    const int* __restrict__ row_query, // (QUERIES, stride / SEGMENT): output row or -1
+    int* __restrict__ scores,          // out: score of target k for output row q at
+                                       // q * out_stride + k
     u8* __restrict__ flags,            // out: 1 where the score is not exact
     int out_stride)
 {
@@ -51,7 +65,9 @@ __global__ void __launch_bounds__(128) search_scores(
     W* const tile_profile = reinterpret_cast<W*>(tile_bytes);
 
     const int t = threadIdx.x % G;
-    const int group = (blockIdx.x * blockDim.x + threadIdx.x) / G;
+    // the last blocks first: targets are sorted by length, so the longest start first
+    // and the launch does not end on a few long groups alone
+    const int group = ((gridDim.x - 1 - blockIdx.x) * blockDim.x + threadIdx.x) / G;
     const int first = group * C::TARGETS;
     int len[C::TARGETS];
     const u8* seq[C::TARGETS];
@@ -62,14 +78,22 @@ __global__ void __launch_bounds__(128) search_scores(
         seq[l] = residues + (first + l < count ? starts[first + l] : 0);
         n = ::max(n, len[l]);
     }
-    // lane l's output slot and whether its target is there
-    auto slot = [&](int l) { return C::QUERIES == 1 ? first + l : l * out_stride + first; };
-    auto present = [&](int l) { return first + (C::QUERIES == 1 ? l : 0) < count; };
+    // lane l's query stream, the output row of a stream's row, lane l's output slot for
+    // row q and whether its target is there
+    auto stream = [](int l) { return C::QUERIES == 2 ? l : 0; };
+    const int blocks = stride / SEGMENT;
+    auto query_at = [&](int s, int row) { return row_query[s * blocks + row / SEGMENT]; };
+    auto slot = [&](int q, int l) { return q * out_stride + first + (C::TARGETS == 2 ? l : 0); };
+    auto present = [&](int l) { return first + (C::TARGETS == 2 ? l : 0) < count; };
     const int open = gap_open + gap_extend;
     const T goe = C::splat(-open);
     const T ge = C::splat(-gap_extend);
     const T neg_inf = C::splat(C::FLOOR + gap_extend);
-    T best = C::splat(MODE == 0 ? 0 : C::FLOOR);
+    T best = C::splat(0);
+    T carry = best;                   // local: the best of the query going on past a pass
+    int carry_query[C::QUERIES];      // and its output row, for each stream
+#pragma unroll
+    for (int s = 0; s < C::QUERIES; ++s) carry_query[s] = -2;
     T running = C::splat(C::FLOOR);   // semiglobal: max over columns of H(m, c)
     int result[C::LANES];
 #pragma unroll
@@ -91,6 +115,20 @@ __global__ void __launch_bounds__(128) search_scores(
         __syncthreads();
 
         const int row0 = pass * TILE + t * R;        // rows row0 + 1 .. row0 + R
+        // local: the lanes whose query starts at this thread's first row (they take the
+        // boundary for the row above), and each lane's best so far (that of the query
+        // going on from the last pass, 0 for a query new in this pass)
+        T fresh = 0, carried = 0;
+        if (MODE == 0) {
+#pragma unroll
+            for (int s = 0; s < C::QUERIES; ++s) {
+                const int q = query_at(s, row0);
+                if (row0 % SEGMENT == 0 && (row0 == 0 || query_at(s, row0 - 1) != q))
+                    fresh |= C::stream_mask(s);
+                if (q == carry_query[s]) carried |= C::stream_mask(s);
+            }
+            best = C::select(C::splat(0), carry, carried);
+        }
         // HG of the previous column in one array, of this column in the other: the
         // step loop runs two columns an iteration, so no register is copied.
         T HGa[R], HGb[R], E[R];
@@ -110,7 +148,9 @@ __global__ void __launch_bounds__(128) search_scores(
         const bool holds2 = MODE != 0 && row_m2 >= 0 && row_m2 < R;
         const bool holds_m = holds || holds2;
 
-        auto step = [&](const int s, const T (&prev)[R], T (&next)[R]) {
+        // `reset` (a Flag): whether some thread of the warp starts a query in this pass;
+        // the steps of the other passes (most of them) go without the boundary select
+        auto step = [&](auto reset, const int s, const T (&prev)[R], T (&next)[R]) {
             T in_h = __shfl_up_sync(FULL_MASK, out_h, 1, G);
             T in_f = __shfl_up_sync(FULL_MASK, out_f, 1, G);
             const int c = s - t + 1;                  // target column, 1-based
@@ -127,6 +167,10 @@ __global__ void __launch_bounds__(128) search_scores(
                     in_h = my_spill[2 * (c - 1)];
                     in_f = my_spill[2 * (c - 1) + 1];
                 }
+            }
+            if constexpr (decltype(reset)::value) {
+                in_h = C::select(in_h, goe, fresh);
+                in_f = C::select(in_f, neg_inf, fresh);
             }
             const uint4* rows[C::TARGETS];
 #pragma unroll
@@ -192,38 +236,60 @@ __global__ void __launch_bounds__(128) search_scores(
                         result[l] = C::lane(v, l);
             }
         };
-        for (int s = 0; s < steps; s += 2) {
-            step(s, HGa, HGb);
-            if (s + 1 < steps) step(s + 1, HGb, HGa);
-        }
-    }
+        auto run = [&](auto reset) {
+            for (int s = 0; s < steps; s += 2) {
+                step(reset, s, HGa, HGb);
+                if (s + 1 < steps) step(reset, s + 1, HGb, HGa);
+            }
+        };
+        if (MODE == 0 && __any_sync(FULL_MASK, fresh != 0)) run(Flag<MODE == 0>());
+        else run(Flag<false>());
 
-    if (MODE == 0) {
-        // the group's best: max over its threads
+        if (MODE == 0) {
+            // each lane's best over its query's rows up to this thread's (a segmented max
+            // scan over the group); the query's last thread in this pass writes it, unless
+            // the query goes on in the next pass, which carries it
+            int query[C::QUERIES], after[C::QUERIES];
 #pragma unroll
-        for (int l = 0; l < C::LANES; ++l) {
-            int b = C::lane(best, l);
-            for (int off = G / 2; off > 0; off /= 2)
-                b = ::max(b, __shfl_xor_sync(FULL_MASK, b, off, G));
-            result[l] = b;
-        }
-        if (t == 0) {
+            for (int s = 0; s < C::QUERIES; ++s) query[s] = query_at(s, row0);
+#pragma unroll
+            for (int off = 1; off < G; off *= 2) {
+                const T other = __shfl_up_sync(FULL_MASK, best, off, G);
+                T same = 0;
+#pragma unroll
+                for (int s = 0; s < C::QUERIES; ++s)
+                    if (__shfl_up_sync(FULL_MASK, query[s], off, G) == query[s] && t >= off)
+                        same |= C::stream_mask(s);
+                best = C::select(best, C::max(best, other), same);
+            }
+#pragma unroll
+            for (int s = 0; s < C::QUERIES; ++s) {
+                after[s] = __shfl_down_sync(FULL_MASK, query[s], 1, G);
+                if (t == G - 1) after[s] = last_pass ? -2 : query_at(s, row0 + R);
+                carry_query[s] = __shfl_sync(FULL_MASK, query[s], G - 1, G);
+            }
+            carry = __shfl_sync(FULL_MASK, best, G - 1, G);
 #pragma unroll
             for (int l = 0; l < C::LANES; ++l) {
-                if (present(l)) {
-                    scores[slot(l)] = result[l];
-                    flags[slot(l)] = result[l] > ceiling;
+                const int q = query[stream(l)];
+                if (after[stream(l)] != q && q >= 0 && present(l)) {
+                    const int b = C::lane(best, l);
+                    scores[slot(q, l)] = b;
+                    flags[slot(q, l)] = b > ceiling;
                 }
             }
         }
-    } else {
+    }
+
+    if (MODE != 0) {
         // the thread holding lane l's last row wrote its result; it is the only writer
 #pragma unroll
         for (int l = 0; l < C::LANES; ++l) {
             const int row = (C::QUERIES == 2 && l == 1 ? m2 : m) - 1;
             if ((row % TILE) / R == t && present(l)) {
-                scores[slot(l)] = result[l];
-                flags[slot(l)] = 0;
+                const int q = query_at(stream(l), 0);
+                scores[slot(q, l)] = result[l];
+                flags[slot(q, l)] = 0;
             }
         }
     }
