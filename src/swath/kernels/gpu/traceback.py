@@ -62,9 +62,6 @@ class _Extents:
             return cls(starts, lengths)
         return cls(starts[chosen], lengths[chosen])
 
-    def piece(self, residues: np.ndarray, k: int) -> np.ndarray:
-        return residues[self.starts[k]:self.starts[k] + self.lengths[k]]
-
 
 @dataclass
 class _Plan:
@@ -186,14 +183,15 @@ def align_batch(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: 
     scores[plan.order] = out_h[:, 0]
     coords[plan.order] = np.stack([starts_h[:, 0], out_h[:, 1], starts_h[:, 1], out_h[:, 2]], 1)
     cigar_len[plan.order] = lengths.get()
-    texts = {}
-    if large.any():    # numba only for pairs past the GPU's memory budget
+    big = np.flatnonzero(large)
+    if len(big):    # numba only for pairs past the GPU's memory budget: one CPU call
         from swath.kernels.cpu.traceback import align_batch as cpu_align_batch
-    for k in np.flatnonzero(large).tolist():
-        s, c, text, _ = cpu_align_batch(q.piece(q_res, k), np.array([0, q.lengths[k]]),
-                                        t.piece(t_res, k), np.array([0, t.lengths[k]]),
-                                        matrix, gap_open, gap_extend, mode)
-        scores[k], coords[k], cigar_len[k], texts[k] = s[0], c[0], len(text), text
+
+        rows, cols = (np.arange(count), np.arange(count)) if pairs is None else pairs
+        scores[big], coords[big], big_text, big_at = cpu_align_batch(
+            q_res, q_off, t_res, t_off, matrix, gap_open, gap_extend, mode,
+            pairs=(np.asarray(rows)[big], np.asarray(cols)[big]))
+        cigar_len[big] = np.diff(big_at)
     # pack the CIGARs in the caller's order
     text_at = _exclusive_cumsum(cigar_len)
     text = cp.empty(max(int(text_at[-1]), 1), dtype=np.uint8)
@@ -203,8 +201,8 @@ def align_batch(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: 
             (cigar, 2 * plan.dev["scratch_at"], cp.asarray(text_at[plan.order]), lengths,
              np.int32(on_gpu), text))
     packed = text[:int(text_at[-1])].get()
-    for k, piece in texts.items():
-        packed[text_at[k]:text_at[k + 1]] = piece
+    for j, k in enumerate(big.tolist()):
+        packed[text_at[k]:text_at[k + 1]] = big_text[big_at[j]:big_at[j + 1]]
     return scores, coords, packed, text_at
 
 
