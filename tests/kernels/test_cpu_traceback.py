@@ -76,3 +76,26 @@ def test_lane_groups_equal_one_pair_at_a_time(mode, budget, monkeypatch):
             score, qs, qe, ts, te, ops = traceback.align_pair(q, t, matrix, go, ge, mode)
             assert (scores[k], *coords[k]) == (score, qs, qe, ts, te)
             assert text[at[k]:at[k + 1]].tobytes().decode() == cigar_from_path(ops, q, t, qs, ts)
+
+
+def test_pairs_past_the_side_by_side_budget_run_one_at_a_time(monkeypatch):
+    """Pairs whose direction buffers pass SIDE_BY_SIDE_BYTES are not handed to the
+    threads (one such buffer at a time in memory); their alignments are unchanged."""
+    from swath.kernels.cpu import traceback
+
+    rng = np.random.default_rng(3)
+    batch = _hits_like_batch(rng, 6, 4, 4)
+    monkeypatch.setattr(traceback, "LANE_CODES_BUDGET", 600)     # every pair a single
+    side_by_side = traceback.align_batch(*batch, DNA.matrix, 5, 2, "global")
+    handed = []
+
+    def record(function, items):
+        handed.append(len(list(items)))
+        return []
+
+    monkeypatch.setattr(traceback, "SIDE_BY_SIDE_BYTES", 0)
+    monkeypatch.setattr(traceback, "on_every_core", record)
+    alone = traceback.align_batch(*batch, DNA.matrix, 5, 2, "global")
+    assert handed == [0]
+    for a, b in zip(side_by_side, alone, strict=True):
+        np.testing.assert_array_equal(a, b)

@@ -176,15 +176,16 @@ def test_long_query_against_long_target():
 @pytest.mark.parametrize("launch_rows", [32 * 1024, 640], ids=["one-launch", "launches"])
 def test_local_query_streams_equal_cpu(monkeypatch, launch_rows):
     """Many queries in two local streams: queries starting inside a pass and going on
-    over several, a thread's rows ending one query, lengths at SEGMENT's edges, a
-    3,100-W query past 16 bits among the others; in one launch or several."""
+    over several, a thread's rows ending one query, lengths at SEGMENT's edges, W
+    queries past 16 bits in both streams (the longest go first, one to each); in one
+    launch or several."""
     from swath.kernels.gpu import scores
 
     monkeypatch.setattr(scores, "LAUNCH_ROWS", launch_rows)
     rng = np.random.default_rng(launch_rows)
     lengths = [1, 2, 31, 32, 33, 63, 64, 65, 200, 255, 256, 257, 511, 700, 1100, 1500]
     queries = [rng.integers(0, 20, m).astype(np.uint8) for m in lengths]
-    queries.append(PROTEIN.alphabet.encode("W" * 3100))
+    queries += [PROTEIN.alphabet.encode("W" * 3000), PROTEIN.alphabet.encode("W" * 3100)]
     targets = [related(rng, q, n, 20) for q in queries[::3] for n in (20, 90, 300, 900)]
     targets += [queries[-1], queries[-1][:2000]]
     targets += [rng.integers(0, 20, n).astype(np.uint8) for n in EDGE_LENGTHS]

@@ -58,7 +58,7 @@ def test_local_streams_hold_every_query_once_and_about_as_many_rows(
         rows = [sum(padded[k] for k in stream) for stream in launch]
         assert all(r <= scores.LAUNCH_ROWS or len(s) == 1
                    for r, s in zip(rows, launch, strict=True))
-        if len(launch) == 2 and launch is plan[-1]:
+        if len(launch) == 2:
             assert abs(rows[0] - rows[1]) <= max(padded)
 
 
@@ -68,6 +68,14 @@ def test_global_streams_are_neighbours_one_query_each(gpu: tuple[ModuleType, Mod
     for mode in ("global", "semiglobal"):
         assert scores.stream_plan([5, 9, 30, 31, 700], mode) == [[[0], [1]], [[2], [3]], [[4]]]
     assert scores.stream_plan([40], "local") == [[[0]]]
+    for mode in ("local", "global", "semiglobal"):
+        assert scores.stream_plan([], mode) == []
+
+
+def test_the_kernel_and_the_plan_share_the_segment(gpu: tuple[ModuleType, ModuleType]) -> None:
+    cuda, scores = gpu
+    source = (cuda.HERE / "search.cu").read_text()
+    assert f"#define SEGMENT {scores.SEGMENT}\n" in source
 
 
 def test_a_long_local_set_takes_several_launches(gpu: tuple[ModuleType, ModuleType],

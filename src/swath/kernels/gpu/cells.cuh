@@ -1,8 +1,8 @@
 // Cell arithmetic for the DP kernels: one type per lane width.
 //
 // Packed16: two targets side by side in the 16-bit halves of a 32-bit register
-// (low half: the first target). QueryPacked16: the same arithmetic, with two queries
-// side by side against one target. Int32: one target, exact 32-bit arithmetic.
+// (low half: the first target). QueryPacked16: the same arithmetic, with two query
+// streams side by side against one target. Int32: one target, exact 32-bit arithmetic.
 //
 // The search kernel reads its score profile in 16-byte chunks; each cell type says
 // how many targets a group aligns (TARGETS), how many query streams (QUERIES), which

@@ -145,7 +145,7 @@ def stream_plan(lengths: list[int], mode: str) -> list[list[list[int]]]:
         streams[lane].append(k)
         rows[lane] += padded
     launches.append(streams)
-    return [[s for s in launch if s] for launch in launches]
+    return [[s for s in launch if s] for launch in launches if launch[0]]
 
 
 def usable_configs(target_length: int, alphabet: int, row_bytes: int = 2

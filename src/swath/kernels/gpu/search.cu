@@ -13,7 +13,7 @@
 // longer than TILE run in passes; the H and F of each pass's last row are spilled to
 // global memory (`spill`) for the next pass. The profile of the current tile (score of
 // every residue against every row: C::Word, 16-bit, or both streams' 16-bit scores in a
-// word) lives in shared memory. R must divide SEGMENT, and SEGMENT TILE (rows are read
+// word) lives in shared memory. R must divide SEGMENT, and SEGMENT divide TILE (rows are read
 // C::CHUNK at a time, 16 bytes).
 //
 // A stream is its queries one after another, each starting at a multiple of SEGMENT
@@ -61,6 +61,8 @@ __global__ void __launch_bounds__(128) search_scores(
     typedef typename C::Word W;
     constexpr int TILE = G * R;
     constexpr int CH = C::CHUNK;
+    static_assert(SEGMENT % R == 0 && TILE % SEGMENT == 0 && R % CH == 0,
+                  "a thread's rows hold one query of a stream, in whole profile chunks");
     extern __shared__ __align__(16) unsigned char tile_bytes[];
     W* const tile_profile = reinterpret_cast<W*>(tile_bytes);
 
@@ -83,7 +85,9 @@ __global__ void __launch_bounds__(128) search_scores(
     auto stream = [](int l) { return C::QUERIES == 2 ? l : 0; };
     const int blocks = stride / SEGMENT;
     auto query_at = [&](int s, int row) { return row_query[s * blocks + row / SEGMENT]; };
-    auto slot = [&](int q, int l) { return q * out_stride + first + (C::TARGETS == 2 ? l : 0); };
+    auto slot = [&](int q, int l) {
+        return (i64)q * out_stride + first + (C::TARGETS == 2 ? l : 0);
+    };
     auto present = [&](int l) { return first + (C::TARGETS == 2 ? l : 0) < count; };
     const int open = gap_open + gap_extend;
     const T goe = C::splat(-open);
