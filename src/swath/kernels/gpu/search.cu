@@ -153,15 +153,19 @@ __global__ void __launch_bounds__(128) search_scores(
         const bool holds_m = holds || holds2;
 
         // `reset` (a Flag): whether some thread of the warp starts a query in this pass;
-        // the steps of the other passes (most of them) go without the boundary select
-        auto step = [&](auto reset, const int s, const T (&prev)[R], T (&next)[R]) {
+        // the steps of the other passes (most of them) go without the boundary select.
+        // `bounded` (a Flag): whether a thread's column may lie outside its targets; the
+        // steps where every column of the warp is inside all of them go without the checks
+        auto step = [&](auto reset, auto bounded, const int s, const T (&prev)[R],
+                        T (&next)[R]) {
+            constexpr bool checks = decltype(bounded)::value;
             T in_h = __shfl_up_sync(FULL_MASK, out_h, 1, G);
             T in_f = __shfl_up_sync(FULL_MASK, out_f, 1, G);
             const int c = s - t + 1;                  // target column, 1-based
             // Local mode runs the steps before column 1 and after column n too, as
             // columns of padding: they leave H at 0 and cannot raise the best, and a
             // step without a branch keeps both HG arrays in place (no register copies).
-            const bool active = c >= 1 && c <= n;
+            const bool active = !checks || (c >= 1 && c <= n);
             if (MODE != 0 && !active) return;
             if (t == 0) {
                 if (pass == 0 || !active) {
@@ -179,7 +183,7 @@ __global__ void __launch_bounds__(128) search_scores(
             const uint4* rows[C::TARGETS];
 #pragma unroll
             for (int l = 0; l < C::TARGETS; ++l) {
-                const int a = c >= 1 && c <= len[l] ? seq[l][c - 1] : A1 - 1;
+                const int a = !checks || (c >= 1 && c <= len[l]) ? seq[l][c - 1] : A1 - 1;
                 rows[l] = reinterpret_cast<const uint4*>(tile_profile + a * TILE) + t;
             }
             T up_h = in_h, up_f = in_f, dg = diag;
@@ -240,11 +244,22 @@ __global__ void __launch_bounds__(128) search_scores(
                         result[l] = C::lane(v, l);
             }
         };
+        // steps 0 .. G - 1 fill the wavefront and the steps from the warp's shortest
+        // target on drain it (each thread's column checked, the boundary select in every
+        // local step); the steps between, most of them, check nothing
+        int shortest = len[0];
+#pragma unroll
+        for (int l = 1; l < C::TARGETS; ++l) shortest = ::min(shortest, len[l]);
+        const int inside = __reduce_min_sync(FULL_MASK, shortest);   // steps < it: inside
+        auto two = [&](auto reset, auto bounded, const int s) {
+            step(reset, bounded, s, HGa, HGb);
+            if (s + 1 < steps) step(reset, bounded, s + 1, HGb, HGa);
+        };
         auto run = [&](auto reset) {
-            for (int s = 0; s < steps; s += 2) {
-                step(reset, s, HGa, HGb);
-                if (s + 1 < steps) step(reset, s + 1, HGb, HGa);
-            }
+            int s = 0;
+            for (; s < G && s < steps; s += 2) two(Flag<MODE == 0>(), Flag<true>(), s);
+            for (; s + 2 <= inside; s += 2) two(reset, Flag<false>(), s);
+            for (; s < steps; s += 2) two(Flag<MODE == 0>(), Flag<true>(), s);
         };
         if (MODE == 0 && __any_sync(FULL_MASK, fresh != 0)) run(Flag<MODE == 0>());
         else run(Flag<false>());
