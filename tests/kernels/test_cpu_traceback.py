@@ -79,23 +79,29 @@ def test_lane_groups_equal_one_pair_at_a_time(mode, budget, monkeypatch):
 
 
 def test_pairs_past_the_side_by_side_budget_run_one_at_a_time(monkeypatch):
-    """Pairs whose direction buffers pass SIDE_BY_SIDE_BYTES are not handed to the
-    threads (one such buffer at a time in memory); their alignments are unchanged."""
+    """Pairs whose direction buffers pass SIDE_BY_SIDE_BYTES go to the threads as one
+    task (one such buffer at a time in memory), the others one task a pair; the
+    alignments are those of every pair side by side."""
     from swath.kernels.cpu import traceback
 
     rng = np.random.default_rng(3)
     batch = _hits_like_batch(rng, 6, 4, 4)
+    q_off, t_off = batch[1], batch[3]
     monkeypatch.setattr(traceback, "LANE_CODES_BUDGET", 600)     # every pair a single
     side_by_side = traceback.align_batch(*batch, DNA.matrix, 5, 2, "global")
+    sizes = np.diff(q_off) * ((np.diff(t_off) + 1) // 2)
+    limit = int(np.median(sizes))
     handed = []
 
     def record(function, items):
-        handed.append(len(list(items)))
-        return []
+        tasks = list(items)
+        handed.append(len(tasks))
+        return [function(task) for task in tasks]
 
-    monkeypatch.setattr(traceback, "SIDE_BY_SIDE_BYTES", 0)
+    monkeypatch.setattr(traceback, "SIDE_BY_SIDE_BYTES", limit)
     monkeypatch.setattr(traceback, "on_every_core", record)
-    alone = traceback.align_batch(*batch, DNA.matrix, 5, 2, "global")
-    assert handed == [0]
-    for a, b in zip(side_by_side, alone, strict=True):
+    split = traceback.align_batch(*batch, DNA.matrix, 5, 2, "global")
+    assert 0 < (sizes > limit).sum() < len(sizes)
+    assert handed == [int((sizes <= limit).sum()) + 1]
+    for a, b in zip(side_by_side, split, strict=True):
         np.testing.assert_array_equal(a, b)

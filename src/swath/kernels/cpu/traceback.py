@@ -267,9 +267,10 @@ def align_batch(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: 
     cols), of query ``rows[k]`` against target ``cols[k]``.
 
     Pairs that share a query (a search's kept hits) run side by side in the lane
-    kernel; the others, and pairs too large for it, one a core, and pairs whose direction
-    buffer passes ``SIDE_BY_SIDE_BYTES`` one after another, so that host memory holds
-    one such buffer at a time.
+    kernel (a group's codes at most ``LANE_CODES_BUDGET``); the others, and pairs too
+    large for it, one a core; pairs whose direction buffer passes ``SIDE_BY_SIDE_BYTES``
+    one after another on one core. Host memory holds at most about one buffer of either
+    budget a core, and one of the largest pairs.
 
     Returns ``scores`` (N,) int64, ``coords`` (N, 4) int64 (query start, query end,
     target start, target end; 0-based, end exclusive), and the CIGARs as one uint8
@@ -319,13 +320,18 @@ def align_batch(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: 
 
     groups, singles = _lane_groups(q_res, q_off, t_off, matrix, gap_open, gap_extend)
     # the numba kernels release the GIL: groups and pairs run side by side on every core,
-    # but pairs whose directions pass SIDE_BY_SIDE_BYTES one at a time (memory: one of
-    # those, not one a core)
+    # but pairs whose directions pass SIDE_BY_SIDE_BYTES one after another, in one task
+    # (memory: one of those at a time, not one a core), started first
     side = np.diff(q_off)[singles] * ((np.diff(t_off)[singles] + 1) // 2) <= SIDE_BY_SIDE_BYTES
-    on_every_core(lambda task: task(), [functools.partial(lanes, g) for g in groups]
+    large = singles[~side].tolist()
+
+    def one_by_one() -> None:
+        for k in large:
+            one(k)
+
+    on_every_core(lambda task: task(), ([one_by_one] if large else [])
+                  + [functools.partial(lanes, g) for g in groups]
                   + [functools.partial(one, k) for k in singles[side].tolist()])
-    for k in singles[~side].tolist():
-        one(k)
     offsets = np.zeros(count + 1, dtype=np.int64)
     np.cumsum([len(t) for t in texts], out=offsets[1:])
     return scores, coords, np.frombuffer(b"".join(texts), dtype=np.uint8), offsets

@@ -128,7 +128,7 @@ def stream_plan(lengths: list[int], mode: str) -> list[list[list[int]]]:
     shorter one's rows past its end are padding. Local streams hold queries one after
     another, the longest first into the shorter stream, so that both streams (and their
     passes) are about as long; a stream holds at most ``LAUNCH_ROWS`` rows (a longer
-    query alone), then the next launch starts.
+    query alone), then the next launch starts. No lengths: no launches.
     """
     if mode != "local":
         return [[[j] for j in range(k, min(k + 2, len(lengths)))]
@@ -186,7 +186,9 @@ def _launch(cell: str, mode: str, targets: DeviceTargets, streams: list[list[np.
     query ``streams[s][j]`` scores into row ``rows[s][j]``); fills ``scores`` and
     ``flags``: ``(queries, len(targets))`` or wider views (rows contiguous, the same row
     stride in elements: the kernel takes one). Global and semiglobal streams hold one
-    query each."""
+    query each. Streams longer than a pass (local streams of several queries, most
+    often) keep the boundary row between passes in a spill buffer of two 4-byte words
+    per column of each group's longest target: up to 8 bytes a target residue."""
     extent = max(start + len(q) for queries in streams
                  for start, q in zip(stream_starts(queries), queries, strict=True))
     stride = -(-extent // PROFILE_ROWS) * PROFILE_ROWS
