@@ -35,12 +35,6 @@ def _groups(query_lengths: np.ndarray) -> np.ndarray:
     return sizes[np.minimum(np.searchsorted(sizes * ROWS, query_lengths), len(sizes) - 1)]
 
 
-def _words(query_lengths: np.ndarray, target_lengths: np.ndarray) -> np.ndarray:
-    """64-bit words of direction codes of each pair."""
-    group = _groups(query_lengths)
-    return -(-query_lengths // (group * ROWS)) * (target_lengths + group - 1) * group
-
-
 def _ranges(keys: np.ndarray) -> list[tuple[int, int]]:
     """Runs of equal consecutive ``keys`` as (begin, end) index ranges."""
     firsts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]]).tolist()
@@ -63,6 +57,12 @@ class _Extents:
         return cls(starts[chosen], lengths[chosen])
 
 
+def _sizes(q: _Extents, t: _Extents) -> tuple[np.ndarray, np.ndarray]:
+    """Threads per group and 64-bit words of direction codes of each pair."""
+    group = _groups(q.lengths)
+    return group, -(-q.lengths // (group * ROWS)) * (t.lengths + group - 1) * group
+
+
 @dataclass
 class _Plan:
     """Pairs in processing order, on the GPU, with their offsets into the work buffers."""
@@ -76,12 +76,14 @@ class _Plan:
 
     @classmethod
     def make(cls, q_res: np.ndarray, q: _Extents, t_res: np.ndarray, t: _Extents,
-             matrix: np.ndarray, pairs: np.ndarray) -> _Plan:
-        q_len, t_len = q.lengths[pairs], t.lengths[pairs]
-        group_of = _groups(q_len)
-        local = np.lexsort((t_len, group_of))
-        order = pairs[local]
-        group, m, n = group_of[local], q_len[local], t_len[local]
+             matrix: np.ndarray, pairs: np.ndarray, groups: np.ndarray, words: np.ndarray
+             ) -> _Plan:
+        """The plan of ``pairs`` (indices into ``q`` and ``t``); ``groups`` and ``words``:
+        every pair's, as ``_sizes`` gives them."""
+        # by group size, then target length: one stable sort of one key
+        key = (groups[pairs].astype(np.int64) << 32) | t.lengths[pairs]
+        order = pairs[np.argsort(key, kind="stable")]
+        group, m, n = groups[order], q.lengths[order], t.lengths[order]
         passes = -(-m // (group * ROWS))
         dev = {name: cp.asarray(a) for name, a in {
             "q_res": q_res, "q_start": q.starts[order], "q_len": m.astype(np.int32),
@@ -89,7 +91,7 @@ class _Plan:
             "matrix": matrix.astype(np.int16)}.items()}
         scratch_at = _exclusive_cumsum(m + n)
         dev["scratch_at"] = cp.asarray(scratch_at[:-1])
-        return cls(order, group, _exclusive_cumsum(_words(m, n)),
+        return cls(order, group, _exclusive_cumsum(words[order]),
                    np.where(passes > 1, 2 * n, 0), scratch_at, dev)
 
     def pair_args(self, lo: int, hi: int) -> tuple:
@@ -124,8 +126,8 @@ def score_ends(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: n
     Ends are 0-based exclusive, tie rules as in the traceback; no directions are kept.
     """
     count = len(q_off) - 1
-    plan = _Plan.make(q_res, _Extents.of(q_off, None), t_res, _Extents.of(t_off, None), matrix,
-                      np.arange(count))
+    q, t = _Extents.of(q_off, None), _Extents.of(t_off, None)
+    plan = _Plan.make(q_res, q, t_res, t, matrix, np.arange(count), *_sizes(q, t))
     out = cp.zeros((count, 3), dtype=np.int32)
     none = cp.zeros(1, dtype=np.uint64)
     spill, spill_at = _spill(plan, 0, count)
@@ -154,8 +156,9 @@ def align_batch(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: 
     t = _Extents.of(t_off, None if pairs is None else pairs[1])
     count = len(q.starts)
     budget_words = max(memory_budget // 8, 1)
-    large = _words(q.lengths, t.lengths) > budget_words
-    plan = _Plan.make(q_res, q, t_res, t, matrix, np.flatnonzero(~large))
+    group, words = _sizes(q, t)
+    large = words > budget_words
+    plan = _Plan.make(q_res, q, t_res, t, matrix, np.flatnonzero(~large), group, words)
     on_gpu = len(plan.order)
     out = cp.zeros((on_gpu, 3), dtype=np.int32)
     starts = cp.zeros((on_gpu, 2), dtype=np.int32)
