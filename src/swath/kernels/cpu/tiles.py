@@ -37,7 +37,7 @@ import numpy as np
 
 from swath.kernels.cpu._jit import jit
 from swath.kernels.cpu.cores import on_every_core
-from swath.kernels.cpu.traceback import _walk
+from swath.kernels.cpu.traceback import _walk, codes_shape
 from swath.kernels.tile_origins import (
     MINUS_INFINITY,
     START,
@@ -292,7 +292,7 @@ def tile_codes(q: np.ndarray, t: np.ndarray, sub: np.ndarray, gap_open: int, gap
                left: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
     """Phase 3 on one tile: its direction codes, ``(h, ceil(w / 2))`` uint8 as ``_fill``'s
     (no origins: any size)."""
-    dirs = np.empty((len(q), (len(t) + 1) // 2), dtype=np.uint8)
+    dirs = np.empty(codes_shape(len(q), len(t)), dtype=np.uint8)
     empty = np.empty((4, 0), dtype=np.int64)
     _make_tile(local, False, True)(q, t, sub, gap_open, gap_extend, strip, top[0], top[1],
                                    left[0], left[1], empty, empty, dirs,

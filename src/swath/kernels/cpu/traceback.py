@@ -21,6 +21,7 @@ import contextlib
 import functools
 import threading
 from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 
@@ -189,7 +190,7 @@ def align_pair(query: np.ndarray, target: np.ndarray, matrix: np.ndarray, gap_op
     ``OP_MATCH`` (diagonal), ``OP_INSERT`` and ``OP_DELETE`` codes (uint8).
     """
     code = MODE_CODES[mode]
-    dirs = np.empty((len(query), (len(target) + 1) // 2), dtype=np.uint8)
+    dirs = np.empty(codes_shape(len(query), len(target)), dtype=np.uint8)
     score, end_i, end_j = _fill(query, target, matrix, gap_open, gap_extend, code, dirs)
     return (int(score), *_trace(dirs, code, int(end_i), int(end_j), len(query) + len(target)))
 
@@ -200,6 +201,12 @@ def _trace(dirs: np.ndarray, mode_code: int, end_i: int, end_j: int, longest: in
     ops = np.empty(longest, dtype=np.uint8)
     count, start_i, start_j, _ = _walk(dirs, mode_code, end_i, end_j, 0, ops)
     return int(start_i), end_i, int(start_j), end_j, ops[:count][::-1].copy()
+
+
+def codes_shape(query_length: Any, target_length: Any) -> tuple[Any, Any]:
+    """Rows and bytes a row of a pair's 4-bit direction codes (two columns a byte); of
+    many pairs at once for arrays of lengths."""
+    return query_length, (target_length + 1) // 2
 
 
 class _Scratch:
@@ -303,7 +310,7 @@ def align_batch(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: 
 
     def one(k: int) -> None:
         q, t = query(k), target(k)
-        with _SCRATCH.take((len(q), (len(t) + 1) // 2)) as dirs:
+        with _SCRATCH.take(codes_shape(len(q), len(t))) as dirs:
             keep(k, dirs, *_fill(q, t, matrix, gap_open, gap_extend, code, dirs))
 
     sub = padded_matrix(matrix, np.int32)
@@ -322,7 +329,8 @@ def align_batch(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: 
     # the numba kernels release the GIL: groups and pairs run side by side on every core,
     # but pairs whose directions pass SIDE_BY_SIDE_BYTES one after another, in one task
     # (memory: one of those at a time, not one a core), started first
-    side = np.diff(q_off)[singles] * ((np.diff(t_off)[singles] + 1) // 2) <= SIDE_BY_SIDE_BYTES
+    rows, width = codes_shape(np.diff(q_off)[singles], np.diff(t_off)[singles])
+    side = rows * width <= SIDE_BY_SIDE_BYTES
     large = singles[~side].tolist()
 
     def one_by_one() -> None:
@@ -348,6 +356,6 @@ def score_ends(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: n
     out = np.zeros((3, count), dtype=np.int64)
     for k in range(count):
         query, target = q_res[q_off[k]:q_off[k + 1]], t_res[t_off[k]:t_off[k + 1]]
-        dirs = np.empty((len(query), (len(target) + 1) // 2), dtype=np.uint8)
+        dirs = np.empty(codes_shape(len(query), len(target)), dtype=np.uint8)
         out[:, k] = _fill(query, target, matrix, gap_open, gap_extend, MODE_CODES[mode], dirs)
     return out[0], out[1], out[2]

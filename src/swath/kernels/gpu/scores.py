@@ -130,7 +130,7 @@ def stream_plan(lengths: list[int], mode: str) -> list[list[list[int]]]:
     passes) are about as long; a stream holds at most ``LAUNCH_ROWS`` rows (a longer
     query alone), then the next launch starts. No lengths: no launches.
     """
-    if mode != "local":
+    if mode != "local" or not lengths:
         return [[[j] for j in range(k, min(k + 2, len(lengths)))]
                 for k in range(0, len(lengths), 2)]
     launches: list[list[list[int]]] = []
@@ -145,7 +145,7 @@ def stream_plan(lengths: list[int], mode: str) -> list[list[list[int]]]:
         streams[lane].append(k)
         rows[lane] += padded
     launches.append(streams)
-    return [[s for s in launch if s] for launch in launches if launch[0]]
+    return [[s for s in launch if s] for launch in launches]
 
 
 def usable_configs(target_length: int, alphabet: int, row_bytes: int = 2
