@@ -39,6 +39,13 @@ def walk_name(group: int) -> str:
     return f"traceback_walk<{group}, {ROWS}>"
 
 
+ENDS_MODES = ("local", "semiglobal")    # ends.cu's modes (global pairs are computed whole)
+
+
+def ends_name(group: int, mode: str) -> str:
+    return f"traceback_ends<{group}, {MODES[mode]}>"
+
+
 TILE_ROWS = {False: (4, 8, 16), True: (4, 8)}     # rows per lane: scores, origins
 
 
@@ -60,6 +67,7 @@ def band_name(width: int) -> str:
 
 _NAMES = {
     "band.cu": tuple(band_name(w) for w in BAND_WIDTHS),
+    "ends.cu": tuple(ends_name(g, m) for g in GROUP_SIZES for m in ENDS_MODES),
     "search.cu": tuple(search_name(g, r, c, m) for g, r in SEARCH_CONFIGS for c in CELLS
                        for m in MODES),
     "traceback.cu": tuple([fill_name(g, m, d) for g in GROUP_SIZES for m in MODES

@@ -1,16 +1,27 @@
 // Batched alignment with traceback: many (query, target) pairs, one pair a group.
 //
 // m: query length, n: target length, G: threads of a group, R: query rows per thread,
-// TILE = G * R rows per pass, P = ceil(m / TILE) passes, S = n + G - 1 steps a pass.
+// TILE = G * R rows per pass, P = ceil(m / TILE) passes.
+//
+// A pair may be given a band of diagonals lo .. hi (column - row; ends.cu finds one that
+// holds the pair's traced path): pass p then computes columns
+// max(1, p * TILE + 1 + lo) .. min(n, (p + 1) * TILE + hi) only, every band cell of its
+// rows. Without a band (lo = -BAND_FREE, hi = BAND_FREE) that is every column. A pass
+// takes S = min(n, TILE + hi - lo) + G - 1 steps. Cells outside the computed columns
+// take the boundary's values (the first row's or column's, as for a matrix that started
+// there): each is the score of some path, so every cell is at most its full-matrix value,
+// and the cells of the traced path, whose paths lie in the band, keep theirs; so do their
+// direction codes, and the same path is traced.
 //
 // fill: the group computes the exact 32-bit DP of its pair as in search.cu (rows in
 // registers, target columns streaming, warp shuffles between threads, H and F of a
 // pass's last row spilled for the next pass) and writes each cell's 4-bit direction
 // code. Thread t's 16 codes of one step form one 64-bit word; the G words of a step
 // are adjacent (anti-diagonal-major), so a step's writes coalesce. Word of cell
-// (r, c): ((pass * S + c - 1 + t) * G + t), nibble (r - 1) % R, where
-// t = ((r - 1) % TILE) / R. Code bits: 0-1 H's source (0 start, 1 diagonal, 2 E, 3 F),
-// 2 E extended E, 3 F extended F, with the tie rules of swath.kernels.cpu.traceback.
+// (r, c) in pass p, whose first column is c0: ((p * S + c - c0 + t) * G + t), nibble
+// (r - 1) % R, where t = ((r - 1) % TILE) / R. Code bits: 0-1 H's source (0 start,
+// 1 diagonal, 2 E, 3 F), 2 E extended E, 3 F extended F, with the tie rules of
+// swath.kernels.cpu.traceback.
 //
 // walk: one thread a pair follows the codes back from the end cell and writes the
 // start coordinates and the extended CIGAR as text.
@@ -24,13 +35,28 @@
 #define OP_INSERT 1
 #define OP_DELETE 2
 
+#define BAND_FREE (1 << 29)
+
 typedef unsigned long long u64;
+
+// Steps a pass of a pair: its widest pass's columns, plus the wavefront's G - 1.
+template <int G, int TILE>
+__device__ __forceinline__ int pass_steps(int n, int lo, int hi) {
+    return ::min(n, TILE + hi - lo) + G - 1;
+}
+
+// The first and last column of pass p (1-based; empty when first > last).
+template <int TILE>
+__device__ __forceinline__ int2 pass_columns(int p, int n, int lo, int hi) {
+    return make_int2(::max(1, p * TILE + 1 + lo), ::min(n, (p + 1) * TILE + hi));
+}
 
 template <int G, int R, int MODE, bool DIRS>
 __global__ void __launch_bounds__(128) traceback_fill(
     const u8* __restrict__ q_res, const i64* __restrict__ q_start, const int* __restrict__ q_len,
     const u8* __restrict__ t_res, const i64* __restrict__ t_start, const int* __restrict__ t_len,
     int count,                         // pairs (in processing order), one a group
+    const int* __restrict__ band_lo, const int* __restrict__ band_hi,   // diagonals
     const short* __restrict__ matrix,  // (A, A)
     int A, int gap_open, int gap_extend,
     int* __restrict__ spill,           // 2 * n words per pair, when P > 1
@@ -53,7 +79,8 @@ __global__ void __launch_bounds__(128) traceback_fill(
     const u8* q = q_res + (real ? q_start[p] : 0);
     const u8* tg = t_res + (real ? t_start[p] : 0);
     const int passes = (m + TILE - 1) / TILE;
-    const int S = n + G - 1;
+    const int lo = real ? band_lo[p] : 0, hi = real ? band_hi[p] : 0;
+    const int S = pass_steps<G, TILE>(n, lo, hi);
     u64* my_dirs = dirs + (real ? dirs_at[p] : 0);
     int* my_spill = spill + (real && passes > 1 ? spill_at[p] : 0);
     const int goe = -(gap_open + gap_extend), ge = -gap_extend;
@@ -76,7 +103,13 @@ __global__ void __launch_bounds__(128) traceback_fill(
             val_best[k] = 0;
             col_best[k] = 0;
         }
-        int diag = MODE == 0 || row0 == 0 ? 0 : -(gap_open + gap_extend * row0);
+        const int2 cols = pass_columns<TILE>(pass, n, lo, hi);
+        // the last column the pass above spilled (those after it take the boundary's)
+        const int spilled = pass > 0 ? pass_columns<TILE>(pass - 1, n, lo, hi).y : 0;
+        const int edge = MODE == 0 ? 0 : -(gap_open + gap_extend * row0);
+        // H(row0, c0 - 1): the corner is a band cell for thread 0 only, spilled above
+        int diag = MODE == 0 || row0 == 0 ? 0 : edge;
+        if (t == 0 && live && pass > 0 && 1 < cols.x && cols.x <= cols.y) diag = my_spill[2 * (cols.x - 2)];
         int out_h = diag, out_f = neg_inf;
         const int row_m = m - 1 - row0;
         const bool holds_m = MODE != 0 && live && pass == passes - 1 && row_m >= 0 && row_m < R;
@@ -84,15 +117,18 @@ __global__ void __launch_bounds__(128) traceback_fill(
         for (int s = 0; s < steps; ++s) {
             int in_h = __shfl_up_sync(FULL_MASK, out_h, 1, G);
             int in_f = __shfl_up_sync(FULL_MASK, out_f, 1, G);
-            const int c = s - t + 1;
-            if (!live || c < 1 || c > n) continue;
+            const int c = cols.x + s - t;
+            if (!live || c < cols.x || c > cols.y) continue;
             if (t == 0) {
                 if (pass == 0) {
                     in_h = MODE == 1 ? -(gap_open + gap_extend * c) : 0;
                     in_f = neg_inf;
-                } else {
+                } else if (c <= spilled) {
                     in_h = my_spill[2 * (c - 1)];
                     in_f = my_spill[2 * (c - 1) + 1];
+                } else {
+                    in_h = edge;
+                    in_f = neg_inf;
                 }
             }
             const short* column = sub + tg[c - 1];
@@ -190,20 +226,22 @@ template <int G, int R>
 __global__ void traceback_walk(
     const u8* __restrict__ q_res, const i64* __restrict__ q_start, const int* __restrict__ q_len,
     const u8* __restrict__ t_res, const i64* __restrict__ t_start, const int* __restrict__ t_len,
-    int count, int mode,
+    int count, const int* __restrict__ band_lo, const int* __restrict__ band_hi, int mode,
     const u64* __restrict__ dirs, const i64* __restrict__ dirs_at,
     u8* __restrict__ scratch, const i64* __restrict__ scratch_at,   // m + n bytes per pair
     const int* __restrict__ out,      // (pairs, 3): score, end row, end column
     int* __restrict__ starts,         // out (pairs, 2): start row, start column
     char* __restrict__ cigar, int* __restrict__ cigar_len)  // text at 2 * scratch_at[p]
-    // (the CIGAR of a path of L steps never takes more than 2 L characters)
+    // (the CIGAR of a path of L steps never takes more than 2 L characters); a path
+    // that leaves the computed columns (a bug) gets length -1
 {
     constexpr int TILE = G * R;
     const int idx = blockIdx.x * blockDim.x + threadIdx.x;
     if (idx >= count) return;
     const int p = idx;
     const int m = q_len[p], n = t_len[p];
-    const int S = n + G - 1;
+    const int lo = band_lo[p], hi = band_hi[p];
+    const int S = pass_steps<G, TILE>(n, lo, hi);
     const u64* my_dirs = dirs + dirs_at[p];
     u8* ops = scratch + scratch_at[p];
     int i = out[3 * p + 1];
@@ -212,7 +250,12 @@ __global__ void traceback_walk(
     while (i > 0 && j > 0) {
         const int r = i - 1;
         const int tt = (r % TILE) / R;
-        const u64 word = my_dirs[((i64)(r / TILE) * S + (j - 1) + tt) * G + tt];
+        const int2 cols = pass_columns<TILE>(r / TILE, n, lo, hi);
+        if (j < cols.x || j > cols.y) {
+            cigar_len[p] = -1;
+            return;
+        }
+        const u64 word = my_dirs[((i64)(r / TILE) * S + j - cols.x + tt) * G + tt];
         const int code = (int)(word >> (4 * (r % R))) & 15;
         if (state == 0) {
             const int src = code & 3;

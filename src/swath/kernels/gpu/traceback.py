@@ -3,119 +3,254 @@
 # N: pairs (query k against target k, or the chosen rows[k] and cols[k] of two sets), m, n:
 # their lengths, residues: uint8 codes.
 
-Pairs are put in a processing order: by the group size their query needs, then by
-target length, so that a warp's groups finish together. Every per-pair array is
-uploaded once in that order; pairs are taken in consecutive batches whose direction
-codes fit ``memory_budget`` bytes. The walk writes each CIGAR into a scratch slot; one
-last kernel packs them in the caller's order. A pair whose direction codes alone
-exceed the budget is aligned by the CPU twin (identical results).
+Local and semiglobal pairs whose cells fit 16 bits (with ``gap_extend >= 1`` and an
+alphabet of at most ``ENDS_ALPHABET`` letters: DNA) first go through ends.cu, two pairs
+a register: their scores, and each a window of its matrix with a band of diagonals that
+holds its traced path. Their direction codes are then computed in that band only. The
+other pairs are computed whole.
+
+For the codes, pairs are put in a processing order: by the group size their query
+needs, then by target length, so that a warp's groups finish together. Pairs are taken
+in consecutive batches whose direction codes fit ``memory_budget`` bytes. The walk
+writes each CIGAR into a scratch slot; one last kernel packs them in the caller's
+order. A pair whose direction codes alone exceed the budget is aligned by the CPU twin
+(identical results).
+
+Every per-pair array is made on the GPU (the processing orders are GPU sorts): the host
+uploads the residues and the offsets, launches the kernels of a few runs of pairs, and
+downloads the results.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import pairwise
 
 import cupy as cp
 import numpy as np
 
-from swath.kernels.gpu._cuda import BLOCK, GROUP_SIZES, MODES, ROWS, fill_name, kernel, walk_name
+from swath.kernels.gpu._cuda import (
+    BLOCK,
+    ENDS_MODES,
+    GROUP_SIZES,
+    MODES,
+    ROWS,
+    ends_name,
+    fill_name,
+    kernel,
+    walk_name,
+)
 
 MEMORY_BUDGET = 4 << 30
+BAND_FREE = 1 << 29          # traceback.cu's band of a pair without one: every column
+WINDOW_GROUP = 4             # threads a group for the codes of a pair with a band
+ENDS_PAD = 4096              # ends.cu's score of padding rows and columns (negated)
+ENDS_CELL = 30_000           # the largest magnitude an ends.cu cell may take, with room
+ENDS_ALPHABET = 5            # ends.cu's profiles of 128 threads fit 48 KiB of shared memory
+PINNED_UPLOAD = 1 << 24      # bytes from which an upload page-locks the array in place
 
 
-def _exclusive_cumsum(sizes: np.ndarray) -> np.ndarray:
-    at = np.zeros(len(sizes) + 1, dtype=np.int64)
-    np.cumsum(sizes, out=at[1:])
+def _exclusive_cumsum(sizes: cp.ndarray) -> cp.ndarray:
+    at = cp.zeros(len(sizes) + 1, dtype=np.int64)
+    cp.cumsum(sizes, out=at[1:])
     return at
 
 
-def _groups(query_lengths: np.ndarray) -> np.ndarray:
+def _size_index(groups: cp.ndarray) -> cp.ndarray:
+    """The index of each group size in GROUP_SIZES."""
+    return cp.searchsorted(cp.asarray(GROUP_SIZES), groups)
+
+
+def _groups(query_lengths: cp.ndarray) -> cp.ndarray:
     """Threads per group for each query: the smallest group whose rows hold it."""
-    sizes = np.array(GROUP_SIZES)
-    return sizes[np.minimum(np.searchsorted(sizes * ROWS, query_lengths), len(sizes) - 1)]
+    sizes = cp.asarray(GROUP_SIZES, dtype=np.int64)
+    return sizes[cp.minimum(cp.searchsorted(sizes * ROWS, query_lengths), len(GROUP_SIZES) - 1)]
 
 
-def _ranges(keys: np.ndarray) -> list[tuple[int, int]]:
-    """Runs of equal consecutive ``keys`` as (begin, end) index ranges."""
-    firsts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]]).tolist()
-    return list(zip(firsts, [*firsts[1:], len(keys)], strict=True))
+def _ends_groups(query_lengths: cp.ndarray) -> cp.ndarray:
+    """Threads per group of ends.cu: the smallest whose rows hold an eighth of the query
+    (passes cost little there, padding rows a pass's worth)."""
+    return _groups(-(-query_lengths // 8))
+
+
+def _words(m: cp.ndarray, n: cp.ndarray, group: cp.ndarray, lo: cp.ndarray, hi: cp.ndarray
+           ) -> cp.ndarray:
+    """64-bit words of direction codes of each pair (traceback.cu's P * S * G)."""
+    tile = group * ROWS
+    return -(-m // tile) * (cp.minimum(n, tile + hi - lo) + group - 1) * group
 
 
 @dataclass
-class _Extents:
-    """Where each pair's query (or target) lies in its residues: start and length."""
+class _Pairs:
+    """Where each pair's query and target lie in their residues, on the GPU (int64)."""
 
-    starts: np.ndarray         # int64
-    lengths: np.ndarray        # int64
+    q_start: cp.ndarray
+    q_len: cp.ndarray
+    t_start: cp.ndarray
+    t_len: cp.ndarray
 
     @classmethod
-    def of(cls, offsets: np.ndarray, chosen: np.ndarray | None) -> _Extents:
-        """Sequence k of a concatenated set for pair k, or sequence ``chosen[k]``."""
-        starts, lengths = offsets[:-1].astype(np.int64), np.diff(offsets).astype(np.int64)
-        if chosen is None:
-            return cls(starts, lengths)
-        return cls(starts[chosen], lengths[chosen])
+    def of(cls, q_off: np.ndarray, t_off: np.ndarray,
+           pairs: tuple[np.ndarray, np.ndarray] | None) -> _Pairs:
+        """Query k against target k, or query ``pairs[0][k]`` against ``pairs[1][k]``."""
+        def extents(offsets: np.ndarray, chosen: np.ndarray | None
+                    ) -> tuple[cp.ndarray, cp.ndarray]:
+            at = cp.asarray(offsets, dtype=np.int64)
+            if chosen is None:
+                return at[:-1], cp.diff(at)
+            k = cp.asarray(chosen, dtype=np.int64)
+            return at[k], at[k + 1] - at[k]
+
+        return cls(*extents(q_off, None if pairs is None else pairs[0]),
+                   *extents(t_off, None if pairs is None else pairs[1]))
+
+    def window(self, banded: cp.ndarray, ends: cp.ndarray) -> _Pairs:
+        """The banded pairs cut to their windows (ends.cu's rows, c_lo and cols)."""
+        return _Pairs(self.q_start, cp.where(banded, ends[:, 1], self.q_len),
+                      self.t_start + cp.where(banded, ends[:, 2], 0),
+                      cp.where(banded, ends[:, 3], self.t_len))
 
 
-def _sizes(q: _Extents, t: _Extents) -> tuple[np.ndarray, np.ndarray]:
-    """Threads per group and 64-bit words of direction codes of each pair."""
-    group = _groups(q.lengths)
-    return group, -(-q.lengths // (group * ROWS)) * (t.lengths + group - 1) * group
+@dataclass
+class _Inputs:
+    """The residues and the substitution matrix, on the GPU (uploaded once)."""
+
+    q_res: cp.ndarray
+    t_res: cp.ndarray
+    matrix: cp.ndarray
+    alphabet: np.int32
+
+    @classmethod
+    def upload(cls, q_res: np.ndarray, t_res: np.ndarray, matrix: np.ndarray) -> _Inputs:
+        q_dev = _upload(q_res)
+        t_dev = q_dev if t_res is q_res else _upload(t_res)
+        return cls(q_dev, t_dev, cp.asarray(matrix.astype(np.int16)), np.int32(matrix.shape[0]))
+
+
+def _upload(host: np.ndarray) -> cp.ndarray:
+    """``host`` on the GPU. A large array is page-locked where it lies for the copy
+    (registering and copying take about a third of a copy from pageable memory, which
+    goes through a staging buffer); where CUDA refuses (memory already registered, a
+    mapped file), it is copied as it is."""
+    host = np.ascontiguousarray(host)
+    device = cp.empty(host.shape, dtype=host.dtype)
+    if host.nbytes < PINNED_UPLOAD:
+        device.set(host)
+        return device
+    runtime = cp.cuda.runtime
+    try:
+        runtime.hostRegister(host.ctypes.data, host.nbytes, 0)
+    except runtime.CUDARuntimeError:
+        device.set(host)
+        return device
+    try:
+        device.set(host)
+    finally:
+        runtime.hostUnregister(host.ctypes.data)
+    return device
 
 
 @dataclass
 class _Plan:
-    """Pairs in processing order, on the GPU, with their offsets into the work buffers."""
+    """Pairs in processing order with their per-pair arrays, on the GPU, and the runs of
+    positions that share a group size: (first, end, group size)."""
 
-    order: np.ndarray          # processing position -> pair index
-    group: np.ndarray          # threads per group, by position
-    words: np.ndarray          # exclusive cumsum of direction words, by position
-    spill: np.ndarray          # spill words, by position
-    scratch_at: np.ndarray     # exclusive cumsum of m + n, by position
+    order: cp.ndarray          # processing position -> pair index
+    runs: list[tuple[int, int, int]]
     dev: dict[str, cp.ndarray]
 
     @classmethod
-    def make(cls, q_res: np.ndarray, q: _Extents, t_res: np.ndarray, t: _Extents,
-             matrix: np.ndarray, pairs: np.ndarray, groups: np.ndarray, words: np.ndarray
-             ) -> _Plan:
-        """The plan of ``pairs`` (indices into ``q`` and ``t``); ``groups`` and ``words``:
-        every pair's, as ``_sizes`` gives them."""
-        # by group size, then target length: one stable sort of one key
-        key = (groups[pairs].astype(np.int64) << 32) | t.lengths[pairs]
-        order = pairs[np.argsort(key, kind="stable")]
-        group, m, n = groups[order], q.lengths[order], t.lengths[order]
-        passes = -(-m // (group * ROWS))
-        dev = {name: cp.asarray(a) for name, a in {
-            "q_res": q_res, "q_start": q.starts[order], "q_len": m.astype(np.int32),
-            "t_res": t_res, "t_start": t.starts[order], "t_len": n.astype(np.int32),
-            "matrix": matrix.astype(np.int16)}.items()}
-        scratch_at = _exclusive_cumsum(m + n)
-        dev["scratch_at"] = cp.asarray(scratch_at[:-1])
-        return cls(order, group, _exclusive_cumsum(words[order]),
-                   np.where(passes > 1, 2 * n, 0), scratch_at, dev)
+    def make(cls, pairs: _Pairs, chosen: cp.ndarray, group: cp.ndarray, *keys: cp.ndarray,
+             **extra: cp.ndarray) -> _Plan:
+        """The plan of pairs ``chosen`` (indices), by ``group`` (every pair's), then by
+        ``keys`` (one or two per-pair arrays): one GPU sort of one key. Key values past
+        2**20 (2**40 for the last) are taken as that: they only order less well."""
+        key = _size_index(group[chosen]).astype(np.int64)
+        for k, bits in zip(keys, [20] * (len(keys) - 1) + [40], strict=True):
+            key = (key << bits) | cp.minimum(k[chosen], (1 << bits) - 1)
+        order = chosen[cp.argsort(key)]
+        counts = cp.bincount(_size_index(group[order]), minlength=len(GROUP_SIZES)).get()
+        ends = np.cumsum(counts).tolist()
+        runs = [(end - int(c), end, size)
+                for end, c, size in zip(ends, counts, GROUP_SIZES, strict=True) if c]
+        dev = {"q_start": pairs.q_start[order], "q_len": pairs.q_len[order].astype(np.int32),
+               "t_start": pairs.t_start[order], "t_len": pairs.t_len[order].astype(np.int32),
+               **{name: a[order] for name, a in extra.items()}}
+        return cls(order, runs, dev)
 
-    def pair_args(self, lo: int, hi: int) -> tuple:
+    def pair_args(self, inputs: _Inputs, lo: int, hi: int) -> tuple:
         d = self.dev
-        return (d["q_res"], d["q_start"][lo:hi], d["q_len"][lo:hi], d["t_res"],
+        return (inputs.q_res, d["q_start"][lo:hi], d["q_len"][lo:hi], inputs.t_res,
                 d["t_start"][lo:hi], d["t_len"][lo:hi], np.int32(hi - lo))
 
 
-def _fill(plan: _Plan, mode: str, lo: int, hi: int, gap_open: int, gap_extend: int,
-          spill: cp.ndarray, spill_at: cp.ndarray, dirs: cp.ndarray, dirs_at: cp.ndarray,
-          out: cp.ndarray) -> None:
+def _banded(pairs: _Pairs, matrix: np.ndarray, gap_open: int, gap_extend: int, mode: str
+            ) -> cp.ndarray:
+    """The pairs that go through ends.cu: every cell of theirs fits its 16 bits."""
+    if mode not in ENDS_MODES or gap_extend < 1 or matrix.shape[0] > ENDS_ALPHABET:
+        return cp.zeros(len(pairs.q_len), dtype=bool)
+    m, n = pairs.q_len, pairs.t_len
+    top, low = max(int(matrix.max()), 0), max(-int(matrix.min()), 0)
+    open_ = gap_open + gap_extend
+    # the deepest: a semiglobal boundary cell of the last padding row, less a gap
+    # opening, plus a padding score
+    deepest = 2 * open_ + gap_extend * (m + n + ROWS * max(GROUP_SIZES)) + low + ENDS_PAD
+    highest = top * cp.minimum(m, n) + open_
+    return (m > 0) & (n > 0) & (highest <= ENDS_CELL) & (deepest <= ENDS_CELL)
+
+
+def _ends(inputs: _Inputs, pairs: _Pairs, chosen: cp.ndarray, gap_open: int, gap_extend: int,
+          mode: str, top: int) -> cp.ndarray:
+    """ends.cu's results (N, 6) of the pairs ``chosen`` (zero elsewhere): score, window
+    rows, first column, columns, band's lowest and highest diagonal."""
+    groups = _ends_groups(pairs.q_len)
+    plan = _Plan.make(pairs, chosen, groups, -(-pairs.q_len // (groups * ROWS)), pairs.t_len)
+    out = cp.empty((len(chosen), 6), dtype=np.int32)
+    # a group of threads takes two pairs; with two passes or more it spills the longer
+    # target's columns: every run's offsets first, then the launches (no wait between)
+    spills = []
+    for lo, hi, group in plan.runs:
+        two = cp.zeros((-(-(hi - lo) // 2) * 2, 2), dtype=np.int64)
+        two[: hi - lo, 0] = plan.dev["q_len"][lo:hi]
+        two[: hi - lo, 1] = plan.dev["t_len"][lo:hi]
+        deeper, longer = two.reshape(-1, 2, 2).max(axis=1).T
+        spill_at = _exclusive_cumsum(cp.where(deeper > group * ROWS, 2 * longer, 0))
+        spills.append((cp.empty(max(int(spill_at[-1]), 1), dtype=np.uint32), spill_at[:-1]))
+    shared = (2 * int(inputs.alphabet) + 1) * 2 * BLOCK * 16
+    for (lo, hi, group), (spill, spill_at) in zip(plan.runs, spills, strict=True):
+        kernel("ends.cu", ends_name(group, mode))(
+            (-(-len(spill_at) * group // BLOCK),), (BLOCK,),
+            (*plan.pair_args(inputs, lo, hi), inputs.matrix, inputs.alphabet,
+             np.int32(gap_open), np.int32(gap_extend), np.int32(top), spill, spill_at,
+             out[lo:hi]),
+            shared_mem=shared)
+    result = cp.zeros((len(pairs.q_len), 6), dtype=np.int64)
+    result[plan.order] = out
+    return result
+
+
+def _fill(inputs: _Inputs, plan: _Plan, mode: str, lo: int, hi: int, group: int, gap_open: int,
+          gap_extend: int, spill: cp.ndarray, spill_at: cp.ndarray, dirs: cp.ndarray,
+          dirs_at: cp.ndarray, out: cp.ndarray) -> None:
     """Run the fill kernel over positions lo..hi (one group size); dirs empty: no codes."""
-    group = int(plan.group[lo])
-    alphabet = np.int32(plan.dev["matrix"].shape[0])
+    d = plan.dev
     kernel("traceback.cu", fill_name(group, mode, directions=dirs.size > 1))(
         (-(-(hi - lo) * group // BLOCK),), (BLOCK,),
-        (*plan.pair_args(lo, hi), plan.dev["matrix"], alphabet, np.int32(gap_open),
-         np.int32(gap_extend), spill, spill_at, dirs, dirs_at, out[lo:hi]),
-        shared_mem=int(alphabet) ** 2 * 2)
+        (*plan.pair_args(inputs, lo, hi), d["band_lo"][lo:hi], d["band_hi"][lo:hi],
+         inputs.matrix, inputs.alphabet, np.int32(gap_open), np.int32(gap_extend), spill,
+         spill_at, dirs, dirs_at, out[lo:hi]),
+        shared_mem=int(inputs.alphabet) ** 2 * 2)
 
 
-def _spill(plan: _Plan, b0: int, b1: int) -> tuple[cp.ndarray, cp.ndarray]:
-    at = _exclusive_cumsum(plan.spill[b0:b1])
-    return cp.empty(max(int(at[-1]), 1), dtype=np.int32), cp.asarray(at[:-1])
+def _spill_words(plan: _Plan, group: cp.ndarray) -> cp.ndarray:
+    """The fill's spill words of each position: 2 n for a pair of several passes."""
+    m, n = plan.dev["q_len"], plan.dev["t_len"]
+    return cp.where(m > group[plan.order] * ROWS, 2 * n, 0)
+
+
+def _unbanded(count: int) -> dict[str, cp.ndarray]:
+    return {"band_lo": cp.full(count, -BAND_FREE, dtype=np.int32),
+            "band_hi": cp.full(count, BAND_FREE, dtype=np.int32)}
 
 
 def score_ends(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: np.ndarray,
@@ -126,17 +261,33 @@ def score_ends(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: n
     Ends are 0-based exclusive, tie rules as in the traceback; no directions are kept.
     """
     count = len(q_off) - 1
-    q, t = _Extents.of(q_off, None), _Extents.of(t_off, None)
-    plan = _Plan.make(q_res, q, t_res, t, matrix, np.arange(count), *_sizes(q, t))
+    pairs = _Pairs.of(q_off, t_off, None)
+    inputs = _Inputs.upload(q_res, t_res, matrix)
+    group = _groups(pairs.q_len)
+    plan = _Plan.make(pairs, cp.arange(count), group, pairs.t_len, **_unbanded(count))
     out = cp.zeros((count, 3), dtype=np.int32)
     none = cp.zeros(1, dtype=np.uint64)
-    spill, spill_at = _spill(plan, 0, count)
-    for lo, hi in _ranges(plan.group):
-        _fill(plan, mode, lo, hi, gap_open, gap_extend, spill, spill_at[lo:hi], none,
-              cp.zeros(hi - lo, dtype=np.int64), out)
-    result = np.empty((count, 3), dtype=np.int64)
-    result[plan.order] = out.get()
-    return result[:, 0], result[:, 1], result[:, 2]
+    spill_at = _exclusive_cumsum(_spill_words(plan, group))
+    spill = cp.empty(max(int(spill_at[-1]), 1), dtype=np.int32)
+    for lo, hi, size in plan.runs:
+        _fill(inputs, plan, mode, lo, hi, size, gap_open, gap_extend, spill, spill_at[lo:hi],
+              none, cp.zeros(hi - lo, dtype=np.int64), out)
+    result = cp.empty((count, 3), dtype=np.int64)
+    result[plan.order] = out
+    scores, query_end, target_end = result.get().T
+    return scores, query_end, target_end
+
+
+def _batches(plan: _Plan, word_at: cp.ndarray, budget_words: int) -> list[tuple[int, int, int]]:
+    """The plan's runs cut where the direction words so far pass a multiple of
+    ``budget_words``: each run's codes then fit one buffer of that size."""
+    batch = word_at[1:] // budget_words
+    cuts = (cp.flatnonzero(batch[1:] != batch[:-1]) + 1).get().tolist()
+    runs = []
+    for lo, hi, size in plan.runs:
+        edges = [lo, *(c for c in cuts if lo < c < hi), hi]
+        runs += [(a, b, size) for a, b in pairwise(edges)]
+    return runs
 
 
 def align_batch(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: np.ndarray,
@@ -152,61 +303,85 @@ def align_batch(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: 
     target start, target end; 0-based, end exclusive), and the CIGARs as one uint8
     text buffer with (N + 1,) int64 offsets.
     """
-    q = _Extents.of(q_off, None if pairs is None else pairs[0])
-    t = _Extents.of(t_off, None if pairs is None else pairs[1])
-    count = len(q.starts)
+    whole = _Pairs.of(q_off, t_off, pairs)
+    count = len(whole.q_len)
+    inputs = _Inputs.upload(q_res, t_res, matrix)
+    banded = _banded(whole, matrix, gap_open, gap_extend, mode)
+    chosen = cp.flatnonzero(banded)
+    cut, band, group = whole, _unbanded(count), _groups(whole.q_len)
+    shift = cp.zeros(count, dtype=np.int64)     # a banded pair's first target column
+    ends = cp.zeros((count, 6), dtype=np.int64)
+    if len(chosen):
+        ends = _ends(inputs, whole, chosen, gap_open, gap_extend, mode, max(int(matrix.max()), 0))
+        cut = whole.window(banded, ends)
+        band = {"band_lo": cp.where(banded, ends[:, 4], band["band_lo"]).astype(np.int32),
+                "band_hi": cp.where(banded, ends[:, 5], band["band_hi"]).astype(np.int32)}
+        shift = cp.where(banded, ends[:, 2], 0)
+        group = cp.where(banded, WINDOW_GROUP, group)
     budget_words = max(memory_budget // 8, 1)
-    group, words = _sizes(q, t)
+    words = _words(cut.q_len, cut.t_len, group, band["band_lo"], band["band_hi"])
     large = words > budget_words
-    plan = _Plan.make(q_res, q, t_res, t, matrix, np.flatnonzero(~large), group, words)
+    shift[large] = 0                            # the CPU aligns them whole
+    plan = _Plan.make(cut, cp.flatnonzero(~large), group, cut.t_len, **band)
     on_gpu = len(plan.order)
+    word_at = _exclusive_cumsum(words[plan.order])
+    spill_at = _exclusive_cumsum(_spill_words(plan, group))
+    scratch_at = _exclusive_cumsum(plan.dev["q_len"].astype(np.int64) + plan.dev["t_len"])
+    runs = _batches(plan, word_at, budget_words)
+    # the buffers of each run: its direction codes and spill
+    at = cp.asarray([x for lo, hi, _ in runs for x in (lo, hi)], dtype=np.int64)
+    sizes = cp.stack([word_at[at], spill_at[at]]).get().reshape(2, -1, 2)
+    scratch_total = int(scratch_at[-1])
     out = cp.zeros((on_gpu, 3), dtype=np.int32)
     starts = cp.zeros((on_gpu, 2), dtype=np.int32)
     lengths = cp.zeros(on_gpu, dtype=np.int32)
-    scratch = cp.empty(max(int(plan.scratch_at[-1]), 1), dtype=np.uint8)
-    cigar = cp.empty(2 * max(int(plan.scratch_at[-1]), 1), dtype=np.int8)
-    for b0, b1 in _ranges(plan.words[1:] // budget_words):
-        dirs = cp.empty(max(int(plan.words[b1] - plan.words[b0]), 2), dtype=np.uint64)
-        dirs_at = cp.asarray(plan.words[b0:b1] - plan.words[b0])
-        spill, spill_at = _spill(plan, b0, b1)
-        for g0, g1 in _ranges(plan.group[b0:b1]):
-            lo, hi = b0 + g0, b0 + g1
-            _fill(plan, mode, lo, hi, gap_open, gap_extend, spill, spill_at[g0:g1], dirs,
-                  dirs_at[g0:g1], out)
-            kernel("traceback.cu", walk_name(int(plan.group[lo])))(
-                (-(-(hi - lo) // BLOCK),), (BLOCK,),
-                (*plan.pair_args(lo, hi), np.int32(MODES[mode]), dirs, dirs_at[g0:g1],
-                 scratch, plan.dev["scratch_at"][lo:hi], out[lo:hi], starts[lo:hi], cigar,
-                 lengths[lo:hi]))
+    scratch = cp.empty(max(scratch_total, 1), dtype=np.uint8)
+    cigar = cp.empty(2 * max(scratch_total, 1), dtype=np.int8)
+    for (lo, hi, size), (w0, w1), (s0, s1) in zip(runs, sizes[0], sizes[1], strict=True):
+        dirs = cp.empty(max(int(w1 - w0), 2), dtype=np.uint64)
+        dirs_at = word_at[lo:hi] - int(w0)
+        spill = cp.empty(max(int(s1 - s0), 1), dtype=np.int32)
+        _fill(inputs, plan, mode, lo, hi, size, gap_open, gap_extend, spill,
+              spill_at[lo:hi] - int(s0), dirs, dirs_at, out)
+        kernel("traceback.cu", walk_name(size))(
+            (-(-(hi - lo) // BLOCK),), (BLOCK,),
+            (*plan.pair_args(inputs, lo, hi), plan.dev["band_lo"][lo:hi],
+             plan.dev["band_hi"][lo:hi], np.int32(MODES[mode]), dirs, dirs_at,
+             scratch, scratch_at[lo:hi], out[lo:hi], starts[lo:hi], cigar, lengths[lo:hi]))
 
-    scores = np.zeros(count, dtype=np.int64)
-    coords = np.zeros((count, 4), dtype=np.int64)
-    cigar_len = np.zeros(count, dtype=np.int64)
-    out_h, starts_h = out.get(), starts.get()
-    scores[plan.order] = out_h[:, 0]
-    coords[plan.order] = np.stack([starts_h[:, 0], out_h[:, 1], starts_h[:, 1], out_h[:, 2]], 1)
-    cigar_len[plan.order] = lengths.get()
-    big = np.flatnonzero(large)
+    scores = cp.zeros(count, dtype=np.int64)
+    coords = cp.zeros((count, 4), dtype=np.int64)
+    cigar_len = cp.zeros(count, dtype=np.int64)
+    scores[plan.order] = out[:, 0]
+    coords[plan.order] = cp.stack([starts[:, 0], out[:, 1], starts[:, 1], out[:, 2]], 1)
+    coords[:, 2:] += shift[:, None]
+    cigar_len[plan.order] = lengths
+    lost = (cigar_len < 0).any() | (banded & ~large & (scores != ends[:, 0])).any()
+    if bool(lost):
+        raise RuntimeError("swath's banded traceback lost a path (a bug in swath, please "
+                           "report it with the pairs that cause it)")
+    big = cp.flatnonzero(large).get()
+    scores_h, coords_h = scores.get(), coords.get()
     if len(big):    # numba only for pairs past the GPU's memory budget: one CPU call
         from swath.kernels.cpu.traceback import align_batch as cpu_align_batch
 
         rows, cols = (np.arange(count), np.arange(count)) if pairs is None else pairs
-        scores[big], coords[big], big_text, big_at = cpu_align_batch(
+        scores_h[big], coords_h[big], big_text, big_at = cpu_align_batch(
             q_res, q_off, t_res, t_off, matrix, gap_open, gap_extend, mode,
             pairs=(np.asarray(rows)[big], np.asarray(cols)[big]))
-        cigar_len[big] = np.diff(big_at)
+        cigar_len[cp.asarray(big)] = cp.asarray(np.diff(big_at))
     # pack the CIGARs in the caller's order
     text_at = _exclusive_cumsum(cigar_len)
     text = cp.empty(max(int(text_at[-1]), 1), dtype=np.uint8)
     if on_gpu:
         kernel("traceback.cu", "compact_text")(
             (-(-on_gpu // BLOCK),), (BLOCK,),
-            (cigar, 2 * plan.dev["scratch_at"], cp.asarray(text_at[plan.order]), lengths,
-             np.int32(on_gpu), text))
-    packed = text[:int(text_at[-1])].get()
+            (cigar, 2 * scratch_at, text_at[plan.order], lengths, np.int32(on_gpu), text))
+    text_at_h = text_at.get()
+    packed = text[:int(text_at_h[-1])].get()
     for j, k in enumerate(big.tolist()):
-        packed[text_at[k]:text_at[k + 1]] = big_text[big_at[j]:big_at[j + 1]]
-    return scores, coords, packed, text_at
+        packed[text_at_h[k]:text_at_h[k + 1]] = big_text[big_at[j]:big_at[j + 1]]
+    return scores_h, coords_h, packed, text_at_h
 
 
 def cigar_counts(cigars: tuple[np.ndarray, np.ndarray]) -> dict[str, np.ndarray]:

@@ -1,0 +1,255 @@
+// The first pass of batched traceback: each pair's score and a window of its matrix
+// that holds its traced path, in 16-bit cells, two pairs a register.
+//
+// m, n: a pair's query and target lengths, G: threads of a group, R = 16 query rows a
+// thread, TILE = G * R rows a pass. A group aligns two pairs at once, one in each
+// 16-bit half of its registers (low half: the first), with the recurrence of
+// search.cu: H kept as HG = H - (gap_open + gap_extend), the profile biased by
+// gap_open + gap_extend, rows in registers, target columns streaming through the
+// group one a step, warp shuffles between threads, the last row's H and F spilled
+// between passes. A thread's profile (the scores of its rows against every residue,
+// for both pairs) lives in its own slice of shared memory; padding rows and columns
+// score PAD. Only pairs whose every cell fits 16 bits are sent here (the caller checks
+// the bounds), and gap_extend >= 1: then a padding cell is below a real cell of its row
+// or of a row above, so it never reaches a pair's score.
+//
+// What it finds, a pair (MODE 0 local, 2 semiglobal):
+//   S, the score;
+//   semiglobal: the end column j, the first of row m with H = S (the end cell is (m, j));
+//   local: the first block of R rows, in row order, whose best is S, and the first and
+//     last columns where a cell of that block has H = S. The end cell (the first with
+//     H = S in row-major order) lies in that block, between those columns.
+// A path of score S that ends at (i, j), with `ins` insertion and `del` deletion steps,
+// takes at most min(i - ins, j - del) diagonal steps, each scoring at most
+// top = max(matrix, 0), and its gaps cost at least gap_open (if any) plus gap_extend
+// a step. So (top + gap_extend) ins <= top i - S - gap_open, (top + gap_extend) del
+// <= top j - S - gap_open, and gap_extend (ins + del) <= top min(i, j) - S - gap_open;
+// its cells lie on the diagonals (column - row) j - i - del .. j - i + ins. The window
+// is rows 1 .. rows and columns c_lo + 1 .. c_lo + cols, with the band of diagonals
+// lo .. hi counted in the window's columns.
+//
+// out, a pair: S, rows, c_lo, cols, lo, hi (a local pair of score 0: all zero).
+#include "cells.cuh"
+
+#define FULL_MASK 0xffffffffu
+
+template <int G, int MODE>
+__global__ void __launch_bounds__(128) traceback_ends(
+    const u8* __restrict__ q_res, const i64* __restrict__ q_start, const int* __restrict__ q_len,
+    const u8* __restrict__ t_res, const i64* __restrict__ t_start, const int* __restrict__ t_len,
+    int count,                         // pairs (processing order); group g: 2g and 2g + 1
+    const short* __restrict__ matrix,  // (A, A)
+    int A, int gap_open, int gap_extend, int top,
+    u32* __restrict__ spill,           // 2 * n words a group (its longer target), P > 1
+    const i64* __restrict__ spill_at,  // by group
+    int* __restrict__ out)             // (pairs, 6)
+{
+    typedef Packed16 C;
+    typedef u32 T;
+    constexpr int R = 16, TILE = G * R, PAD = -4096;
+    const int open = gap_open + gap_extend;
+    extern __shared__ __align__(16) unsigned char smem[];
+    // each thread's profile, 16-byte chunks of 8 rows: chunk v of row x (x = l * A + a:
+    // pair l's scores against residue a; x = 2 * A: padding) of thread i at
+    // (x * 2 + v) * BLOCK + i, so that the threads of a warp load from distinct banks
+    constexpr int BLOCK = 128;
+    uint4* const prof = reinterpret_cast<uint4*>(smem) + threadIdx.x;
+    short* const prof16 = reinterpret_cast<short*>(prof);
+    auto entry = [&](int x, int k) -> short& { return prof16[((x * 2 + k / 8) * BLOCK) * 8 + k % 8]; };
+    for (int k = 0; k < R; ++k) entry(2 * A, k) = (short)(PAD + open);
+    const int t = threadIdx.x % G;
+    const int group = (blockIdx.x * blockDim.x + threadIdx.x) / G;
+    int m[2], n[2];
+    const u8* q[2];
+    const u8* tg[2];
+#pragma unroll
+    for (int l = 0; l < 2; ++l) {
+        const int p = 2 * group + l;
+        const bool present = p < count;
+        m[l] = present ? q_len[p] : 0;
+        n[l] = present ? t_len[p] : 0;
+        q[l] = q_res + (present ? q_start[p] : 0);
+        tg[l] = t_res + (present ? t_start[p] : 0);
+    }
+    // scalars for the step (arrays a lambda captures go to local memory)
+    const int n0 = n[0], n1 = n[1], n_max = ::max(n0, n1);
+    const u8* const tg0 = tg[0];
+    const u8* const tg1 = tg[1];
+    const int passes = (::max(m[0], m[1]) + TILE - 1) / TILE;
+    // every lane of a warp runs the same passes and steps (shuffles need all of them)
+    const int all_passes = __reduce_max_sync(FULL_MASK, passes);
+    const int steps = __reduce_max_sync(FULL_MASK, n_max > 0 ? n_max + G - 1 : 0);
+    T* my_spill = spill + (passes > 1 ? spill_at[group] : 0);
+    const T goe = C::splat(-open), ge = C::splat(-gap_extend);
+    const T neg_inf = C::splat(C::FLOOR + gap_extend);
+
+    // local, each pair: the best so far, its block's first row, first and last column
+    int best[2] = {0, 0}, first_row[2] = {0, 0}, first_col[2] = {0, 0}, last_col[2] = {0, 0};
+    // semiglobal, both pairs: the best H of row m so far and its first column
+    T running = C::splat(C::FLOOR), running_col = 0;
+
+    for (int pass = 0; pass < all_passes; ++pass) {
+        const bool live = pass < passes;
+        const int row0 = pass * TILE + t * R;       // rows row0 + 1 .. row0 + R
+#pragma unroll
+        for (int l = 0; l < 2; ++l) {
+            for (int k = 0; k < R; ++k) {
+                const int r = row0 + k + 1;
+                const int a = live && r <= m[l] ? q[l][r - 1] : -1;
+                for (int b = 0; b < A; ++b)
+                    entry(l * A + b, k) = (short)((a >= 0 ? matrix[a * A + b] : PAD) + open);
+            }
+        }
+        T HGa[R], HGb[R], E[R];
+#pragma unroll
+        for (int k = 0; k < R; ++k) {
+            HGa[k] = C::splat((MODE == 0 ? 0 : -(gap_open + gap_extend * (row0 + k + 1))) - open);
+            HGb[k] = HGa[k];
+            E[k] = neg_inf;
+        }
+        T diag = C::splat((MODE == 0 || row0 == 0 ? 0 : -(gap_open + gap_extend * row0)) - open);
+        T out_h = diag, out_f = neg_inf;
+        // local: the best of this thread's rows in this pass, its first and last column
+        T pass_best = 0, pass_first = 0, pass_last = 0;
+        // semiglobal: the register of each pair's row m, if this thread holds it now
+        const int row_m0 = m[0] - 1 - row0, row_m1 = m[1] - 1 - row0;
+        const bool holds0 = MODE == 2 && live && row_m0 >= 0 && row_m0 < R;
+        const bool holds1 = MODE == 2 && live && row_m1 >= 0 && row_m1 < R;
+        const T held = (holds0 ? 0xffffu : 0u) | (holds1 ? 0xffff0000u : 0u);
+
+        auto step = [&](const int s, const T (&prev)[R], T (&next)[R]) {
+            T in_h = __shfl_up_sync(FULL_MASK, out_h, 1, G);
+            T in_f = __shfl_up_sync(FULL_MASK, out_f, 1, G);
+            const int c = s - t + 1;                  // target column, 1-based
+            if (!live || c < 1 || c > n_max) return;
+            if (t == 0) {
+                if (pass == 0) {
+                    in_h = C::splat(-open);           // row 0: H = 0
+                    in_f = neg_inf;
+                } else {
+                    in_h = my_spill[2 * (c - 1)];
+                    in_f = my_spill[2 * (c - 1) + 1];
+                }
+            }
+            const uint4* rows0 = prof + 2 * BLOCK * (c <= n0 ? tg0[c - 1] : 2 * A);
+            const uint4* rows1 = prof + 2 * BLOCK * (c <= n1 ? A + tg1[c - 1] : 2 * A);
+            T up_h = in_h, up_f = in_f, dg = diag, step_best = 0;
+#pragma unroll
+            for (int v = 0; v < 2; ++v) {
+                const uint4 wa = rows0[v * BLOCK], wb = rows1[v * BLOCK];
+                const u32 a4[4] = {wa.x, wa.y, wa.z, wa.w};
+                const u32 b4[4] = {wb.x, wb.y, wb.z, wb.w};
+                T pair_h = 0;
+#pragma unroll
+                for (int kk = 0; kk < 8; ++kk) {
+                    const int k = v * 8 + kk;
+                    const T sc = __byte_perm(a4[kk / 2], b4[kk / 2], (kk & 1) ? 0x7632 : 0x5410);
+                    E[k] = C::addmax(E[k], ge, prev[k]);
+                    const T f = C::addmax(up_f, ge, up_h);
+                    const T h = MODE == 0 ? C::max3relu(C::add(dg, sc), E[k], f)
+                                          : C::max3(C::add(dg, sc), E[k], f);
+                    if (MODE == 0) {
+                        if (kk & 1) step_best = C::max3(step_best, pair_h, h);
+                        else pair_h = h;
+                    }
+                    dg = prev[k];
+                    next[k] = C::add(h, goe);
+                    up_h = next[k];
+                    up_f = f;
+                }
+            }
+            diag = in_h;
+            out_h = up_h;
+            out_f = up_f;
+            if (t == G - 1 && pass < passes - 1) {
+                my_spill[2 * (c - 1)] = out_h;
+                my_spill[2 * (c - 1) + 1] = out_f;
+            }
+            const T col = C::splat(c);
+            if (MODE == 0) {
+                const T above = __vcmpgts2(step_best, pass_best);
+                const T level = __vcmpges2(step_best, pass_best);
+                pass_best = C::max(pass_best, step_best);
+                pass_first = C::select(pass_first, col, above);
+                pass_last = C::select(pass_last, col, level);
+            } else if (holds0 || holds1) {
+                T v = C::splat(C::FLOOR);
+#pragma unroll
+                for (int k = 0; k < R; ++k) {
+                    if (k == row_m0) v = C::merge(v, next[k], 0);
+                    if (k == row_m1) v = C::merge(v, next[k], 1);
+                }
+                v = C::add(v, C::splat(open));        // H of row m
+                const T inside = (c <= n0 ? 0xffffu : 0u) | (c <= n1 ? 0xffff0000u : 0u);
+                const T above = __vcmpgts2(v, running) & held & inside;
+                running = C::select(running, v, above);
+                running_col = C::select(running_col, col, above);
+            }
+        };
+        for (int s = 0; s < steps; s += 2) {
+            step(s, HGa, HGb);
+            if (s + 1 < steps) step(s + 1, HGb, HGa);
+        }
+        if (MODE == 0 && live) {
+            // passes ascend in rows: strict > keeps the first block
+#pragma unroll
+            for (int l = 0; l < 2; ++l) {
+                const int b = C::lane(pass_best, l);
+                if (row0 < m[l] && b > best[l]) {
+                    best[l] = b;
+                    first_row[l] = row0 + 1;
+                    first_col[l] = C::lane(pass_first, l);
+                    last_col[l] = C::lane(pass_last, l);
+                }
+            }
+        }
+        __syncwarp();
+    }
+
+    // each pair's result, from the thread that holds it
+    auto write = [&](int p, int score, int row_lo, int row_hi, int col_lo, int col_hi) {
+        int* o = out + 6 * (i64)p;
+        if (MODE == 0 && score <= 0) {
+            for (int x = 0; x < 6; ++x) o[x] = 0;
+            return;
+        }
+        // the most insertion and deletion steps a path of this score ending in the
+        // rows and columns found can take
+        const int both = (top * ::min(row_hi, col_hi) - score - gap_open) / gap_extend;
+        const int ins = ::max(0, ::min(both, (top * row_hi - score - gap_open) / (top + gap_extend)));
+        const int del = ::max(0, ::min(both, (top * col_hi - score - gap_open) / (top + gap_extend)));
+        const int lo = col_lo - row_hi - del, hi = col_hi - row_lo + ins;
+        const int c_lo = ::max(0, lo);
+        o[0] = score;
+        o[1] = row_hi;
+        o[2] = c_lo;
+        o[3] = col_hi - c_lo;
+        o[4] = lo - c_lo;
+        o[5] = hi - c_lo;
+    };
+#pragma unroll
+    for (int l = 0; l < 2; ++l) {
+        const int p = 2 * group + l;
+        if (MODE == 0) {
+            // the group's best; ties go to the first block in row order
+            for (int off = G / 2; off > 0; off /= 2) {
+                const int ob = __shfl_xor_sync(FULL_MASK, best[l], off, G);
+                const int orow = __shfl_xor_sync(FULL_MASK, first_row[l], off, G);
+                const int ofirst = __shfl_xor_sync(FULL_MASK, first_col[l], off, G);
+                const int olast = __shfl_xor_sync(FULL_MASK, last_col[l], off, G);
+                if (ob > best[l] || (ob == best[l] && orow < first_row[l])) {
+                    best[l] = ob;
+                    first_row[l] = orow;
+                    first_col[l] = ofirst;
+                    last_col[l] = olast;
+                }
+            }
+            if (p < count && t == 0)
+                write(p, best[l], first_row[l], ::min(first_row[l] + R - 1, m[l]), first_col[l],
+                      last_col[l]);
+        } else if (p < count && t == ((m[l] - 1) % TILE) / R) {
+            const int col = C::lane(running_col, l);
+            write(p, C::lane(running, l), m[l], m[l], col, col);
+        }
+    }
+}

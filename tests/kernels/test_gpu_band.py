@@ -1,0 +1,153 @@
+"""Batched traceback through ends.cu: scores and a band first, codes in the band only.
+
+Every test checks that its pairs took the banded path (or did not), so that a change
+of routing cannot leave a test comparing the whole-matrix path with itself.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import swath
+from swath.kernels import get_backend
+from tests.kernels.test_gpu import packed
+
+pytestmark = pytest.mark.gpu
+SCHEMES = {
+    "b1": (2, -3, 5, 2),
+    "unit-free-open": (1, -1, 0, 1),      # many equal paths: the tie rules decide
+    "unit": (1, -1, 1, 1),
+    "wide-match": (5, -4, 10, 1),
+}
+
+
+def mutated_pairs(rng, count, query_lengths, target_lengths, alphabet=4):
+    """Targets holding a mutated copy of their query (substitutions, small indels)."""
+    queries, targets = [], []
+    for m, n in zip(rng.integers(*query_lengths, count), rng.integers(*target_lengths, count),
+                    strict=True):
+        query = rng.integers(0, alphabet, m).astype(np.uint8)
+        copy = query.copy()
+        changed = rng.random(m) < 0.1
+        copy[changed] = rng.integers(0, alphabet, int(changed.sum()))
+        for _ in range(int(rng.integers(0, 4))):
+            at = int(rng.integers(0, len(copy) + 1))
+            copy = (np.insert(copy, at, rng.integers(0, alphabet, rng.integers(1, 6)))
+                    if rng.random() < 0.5 else np.delete(copy, slice(at, at + 5)))
+        copy = copy[:n]
+        target = rng.integers(0, alphabet, n).astype(np.uint8)
+        at = int(rng.integers(0, n - len(copy) + 1))
+        target[at:at + len(copy)] = copy
+        queries.append(query)
+        targets.append(target)
+    return queries, targets
+
+
+def banded(queries, targets, matrix, gap_open, gap_extend, mode):
+    from swath.kernels.gpu.traceback import _banded, _Pairs
+
+    pairs = _Pairs.of(packed(queries)[1], packed(targets)[1], None)
+    return _banded(pairs, matrix, gap_open, gap_extend, mode).get()
+
+
+def assert_equal_cpu(queries, targets, matrix, gap_open, gap_extend, mode, **options):
+    from swath.kernels.gpu.traceback import align_batch
+
+    args = (*packed(queries), *packed(targets), matrix, gap_open, gap_extend, mode)
+    gpu = align_batch(*args, **options)
+    cpu = get_backend("cpu").align_batch(*args)
+    for g, c, name in zip(gpu, cpu, ("scores", "coords", "cigars", "offsets"), strict=True):
+        np.testing.assert_array_equal(g, c, err_msg=name)
+
+
+@pytest.mark.parametrize("mode", ["local", "semiglobal"])
+@pytest.mark.parametrize("scheme", SCHEMES)
+def test_banded_pairs_equal_cpu(mode, scheme):
+    """Mutated copies (B1's shape) and unrelated pairs, queries of one pass and of
+    several (ends.cu's passes of 64 to 512 rows), an odd count (one lane alone)."""
+    match, mismatch, gap_open, gap_extend = SCHEMES[scheme]
+    matrix = swath.Scoring.dna(match, mismatch, gap_open, gap_extend).matrix
+    rng = np.random.default_rng(len(scheme) + len(mode))
+    queries, targets = mutated_pairs(rng, 120, (1, 300), (1, 1000))
+    more_q, more_t = mutated_pairs(rng, 21, (500, 1300), (400, 2500))
+    queries += more_q + [rng.integers(0, 4, m).astype(np.uint8) for m in (5, 64, 200, 700)]
+    targets += more_t + [rng.integers(0, 4, n).astype(np.uint8) for n in (900, 64, 3, 800)]
+    assert banded(queries, targets, matrix, gap_open, gap_extend, mode).all()
+    assert_equal_cpu(queries, targets, matrix, gap_open, gap_extend, mode)
+
+
+@pytest.mark.parametrize("mode", ["local", "semiglobal"])
+def test_repeats_with_many_equal_paths_equal_cpu(mode):
+    """Low-complexity sequences over two letters and tandem repeats: many cells share the
+    best score and many paths reach them, in every lane."""
+    rng = np.random.default_rng(7)
+    queries = [rng.integers(0, 2, m).astype(np.uint8) for m in rng.integers(1, 400, 60)]
+    queries += [np.tile(np.array([0, 1, 2], np.uint8), k) for k in (1, 10, 70, 200)]
+    targets = [rng.integers(0, 2, n).astype(np.uint8) for n in rng.integers(1, 900, 60)]
+    targets += [np.tile(np.array([0, 1, 2, 0, 1], np.uint8), k) for k in (3, 30, 90, 100)]
+    for match, mismatch, gap_open, gap_extend in SCHEMES.values():
+        matrix = swath.Scoring.dna(match, mismatch, gap_open, gap_extend).matrix
+        assert banded(queries, targets, matrix, gap_open, gap_extend, mode).all()
+        assert_equal_cpu(queries, targets, matrix, gap_open, gap_extend, mode)
+
+
+def test_local_pairs_without_a_positive_cell_are_empty():
+    queries = [np.zeros(m, np.uint8) for m in (1, 40, 300)] + [np.full(30, 4, np.uint8)]
+    targets = [np.ones(n, np.uint8) for n in (5, 700, 2)] + [np.full(30, 4, np.uint8)]
+    matrix = swath.Scoring.dna().matrix
+    assert banded(queries, targets, matrix, 5, 2, "local").all()
+    assert_equal_cpu(queries, targets, matrix, 5, 2, "local")
+
+
+def test_pairs_the_band_cannot_take_are_computed_whole():
+    """Scores past ends.cu's 16 bits, free gap extension, global mode and a protein
+    alphabet go the whole-matrix way, beside banded pairs of the same batch."""
+    rng = np.random.default_rng(9)
+    queries, targets = mutated_pairs(rng, 30, (100, 400), (200, 900))
+    wide = swath.Scoring.dna(match=120, mismatch=-3, gap_open=5, gap_extend=2).matrix
+    mask = banded(queries, targets, wide, 5, 2, "local")
+    assert mask.any() and not mask.all()
+    assert_equal_cpu(queries, targets, wide, 5, 2, "local")
+    matrix = swath.Scoring.dna().matrix
+    for gap_extend, mode in ((0, "local"), (2, "global")):
+        assert not banded(queries, targets, matrix, 5, gap_extend, mode).any()
+        assert_equal_cpu(queries, targets, matrix, 5, gap_extend, mode)
+    protein = swath.Scoring.protein()
+    assert not banded(queries, targets, protein.matrix, 11, 1, "local").any()
+
+
+def test_banded_pairs_split_into_memory_batches_and_past_the_budget():
+    """Banded pairs in several batches of codes, and an unrelated long pair whose wide
+    band passes the budget (the CPU twin aligns it whole, its coordinates not shifted
+    by its window)."""
+    rng = np.random.default_rng(11)
+    queries, targets = mutated_pairs(rng, 40, (50, 300), (300, 800))
+    queries.append(rng.integers(0, 4, 900).astype(np.uint8))
+    targets.append(np.concatenate([rng.integers(0, 4, 1000).astype(np.uint8), queries[-1]]))
+    queries.append(rng.integers(0, 4, 900).astype(np.uint8))
+    targets.append(rng.integers(0, 4, 1900).astype(np.uint8))
+    matrix = swath.Scoring.dna().matrix
+    assert banded(queries, targets, matrix, 5, 2, "semiglobal").all()
+    for mode in ("local", "semiglobal"):
+        assert_equal_cpu(queries, targets, matrix, 5, 2, mode, memory_budget=120_000)
+
+
+def test_a_band_that_misses_the_path_is_an_error(monkeypatch):
+    """The walk checks that the path stays in the computed columns, and the codes' score
+    must be the ends' score: a band cut too narrow (a bug) raises instead of returning
+    a wrong alignment."""
+    from swath.kernels.gpu import traceback
+
+    found = traceback._ends
+
+    def narrow(*args, **kwargs):
+        ends = found(*args, **kwargs)
+        ends[:, 4] = ends[:, 5] = ends[:, 5] - 3
+        return ends
+
+    monkeypatch.setattr(traceback, "_ends", narrow)
+    rng = np.random.default_rng(2)
+    queries, targets = mutated_pairs(rng, 20, (100, 300), (300, 800))
+    with pytest.raises(RuntimeError, match="banded traceback"):
+        assert_equal_cpu(queries, targets, swath.Scoring.dna().matrix, 5, 2, "semiglobal")
