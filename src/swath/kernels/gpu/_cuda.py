@@ -35,10 +35,6 @@ def fill_name(group: int, mode: str, directions: bool = True) -> str:
     return f"traceback_fill<{group}, {ROWS}, {MODES[mode]}, {str(directions).lower()}>"
 
 
-def walk_name(group: int) -> str:
-    return f"traceback_walk<{group}, {ROWS}>"
-
-
 ENDS_MODES = ("local", "semiglobal")    # ends.cu's modes (global pairs are computed whole)
 
 
@@ -72,7 +68,7 @@ _NAMES = {
                        for m in MODES),
     "traceback.cu": tuple([fill_name(g, m, d) for g in GROUP_SIZES for m in MODES
                            for d in (True, False)]
-                          + [walk_name(g) for g in GROUP_SIZES] + ["compact_text", "cigar_counts"]),
+                          + ["compact_text", "cigar_counts"]),
     "tiles.cu": tuple(tile_name(r, local, origins, packed) for origins, rows in TILE_ROWS.items()
                       for r in rows for local in (True, False) for packed in (True, False))
     + tuple(batch_name(r, packed) for r in TILE_ROWS[False] for packed in (True, False)),

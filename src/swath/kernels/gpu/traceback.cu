@@ -23,8 +23,10 @@
 // 1 diagonal, 2 E, 3 F), 2 E extended E, 3 F extended F, with the tie rules of
 // swath.kernels.cpu.traceback.
 //
-// walk: one thread a pair follows the codes back from the end cell and writes the
-// start coordinates and the extended CIGAR as text.
+// Then, in the same kernel, the thread that holds the pair's end cell follows the codes
+// back from it (walk_pair) and writes the start coordinates and the extended CIGAR as
+// text: the group's codes were just written, so the walk mostly reads them from L2, and
+// its memory latency hides behind the fill of other warps.
 //
 // With DIRS false, fill writes no codes: it gives each pair's score and end cell only
 // (score_ends).
@@ -51,6 +53,87 @@ __device__ __forceinline__ int2 pass_columns(int p, int n, int lo, int hi) {
     return make_int2(::max(1, p * TILE + 1 + lo), ::min(n, (p + 1) * TILE + hi));
 }
 
+// Follow the codes of one pair back from its end cell (i, j), then write its start
+// and its extended CIGAR as text (``text``: at most 2 (m + n) characters; ``ops``:
+// m + n bytes of scratch). Returns the text's length, or -1 for a path that leaves the
+// computed columns (a bug).
+template <int G, int R>
+__device__ int walk_pair(const u8* q, const u8* tg, int n, int lo, int hi, int S,
+                         const u64* my_dirs, int mode, u8* ops, char* text, int i, int j,
+                         int* start)
+{
+    constexpr int TILE = G * R;
+    int state = 0, count_ops = 0;
+    while (i > 0 && j > 0) {
+        const int r = i - 1;
+        const int tt = (r % TILE) / R;
+        const int2 cols = pass_columns<TILE>(r / TILE, n, lo, hi);
+        if (j < cols.x || j > cols.y) return -1;
+        const u64 word = my_dirs[((i64)(r / TILE) * S + j - cols.x + tt) * G + tt];
+        const int code = (int)(word >> (4 * (r % R))) & 15;
+        if (state == 0) {
+            const int src = code & 3;
+            if (src == 0) break;
+            if (src == 1) {
+                ops[count_ops++] = OP_MATCH;
+                --i;
+                --j;
+            } else {
+                state = src - 1;
+            }
+        } else if (state == 1) {
+            ops[count_ops++] = OP_DELETE;
+            --j;
+            state = (code & 4) ? 1 : 0;
+        } else {
+            ops[count_ops++] = OP_INSERT;
+            --i;
+            state = (code & 8) ? 2 : 0;
+        }
+    }
+    if (mode != 0)
+        while (i > 0) { ops[count_ops++] = OP_INSERT; --i; }
+    if (mode == 1)
+        while (j > 0) { ops[count_ops++] = OP_DELETE; --j; }
+    start[0] = i;
+    start[1] = j;
+
+    // forward: the CIGAR text
+    int written = 0, run = 0;
+    char run_op = 0;
+    for (int x = count_ops - 1; x >= -1; --x) {
+        char op = 0;
+        if (x >= 0) {
+            const int o = ops[x];
+            if (o == OP_MATCH) {
+                op = q[i] == tg[j] ? '=' : 'X';
+                ++i;
+                ++j;
+            } else if (o == OP_INSERT) {
+                op = 'I';
+                ++i;
+            } else {
+                op = 'D';
+                ++j;
+            }
+        }
+        if (op == run_op) {
+            ++run;
+            continue;
+        }
+        if (run > 0) {
+            char digits[12];
+            int nd = 0;
+            for (int v = run; v > 0; v /= 10) digits[nd++] = '0' + v % 10;
+            while (nd > 0) text[written++] = digits[--nd];
+            text[written++] = run_op;
+        }
+        run_op = op;
+        run = 1;
+    }
+    return written;
+}
+
 template <int G, int R, int MODE, bool DIRS>
 __global__ void __launch_bounds__(128) traceback_fill(
     const u8* __restrict__ q_res, const i64* __restrict__ q_start, const int* __restrict__ q_len,
@@ -63,7 +146,11 @@ __global__ void __launch_bounds__(128) traceback_fill(
     const i64* __restrict__ spill_at,
     u64* __restrict__ dirs,            // P * S * G words per pair
     const i64* __restrict__ dirs_at,
-    int* __restrict__ out)             // (pairs, 3): score, end row, end column
+    int* __restrict__ out,             // (pairs, 3): score, end row, end column
+    // DIRS: the walk's scratch (m + n bytes a pair), start cells (pairs, 2), CIGAR text
+    // (at 2 * scratch_at[p]) and its length (-1: the path left the computed columns)
+    u8* __restrict__ scratch, const i64* __restrict__ scratch_at, int* __restrict__ starts,
+    char* __restrict__ cigar, int* __restrict__ cigar_len)
 {
     constexpr int TILE = G * R;
     extern __shared__ short sub[];
@@ -206,122 +293,26 @@ __global__ void __launch_bounds__(128) traceback_fill(
                 best_col = ocol;
             }
         }
-        if (real && t == 0) {
-            out[3 * p] = best;
-            out[3 * p + 1] = best_row;
-            out[3 * p + 2] = best_col;
-        }
-    } else {
-        const int row_m = m - 1 - (passes - 1) * TILE - t * R;
-        if (real && row_m >= 0 && row_m < R) {
-            out[3 * p] = best;
-            out[3 * p + 1] = m;
-            out[3 * p + 2] = best_col;
+    }
+    // the thread that holds the end cell writes it, and walks from it once the group's
+    // codes are all written (a pair without rows: thread 0, from (0, 0))
+    const int row_m = m - 1 - (passes - 1) * TILE - t * R;
+    const bool writer = real && (MODE == 0 ? t == 0 : row_m >= 0 && row_m < R);
+    if (writer) {
+        out[3 * p] = best;
+        out[3 * p + 1] = MODE == 0 ? best_row : m;
+        out[3 * p + 2] = best_col;
+    }
+    if (DIRS) {
+        __syncwarp();
+        if (writer || (real && m == 0 && t == 0)) {
+            const int i = m == 0 ? 0 : (MODE == 0 ? best_row : m);
+            const int j = m == 0 ? 0 : best_col;
+            cigar_len[p] = walk_pair<G, R>(q, tg, n, lo, hi, S, my_dirs, MODE,
+                                           scratch + scratch_at[p], cigar + 2 * scratch_at[p],
+                                           i, j, starts + 2 * p);
         }
     }
-}
-
-
-template <int G, int R>
-__global__ void traceback_walk(
-    const u8* __restrict__ q_res, const i64* __restrict__ q_start, const int* __restrict__ q_len,
-    const u8* __restrict__ t_res, const i64* __restrict__ t_start, const int* __restrict__ t_len,
-    int count, const int* __restrict__ band_lo, const int* __restrict__ band_hi, int mode,
-    const u64* __restrict__ dirs, const i64* __restrict__ dirs_at,
-    u8* __restrict__ scratch, const i64* __restrict__ scratch_at,   // m + n bytes per pair
-    const int* __restrict__ out,      // (pairs, 3): score, end row, end column
-    int* __restrict__ starts,         // out (pairs, 2): start row, start column
-    char* __restrict__ cigar, int* __restrict__ cigar_len)  // text at 2 * scratch_at[p]
-    // (the CIGAR of a path of L steps never takes more than 2 L characters); a path
-    // that leaves the computed columns (a bug) gets length -1
-{
-    constexpr int TILE = G * R;
-    const int idx = blockIdx.x * blockDim.x + threadIdx.x;
-    if (idx >= count) return;
-    const int p = idx;
-    const int m = q_len[p], n = t_len[p];
-    const int lo = band_lo[p], hi = band_hi[p];
-    const int S = pass_steps<G, TILE>(n, lo, hi);
-    const u64* my_dirs = dirs + dirs_at[p];
-    u8* ops = scratch + scratch_at[p];
-    int i = out[3 * p + 1];
-    int j = out[3 * p + 2];
-    int state = 0, count_ops = 0;
-    while (i > 0 && j > 0) {
-        const int r = i - 1;
-        const int tt = (r % TILE) / R;
-        const int2 cols = pass_columns<TILE>(r / TILE, n, lo, hi);
-        if (j < cols.x || j > cols.y) {
-            cigar_len[p] = -1;
-            return;
-        }
-        const u64 word = my_dirs[((i64)(r / TILE) * S + j - cols.x + tt) * G + tt];
-        const int code = (int)(word >> (4 * (r % R))) & 15;
-        if (state == 0) {
-            const int src = code & 3;
-            if (src == 0) break;
-            if (src == 1) {
-                ops[count_ops++] = OP_MATCH;
-                --i;
-                --j;
-            } else {
-                state = src - 1;
-            }
-        } else if (state == 1) {
-            ops[count_ops++] = OP_DELETE;
-            --j;
-            state = (code & 4) ? 1 : 0;
-        } else {
-            ops[count_ops++] = OP_INSERT;
-            --i;
-            state = (code & 8) ? 2 : 0;
-        }
-    }
-    if (mode != 0)
-        while (i > 0) { ops[count_ops++] = OP_INSERT; --i; }
-    if (mode == 1)
-        while (j > 0) { ops[count_ops++] = OP_DELETE; --j; }
-    starts[2 * p] = i;
-    starts[2 * p + 1] = j;
-
-    // forward: score (global mode) and CIGAR text
-    const u8* q = q_res + q_start[p];
-    const u8* tg = t_res + t_start[p];
-    char* text = cigar + 2 * scratch_at[p];
-    int written = 0, run = 0;
-    char run_op = 0;
-    for (int x = count_ops - 1; x >= -1; --x) {
-        char op = 0;
-        if (x >= 0) {
-            const int o = ops[x];
-            if (o == OP_MATCH) {
-                const int a = q[i], b = tg[j];
-                op = a == b ? '=' : 'X';
-                ++i;
-                ++j;
-            } else if (o == OP_INSERT) {
-                op = 'I';
-                ++i;
-            } else {
-                op = 'D';
-                ++j;
-            }
-        }
-        if (op == run_op) {
-            ++run;
-            continue;
-        }
-        if (run > 0) {
-            char digits[12];
-            int nd = 0;
-            for (int v = run; v > 0; v /= 10) digits[nd++] = '0' + v % 10;
-            while (nd > 0) text[written++] = digits[--nd];
-            text[written++] = run_op;
-        }
-        run_op = op;
-        run = 1;
-    }
-    cigar_len[p] = written;
 }
 
 // Copy each pair's CIGAR text from its scratch slot to its place in the packed result.

@@ -33,12 +33,10 @@ from swath.kernels.gpu._cuda import (
     BLOCK,
     ENDS_MODES,
     GROUP_SIZES,
-    MODES,
     ROWS,
     ends_name,
     fill_name,
     kernel,
-    walk_name,
 )
 
 MEMORY_BUDGET = 4 << 30
@@ -113,40 +111,44 @@ class _Pairs:
 
 @dataclass
 class _Inputs:
-    """The residues and the substitution matrix, on the GPU (uploaded once)."""
+    """The residues and the substitution matrix, on the GPU (uploaded once), and the
+    host arrays still page-locked for the upload (``release`` lets them go)."""
 
     q_res: cp.ndarray
     t_res: cp.ndarray
     matrix: cp.ndarray
     alphabet: np.int32
+    locked: list[int]
 
     @classmethod
     def upload(cls, q_res: np.ndarray, t_res: np.ndarray, matrix: np.ndarray) -> _Inputs:
-        q_dev = _upload(q_res)
-        t_dev = q_dev if t_res is q_res else _upload(t_res)
-        return cls(q_dev, t_dev, cp.asarray(matrix.astype(np.int16)), np.int32(matrix.shape[0]))
+        locked: list[int] = []
+        q_dev = _upload(q_res, locked)
+        t_dev = q_dev if t_res is q_res else _upload(t_res, locked)
+        return cls(q_dev, t_dev, cp.asarray(matrix.astype(np.int16)), np.int32(matrix.shape[0]),
+                   locked)
+
+    def release(self) -> None:
+        """Unlock the host arrays (a few ms for B1's 160 MB; unlocking while kernels
+        run measured slower than after them)."""
+        while self.locked:
+            cp.cuda.runtime.hostUnregister(self.locked.pop())
 
 
-def _upload(host: np.ndarray) -> cp.ndarray:
+def _upload(host: np.ndarray, locked: list[int]) -> cp.ndarray:
     """``host`` on the GPU. A large array is page-locked where it lies for the copy
     (registering and copying take about a third of a copy from pageable memory, which
-    goes through a staging buffer); where CUDA refuses (memory already registered, a
-    mapped file), it is copied as it is."""
+    goes through a staging buffer) and its address added to ``locked``; where CUDA
+    refuses (memory already registered, a mapped file), it is copied as it is."""
     host = np.ascontiguousarray(host)
     device = cp.empty(host.shape, dtype=host.dtype)
-    if host.nbytes < PINNED_UPLOAD:
-        device.set(host)
-        return device
-    runtime = cp.cuda.runtime
-    try:
-        runtime.hostRegister(host.ctypes.data, host.nbytes, 0)
-    except runtime.CUDARuntimeError:
-        device.set(host)
-        return device
-    try:
-        device.set(host)
-    finally:
-        runtime.hostUnregister(host.ctypes.data)
+    if host.nbytes >= PINNED_UPLOAD:
+        try:
+            cp.cuda.runtime.hostRegister(host.ctypes.data, host.nbytes, 0)
+            locked.append(host.ctypes.data)
+        except cp.cuda.runtime.CUDARuntimeError:
+            pass
+    device.set(host)
     return device
 
 
@@ -229,16 +231,40 @@ def _ends(inputs: _Inputs, pairs: _Pairs, chosen: cp.ndarray, gap_open: int, gap
     return result
 
 
+@dataclass
+class _Walk:
+    """Where the fill's walk writes: scratch (m + n bytes a pair, at ``scratch_at``),
+    start cells (pairs, 2), CIGAR text (at 2 * ``scratch_at``) and lengths."""
+
+    scratch: cp.ndarray
+    scratch_at: cp.ndarray
+    starts: cp.ndarray
+    cigar: cp.ndarray
+    lengths: cp.ndarray
+
+    @classmethod
+    def none(cls) -> _Walk:
+        """For a fill without codes (nothing is walked)."""
+        nothing = cp.zeros(2, dtype=np.int64)
+        return cls(nothing.view(np.uint8), nothing, nothing.view(np.int32),
+                   nothing.view(np.int8), nothing.view(np.int32))
+
+    def args(self, lo: int, hi: int) -> tuple:
+        return (self.scratch, self.scratch_at[lo:], self.starts[lo:], self.cigar,
+                self.lengths[lo:])
+
+
 def _fill(inputs: _Inputs, plan: _Plan, mode: str, lo: int, hi: int, group: int, gap_open: int,
           gap_extend: int, spill: cp.ndarray, spill_at: cp.ndarray, dirs: cp.ndarray,
-          dirs_at: cp.ndarray, out: cp.ndarray) -> None:
-    """Run the fill kernel over positions lo..hi (one group size); dirs empty: no codes."""
+          dirs_at: cp.ndarray, out: cp.ndarray, walk: _Walk) -> None:
+    """Run the fill kernel over positions lo..hi (one group size): with codes (``dirs``
+    not empty), walked; without, scores and end cells only."""
     d = plan.dev
     kernel("traceback.cu", fill_name(group, mode, directions=dirs.size > 1))(
         (-(-(hi - lo) * group // BLOCK),), (BLOCK,),
         (*plan.pair_args(inputs, lo, hi), d["band_lo"][lo:hi], d["band_hi"][lo:hi],
          inputs.matrix, inputs.alphabet, np.int32(gap_open), np.int32(gap_extend), spill,
-         spill_at, dirs, dirs_at, out[lo:hi]),
+         spill_at, dirs, dirs_at, out[lo:hi], *walk.args(lo, hi)),
         shared_mem=int(inputs.alphabet) ** 2 * 2)
 
 
@@ -271,7 +297,7 @@ def score_ends(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: n
     spill = cp.empty(max(int(spill_at[-1]), 1), dtype=np.int32)
     for lo, hi, size in plan.runs:
         _fill(inputs, plan, mode, lo, hi, size, gap_open, gap_extend, spill, spill_at[lo:hi],
-              none, cp.zeros(hi - lo, dtype=np.int64), out)
+              none, cp.zeros(hi - lo, dtype=np.int64), out, _Walk.none())
     result = cp.empty((count, 3), dtype=np.int64)
     result[plan.order] = out
     scores, query_end, target_end = result.get().T
@@ -303,9 +329,21 @@ def align_batch(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: 
     target start, target end; 0-based, end exclusive), and the CIGARs as one uint8
     text buffer with (N + 1,) int64 offsets.
     """
-    whole = _Pairs.of(q_off, t_off, pairs)
-    count = len(whole.q_len)
     inputs = _Inputs.upload(q_res, t_res, matrix)
+    try:
+        return _align_uploaded(inputs, _Pairs.of(q_off, t_off, pairs), q_res, q_off, t_res,
+                               t_off, matrix, gap_open, gap_extend, mode, pairs, memory_budget)
+    finally:
+        inputs.release()
+
+
+def _align_uploaded(inputs: _Inputs, whole: _Pairs, q_res: np.ndarray, q_off: np.ndarray,
+                    t_res: np.ndarray, t_off: np.ndarray, matrix: np.ndarray, gap_open: int,
+                    gap_extend: int, mode: str, pairs: tuple[np.ndarray, np.ndarray] | None,
+                    memory_budget: int
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """align_batch once the residues are on the GPU."""
+    count = len(whole.q_len)
     banded = _banded(whole, matrix, gap_open, gap_extend, mode)
     chosen = cp.flatnonzero(banded)
     cut, band, group = whole, _unbanded(count), _groups(whole.q_len)
@@ -331,57 +369,52 @@ def align_batch(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: 
     # the buffers of each run: its direction codes and spill
     at = cp.asarray([x for lo, hi, _ in runs for x in (lo, hi)], dtype=np.int64)
     sizes = cp.stack([word_at[at], spill_at[at]]).get().reshape(2, -1, 2)
-    scratch_total = int(scratch_at[-1])
+    scratch_total = max(int(scratch_at[-1]), 1)
     out = cp.zeros((on_gpu, 3), dtype=np.int32)
-    starts = cp.zeros((on_gpu, 2), dtype=np.int32)
-    lengths = cp.zeros(on_gpu, dtype=np.int32)
-    scratch = cp.empty(max(scratch_total, 1), dtype=np.uint8)
-    cigar = cp.empty(2 * max(scratch_total, 1), dtype=np.int8)
+    walk = _Walk(cp.empty(scratch_total, dtype=np.uint8), scratch_at,
+                 cp.zeros((on_gpu, 2), dtype=np.int32), cp.empty(2 * scratch_total, dtype=np.int8),
+                 cp.zeros(on_gpu, dtype=np.int32))
     for (lo, hi, size), (w0, w1), (s0, s1) in zip(runs, sizes[0], sizes[1], strict=True):
         dirs = cp.empty(max(int(w1 - w0), 2), dtype=np.uint64)
-        dirs_at = word_at[lo:hi] - int(w0)
         spill = cp.empty(max(int(s1 - s0), 1), dtype=np.int32)
         _fill(inputs, plan, mode, lo, hi, size, gap_open, gap_extend, spill,
-              spill_at[lo:hi] - int(s0), dirs, dirs_at, out)
-        kernel("traceback.cu", walk_name(size))(
-            (-(-(hi - lo) // BLOCK),), (BLOCK,),
-            (*plan.pair_args(inputs, lo, hi), plan.dev["band_lo"][lo:hi],
-             plan.dev["band_hi"][lo:hi], np.int32(MODES[mode]), dirs, dirs_at,
-             scratch, scratch_at[lo:hi], out[lo:hi], starts[lo:hi], cigar, lengths[lo:hi]))
+              spill_at[lo:hi] - int(s0), dirs, word_at[lo:hi] - int(w0), out, walk)
 
-    scores = cp.zeros(count, dtype=np.int64)
-    coords = cp.zeros((count, 4), dtype=np.int64)
-    cigar_len = cp.zeros(count, dtype=np.int64)
-    scores[plan.order] = out[:, 0]
-    coords[plan.order] = cp.stack([starts[:, 0], out[:, 1], starts[:, 1], out[:, 2]], 1)
-    coords[:, 2:] += shift[:, None]
-    cigar_len[plan.order] = lengths
-    lost = (cigar_len < 0).any() | (banded & ~large & (scores != ends[:, 0])).any()
+    # score, coordinates (target columns shifted by the window) and CIGAR length of each
+    # pair, in the caller's order: one download
+    found = cp.zeros((count, 6), dtype=np.int32)
+    found[plan.order] = cp.stack([out[:, 0], walk.starts[:, 0], out[:, 1], walk.starts[:, 1],
+                                  out[:, 2], walk.lengths], 1)
+    found[:, 3:5] += shift[:, None].astype(np.int32)
+    lost = (found[:, 5] < 0).any() | (banded & ~large & (found[:, 0] != ends[:, 0])).any()
     if bool(lost):
         raise RuntimeError("swath's banded traceback lost a path (a bug in swath, please "
                            "report it with the pairs that cause it)")
     big = cp.flatnonzero(large).get()
-    scores_h, coords_h = scores.get(), coords.get()
+    found_h = found.get().astype(np.int64)
+    scores, coords, cigar_len = (np.ascontiguousarray(found_h[:, 0]), found_h[:, 1:5].copy(),
+                                 found_h[:, 5].copy())
     if len(big):    # numba only for pairs past the GPU's memory budget: one CPU call
         from swath.kernels.cpu.traceback import align_batch as cpu_align_batch
 
         rows, cols = (np.arange(count), np.arange(count)) if pairs is None else pairs
-        scores_h[big], coords_h[big], big_text, big_at = cpu_align_batch(
+        scores[big], coords[big], big_text, big_at = cpu_align_batch(
             q_res, q_off, t_res, t_off, matrix, gap_open, gap_extend, mode,
             pairs=(np.asarray(rows)[big], np.asarray(cols)[big]))
-        cigar_len[cp.asarray(big)] = cp.asarray(np.diff(big_at))
+        cigar_len[big] = np.diff(big_at)
     # pack the CIGARs in the caller's order
-    text_at = _exclusive_cumsum(cigar_len)
+    text_at = np.zeros(count + 1, dtype=np.int64)
+    np.cumsum(cigar_len, out=text_at[1:])
     text = cp.empty(max(int(text_at[-1]), 1), dtype=np.uint8)
     if on_gpu:
         kernel("traceback.cu", "compact_text")(
             (-(-on_gpu // BLOCK),), (BLOCK,),
-            (cigar, 2 * scratch_at, text_at[plan.order], lengths, np.int32(on_gpu), text))
-    text_at_h = text_at.get()
-    packed = text[:int(text_at_h[-1])].get()
+            (walk.cigar, 2 * scratch_at, cp.asarray(text_at)[plan.order], walk.lengths,
+             np.int32(on_gpu), text))
+    packed = text[:int(text_at[-1])].get()
     for j, k in enumerate(big.tolist()):
-        packed[text_at_h[k]:text_at_h[k + 1]] = big_text[big_at[j]:big_at[j + 1]]
-    return scores_h, coords_h, packed, text_at_h
+        packed[text_at[k]:text_at[k + 1]] = big_text[big_at[j]:big_at[j + 1]]
+    return scores, coords, packed, text_at
 
 
 def cigar_counts(cigars: tuple[np.ndarray, np.ndarray]) -> dict[str, np.ndarray]:
