@@ -33,9 +33,6 @@
 #include "cells.cuh"
 
 #define FULL_MASK 0xffffffffu
-#define OP_MATCH 0
-#define OP_INSERT 1
-#define OP_DELETE 2
 
 #define BAND_FREE (1 << 29)
 
@@ -53,17 +50,32 @@ __device__ __forceinline__ int2 pass_columns(int p, int n, int lo, int hi) {
     return make_int2(::max(1, p * TILE + 1 + lo), ::min(n, (p + 1) * TILE + hi));
 }
 
-// Follow the codes of one pair back from its end cell (i, j), then write its start
-// and its extended CIGAR as text (``text``: at most 2 (m + n) characters; ``ops``:
-// m + n bytes of scratch). Returns the text's length, or -1 for a path that leaves the
-// computed columns (a bug).
+// Follow the codes of one pair back from its end cell (i, j) and write its extended
+// CIGAR as text, backwards, ending at ``text_end`` (at most 2 (m + n) characters: a run
+// takes at most one digit a column and its letter); ``start``: the start cell. Returns
+// the text's length, or -1 for a path that leaves the computed columns (a bug).
 template <int G, int R>
 __device__ int walk_pair(const u8* q, const u8* tg, int n, int lo, int hi, int S,
-                         const u64* my_dirs, int mode, u8* ops, char* text, int i, int j,
+                         const u64* my_dirs, int mode, char* text_end, int i, int j,
                          int* start)
 {
     constexpr int TILE = G * R;
-    int state = 0, count_ops = 0;
+    char* at = text_end;
+    char run_op = 0;
+    int run = 0;
+    // add `count` columns of `op` to the current run, or write the run out and start one
+    auto emit = [&](char op, int count) {
+        if (op != run_op) {
+            if (run > 0) {
+                *--at = run_op;
+                for (int v = run; v > 0; v /= 10) *--at = (char)('0' + v % 10);
+            }
+            run_op = op;
+            run = 0;
+        }
+        run += count;
+    };
+    int state = 0;
     while (i > 0 && j > 0) {
         const int r = i - 1;
         const int tt = (r % TILE) / R;
@@ -75,63 +87,34 @@ __device__ int walk_pair(const u8* q, const u8* tg, int n, int lo, int hi, int S
             const int src = code & 3;
             if (src == 0) break;
             if (src == 1) {
-                ops[count_ops++] = OP_MATCH;
+                emit(q[i - 1] == tg[j - 1] ? '=' : 'X', 1);
                 --i;
                 --j;
             } else {
                 state = src - 1;
             }
         } else if (state == 1) {
-            ops[count_ops++] = OP_DELETE;
+            emit('D', 1);
             --j;
             state = (code & 4) ? 1 : 0;
         } else {
-            ops[count_ops++] = OP_INSERT;
+            emit('I', 1);
             --i;
             state = (code & 8) ? 2 : 0;
         }
     }
-    if (mode != 0)
-        while (i > 0) { ops[count_ops++] = OP_INSERT; --i; }
-    if (mode == 1)
-        while (j > 0) { ops[count_ops++] = OP_DELETE; --j; }
+    if (mode != 0 && i > 0) {
+        emit('I', i);
+        i = 0;
+    }
+    if (mode == 1 && j > 0) {
+        emit('D', j);
+        j = 0;
+    }
+    emit(0, 0);
     start[0] = i;
     start[1] = j;
-
-    // forward: the CIGAR text
-    int written = 0, run = 0;
-    char run_op = 0;
-    for (int x = count_ops - 1; x >= -1; --x) {
-        char op = 0;
-        if (x >= 0) {
-            const int o = ops[x];
-            if (o == OP_MATCH) {
-                op = q[i] == tg[j] ? '=' : 'X';
-                ++i;
-                ++j;
-            } else if (o == OP_INSERT) {
-                op = 'I';
-                ++i;
-            } else {
-                op = 'D';
-                ++j;
-            }
-        }
-        if (op == run_op) {
-            ++run;
-            continue;
-        }
-        if (run > 0) {
-            char digits[12];
-            int nd = 0;
-            for (int v = run; v > 0; v /= 10) digits[nd++] = '0' + v % 10;
-            while (nd > 0) text[written++] = digits[--nd];
-            text[written++] = run_op;
-        }
-        run_op = op;
-        run = 1;
-    }
-    return written;
+    return (int)(text_end - at);
 }
 
 template <int G, int R, int MODE, bool DIRS>
@@ -147,10 +130,10 @@ __global__ void __launch_bounds__(128) traceback_fill(
     u64* __restrict__ dirs,            // P * S * G words per pair
     const i64* __restrict__ dirs_at,
     int* __restrict__ out,             // (pairs, 3): score, end row, end column
-    // DIRS: the walk's scratch (m + n bytes a pair), start cells (pairs, 2), CIGAR text
-    // (at 2 * scratch_at[p]) and its length (-1: the path left the computed columns)
-    u8* __restrict__ scratch, const i64* __restrict__ scratch_at, int* __restrict__ starts,
-    char* __restrict__ cigar, int* __restrict__ cigar_len)
+    // DIRS: start cells (pairs, 2), the CIGAR text, written backwards to end at
+    // 2 * slot_at[p] + 2 * (m + n), and its length (-1: the path left the computed columns)
+    int* __restrict__ starts, char* __restrict__ cigar, const i64* __restrict__ slot_at,
+    int* __restrict__ cigar_len)
 {
     constexpr int TILE = G * R;
     extern __shared__ short sub[];
@@ -309,13 +292,13 @@ __global__ void __launch_bounds__(128) traceback_fill(
             const int i = m == 0 ? 0 : (MODE == 0 ? best_row : m);
             const int j = m == 0 ? 0 : best_col;
             cigar_len[p] = walk_pair<G, R>(q, tg, n, lo, hi, S, my_dirs, MODE,
-                                           scratch + scratch_at[p], cigar + 2 * scratch_at[p],
-                                           i, j, starts + 2 * p);
+                                           cigar + 2 * (slot_at[p] + m + n), i, j,
+                                           starts + 2 * p);
         }
     }
 }
 
-// Copy each pair's CIGAR text from its scratch slot to its place in the packed result.
+// Copy each pair's CIGAR text from its slot to its place in the packed result.
 __global__ void compact_text(const char* __restrict__ cigar, const i64* __restrict__ from,
                              const i64* __restrict__ to, const int* __restrict__ length,
                              int count, u8* __restrict__ text)

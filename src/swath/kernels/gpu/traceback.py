@@ -12,7 +12,7 @@ other pairs are computed whole.
 For the codes, pairs are put in a processing order: by the group size their query
 needs, then by target length, so that a warp's groups finish together. Pairs are taken
 in consecutive batches whose direction codes fit ``memory_budget`` bytes. The walk
-writes each CIGAR into a scratch slot; one last kernel packs them in the caller's
+writes each CIGAR into a slot of its own; one last kernel packs them in the caller's
 order. A pair whose direction codes alone exceed the budget is aligned by the CPU twin
 (identical results).
 
@@ -30,8 +30,10 @@ import cupy as cp
 import numpy as np
 
 from swath.kernels.gpu._cuda import (
+    BANDED_GROUP,
     BLOCK,
     ENDS_MODES,
+    FILL_GROUPS,
     GROUP_SIZES,
     ROWS,
     ends_name,
@@ -41,7 +43,6 @@ from swath.kernels.gpu._cuda import (
 
 MEMORY_BUDGET = 4 << 30
 BAND_FREE = 1 << 29          # traceback.cu's band of a pair without one: every column
-WINDOW_GROUP = 4             # threads a group for the codes of a pair with a band
 ENDS_PAD = 4096              # ends.cu's score of padding rows and columns (negated)
 ENDS_CELL = 30_000           # the largest magnitude an ends.cu cell may take, with room
 ENDS_ALPHABET = 5            # ends.cu's profiles of 128 threads fit 48 KiB of shared memory
@@ -55,8 +56,8 @@ def _exclusive_cumsum(sizes: cp.ndarray) -> cp.ndarray:
 
 
 def _size_index(groups: cp.ndarray) -> cp.ndarray:
-    """The index of each group size in GROUP_SIZES."""
-    return cp.searchsorted(cp.asarray(GROUP_SIZES), groups)
+    """The index of each group size in FILL_GROUPS."""
+    return cp.searchsorted(cp.asarray(FILL_GROUPS), groups)
 
 
 def _groups(query_lengths: cp.ndarray) -> cp.ndarray:
@@ -71,11 +72,11 @@ def _ends_groups(query_lengths: cp.ndarray) -> cp.ndarray:
     return _groups(-(-query_lengths // 8))
 
 
-def _words(m: cp.ndarray, n: cp.ndarray, group: cp.ndarray, lo: cp.ndarray, hi: cp.ndarray
-           ) -> cp.ndarray:
-    """64-bit words of direction codes of each pair (traceback.cu's P * S * G)."""
+def _pass_shape(m: cp.ndarray, n: cp.ndarray, group: cp.ndarray, lo: cp.ndarray,
+                hi: cp.ndarray) -> tuple[cp.ndarray, cp.ndarray]:
+    """traceback.cu's passes of each pair, and the columns of its widest pass."""
     tile = group * ROWS
-    return -(-m // tile) * (cp.minimum(n, tile + hi - lo) + group - 1) * group
+    return -(-m // tile), cp.minimum(n, tile + hi - lo)
 
 
 @dataclass
@@ -171,10 +172,10 @@ class _Plan:
         for k, bits in zip(keys, [20] * (len(keys) - 1) + [40], strict=True):
             key = (key << bits) | cp.minimum(k[chosen], (1 << bits) - 1)
         order = chosen[cp.argsort(key)]
-        counts = cp.bincount(_size_index(group[order]), minlength=len(GROUP_SIZES)).get()
+        counts = cp.bincount(_size_index(group[order]), minlength=len(FILL_GROUPS)).get()
         ends = np.cumsum(counts).tolist()
         runs = [(end - int(c), end, size)
-                for end, c, size in zip(ends, counts, GROUP_SIZES, strict=True) if c]
+                for end, c, size in zip(ends, counts, FILL_GROUPS, strict=True) if c]
         dev = {"q_start": pairs.q_start[order], "q_len": pairs.q_len[order].astype(np.int32),
                "t_start": pairs.t_start[order], "t_len": pairs.t_len[order].astype(np.int32),
                **{name: a[order] for name, a in extra.items()}}
@@ -233,25 +234,23 @@ def _ends(inputs: _Inputs, pairs: _Pairs, chosen: cp.ndarray, gap_open: int, gap
 
 @dataclass
 class _Walk:
-    """Where the fill's walk writes: scratch (m + n bytes a pair, at ``scratch_at``),
-    start cells (pairs, 2), CIGAR text (at 2 * ``scratch_at``) and lengths."""
+    """Where the fill's walk writes: start cells (pairs, 2), and CIGAR text in slots of
+    2 (m + n) characters (at 2 ``slot_at``), each ending its slot, and its lengths."""
 
-    scratch: cp.ndarray
-    scratch_at: cp.ndarray
     starts: cp.ndarray
     cigar: cp.ndarray
+    slot_at: cp.ndarray
     lengths: cp.ndarray
 
     @classmethod
     def none(cls) -> _Walk:
         """For a fill without codes (nothing is walked)."""
         nothing = cp.zeros(2, dtype=np.int64)
-        return cls(nothing.view(np.uint8), nothing, nothing.view(np.int32),
-                   nothing.view(np.int8), nothing.view(np.int32))
+        return cls(nothing.view(np.int32), nothing.view(np.int8), nothing,
+                   nothing.view(np.int32))
 
-    def args(self, lo: int, hi: int) -> tuple:
-        return (self.scratch, self.scratch_at[lo:], self.starts[lo:], self.cigar,
-                self.lengths[lo:])
+    def args(self, lo: int) -> tuple:
+        return self.starts[lo:], self.cigar, self.slot_at[lo:], self.lengths[lo:]
 
 
 def _fill(inputs: _Inputs, plan: _Plan, mode: str, lo: int, hi: int, group: int, gap_open: int,
@@ -264,7 +263,7 @@ def _fill(inputs: _Inputs, plan: _Plan, mode: str, lo: int, hi: int, group: int,
         (-(-(hi - lo) * group // BLOCK),), (BLOCK,),
         (*plan.pair_args(inputs, lo, hi), d["band_lo"][lo:hi], d["band_hi"][lo:hi],
          inputs.matrix, inputs.alphabet, np.int32(gap_open), np.int32(gap_extend), spill,
-         spill_at, dirs, dirs_at, out[lo:hi], *walk.args(lo, hi)),
+         spill_at, dirs, dirs_at, out[lo:hi], *walk.args(lo)),
         shared_mem=int(inputs.alphabet) ** 2 * 2)
 
 
@@ -355,24 +354,24 @@ def _align_uploaded(inputs: _Inputs, whole: _Pairs, q_res: np.ndarray, q_off: np
         band = {"band_lo": cp.where(banded, ends[:, 4], band["band_lo"]).astype(np.int32),
                 "band_hi": cp.where(banded, ends[:, 5], band["band_hi"]).astype(np.int32)}
         shift = cp.where(banded, ends[:, 2], 0)
-        group = cp.where(banded, WINDOW_GROUP, group)
+        group = cp.where(banded, BANDED_GROUP, group)
     budget_words = max(memory_budget // 8, 1)
-    words = _words(cut.q_len, cut.t_len, group, band["band_lo"], band["band_hi"])
+    passes, columns = _pass_shape(cut.q_len, cut.t_len, group, band["band_lo"], band["band_hi"])
+    words = passes * (columns + group - 1) * group      # traceback.cu's P * S * G
     large = words > budget_words
     shift[large] = 0                            # the CPU aligns them whole
-    plan = _Plan.make(cut, cp.flatnonzero(~large), group, cut.t_len, **band)
+    plan = _Plan.make(cut, cp.flatnonzero(~large), group, passes, columns, **band)
     on_gpu = len(plan.order)
     word_at = _exclusive_cumsum(words[plan.order])
     spill_at = _exclusive_cumsum(_spill_words(plan, group))
-    scratch_at = _exclusive_cumsum(plan.dev["q_len"].astype(np.int64) + plan.dev["t_len"])
+    slot_at = _exclusive_cumsum(plan.dev["q_len"].astype(np.int64) + plan.dev["t_len"])
     runs = _batches(plan, word_at, budget_words)
     # the buffers of each run: its direction codes and spill
     at = cp.asarray([x for lo, hi, _ in runs for x in (lo, hi)], dtype=np.int64)
     sizes = cp.stack([word_at[at], spill_at[at]]).get().reshape(2, -1, 2)
-    scratch_total = max(int(scratch_at[-1]), 1)
     out = cp.zeros((on_gpu, 3), dtype=np.int32)
-    walk = _Walk(cp.empty(scratch_total, dtype=np.uint8), scratch_at,
-                 cp.zeros((on_gpu, 2), dtype=np.int32), cp.empty(2 * scratch_total, dtype=np.int8),
+    walk = _Walk(cp.zeros((on_gpu, 2), dtype=np.int32),
+                 cp.empty(2 * max(int(slot_at[-1]), 1), dtype=np.int8), slot_at,
                  cp.zeros(on_gpu, dtype=np.int32))
     for (lo, hi, size), (w0, w1), (s0, s1) in zip(runs, sizes[0], sizes[1], strict=True):
         dirs = cp.empty(max(int(w1 - w0), 2), dtype=np.uint64)
@@ -409,8 +408,8 @@ def _align_uploaded(inputs: _Inputs, whole: _Pairs, q_res: np.ndarray, q_off: np
     if on_gpu:
         kernel("traceback.cu", "compact_text")(
             (-(-on_gpu // BLOCK),), (BLOCK,),
-            (walk.cigar, 2 * scratch_at, cp.asarray(text_at)[plan.order], walk.lengths,
-             np.int32(on_gpu), text))
+            (walk.cigar, 2 * walk.slot_at[1:] - walk.lengths, cp.asarray(text_at)[plan.order],
+             walk.lengths, np.int32(on_gpu), text))
     packed = text[:int(text_at[-1])].get()
     for j, k in enumerate(big.tolist()):
         packed[text_at[k]:text_at[k + 1]] = big_text[big_at[j]:big_at[j + 1]]
