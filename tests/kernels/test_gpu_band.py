@@ -151,3 +151,17 @@ def test_a_band_that_misses_the_path_is_an_error(monkeypatch):
     queries, targets = mutated_pairs(rng, 20, (100, 300), (300, 800))
     with pytest.raises(RuntimeError, match="banded traceback"):
         assert_equal_cpu(queries, targets, swath.Scoring.dna().matrix, 5, 2, "semiglobal")
+
+
+@pytest.mark.parametrize("size", [1, 4095, 4096, 4097, 10 * 4096 + 3])
+def test_staged_upload_is_exact(monkeypatch, size):
+    """The ring of pinned chunks, cut small so that slots are refilled many times."""
+    from swath.kernels.gpu import traceback
+
+    monkeypatch.setattr(traceback, "PINNED_UPLOAD", 0)
+    monkeypatch.setattr(traceback, "STAGE_CHUNK", 1024)
+    monkeypatch.setattr(traceback, "STAGE_SLOTS", 3)
+    host = np.random.default_rng(size).integers(-2**40, 2**40, size)
+    np.testing.assert_array_equal(traceback._upload(host).get(), host)
+    residues = host.astype(np.uint8)
+    np.testing.assert_array_equal(traceback._upload(residues[::2]).get(), residues[::2])

@@ -33,6 +33,8 @@
 
 #define FULL_MASK 0xffffffffu
 
+template <bool B> struct Flag { static constexpr bool value = B; };
+
 template <int G, int MODE>
 __global__ void __launch_bounds__(128) traceback_ends(
     const u8* __restrict__ q_res, const i64* __restrict__ q_start, const int* __restrict__ q_len,
@@ -79,6 +81,7 @@ __global__ void __launch_bounds__(128) traceback_ends(
     // every lane of a warp runs the same passes and steps (shuffles need all of them)
     const int all_passes = __reduce_max_sync(FULL_MASK, passes);
     const int steps = __reduce_max_sync(FULL_MASK, n_max > 0 ? n_max + G - 1 : 0);
+    const int inside = __reduce_min_sync(FULL_MASK, ::min(n0, n1));   // steps < it: inside
     T* my_spill = spill + (passes > 1 ? spill_at[group] : 0);
     const T goe = C::splat(-open), ge = C::splat(-gap_extend);
     const T neg_inf = C::splat(C::FLOOR + gap_extend);
@@ -117,13 +120,17 @@ __global__ void __launch_bounds__(128) traceback_ends(
         const bool holds1 = MODE == 2 && live && row_m1 >= 0 && row_m1 < R;
         const T held = (holds0 ? 0xffffu : 0u) | (holds1 ? 0xffff0000u : 0u);
 
-        auto step = [&](const int s, const T (&prev)[R], T (&next)[R]) {
+        // `bounded` (a Flag): whether a thread's column may lie outside its targets; the
+        // steps where every column of the warp is inside all of them go without the
+        // checks (a group past its passes then computes padding nobody reads)
+        auto step = [&](auto bounded, const int s, const T (&prev)[R], T (&next)[R]) {
+            constexpr bool checks = decltype(bounded)::value;
             T in_h = __shfl_up_sync(FULL_MASK, out_h, 1, G);
             T in_f = __shfl_up_sync(FULL_MASK, out_f, 1, G);
             const int c = s - t + 1;                  // target column, 1-based
-            if (!live || c < 1 || c > n_max) return;
+            if (checks && (!live || c < 1 || c > n_max)) return;
             if (t == 0) {
-                if (pass == 0) {
+                if (pass == 0 || !live) {
                     in_h = C::splat(-open);           // row 0: H = 0
                     in_f = neg_inf;
                 } else {
@@ -131,8 +138,8 @@ __global__ void __launch_bounds__(128) traceback_ends(
                     in_f = my_spill[2 * (c - 1) + 1];
                 }
             }
-            const uint4* rows0 = prof + 2 * BLOCK * (c <= n0 ? tg0[c - 1] : 2 * A);
-            const uint4* rows1 = prof + 2 * BLOCK * (c <= n1 ? A + tg1[c - 1] : 2 * A);
+            const uint4* rows0 = prof + 2 * BLOCK * (!checks || c <= n0 ? tg0[c - 1] : 2 * A);
+            const uint4* rows1 = prof + 2 * BLOCK * (!checks || c <= n1 ? A + tg1[c - 1] : 2 * A);
             T up_h = in_h, up_f = in_f, dg = diag, step_best = 0;
 #pragma unroll
             for (int v = 0; v < 2; ++v) {
@@ -186,10 +193,16 @@ __global__ void __launch_bounds__(128) traceback_ends(
                 running_col = C::select(running_col, col, above);
             }
         };
-        for (int s = 0; s < steps; s += 2) {
-            step(s, HGa, HGb);
-            if (s + 1 < steps) step(s + 1, HGb, HGa);
-        }
+        auto two = [&](auto bounded, const int s) {
+            step(bounded, s, HGa, HGb);
+            if (s + 1 < steps) step(bounded, s + 1, HGb, HGa);
+        };
+        // steps 0 .. G - 1 fill the wavefront and the steps from the warp's shortest
+        // target on drain it; the steps between check nothing
+        int s = 0;
+        for (; s < G && s < steps; s += 2) two(Flag<true>(), s);
+        for (; s + 2 <= inside; s += 2) two(Flag<false>(), s);
+        for (; s < steps; s += 2) two(Flag<true>(), s);
         if (MODE == 0 && live) {
             // passes ascend in rows: strict > keeps the first block
 #pragma unroll
