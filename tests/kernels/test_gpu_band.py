@@ -139,29 +139,36 @@ def test_a_band_that_misses_the_path_is_an_error(monkeypatch):
     a wrong alignment."""
     from swath.kernels.gpu import traceback
 
-    found = traceback._ends
+    found = traceback._EndsPass.run
 
-    def narrow(*args, **kwargs):
-        ends = found(*args, **kwargs)
+    def narrow(self, *args):
+        found(self, *args)
+        ends = args[-1]
         ends[:, 4] = ends[:, 5] = ends[:, 5] - 3
-        return ends
 
-    monkeypatch.setattr(traceback, "_ends", narrow)
+    monkeypatch.setattr(traceback._EndsPass, "run", narrow)
     rng = np.random.default_rng(2)
     queries, targets = mutated_pairs(rng, 20, (100, 300), (300, 800))
     with pytest.raises(RuntimeError, match="banded traceback"):
         assert_equal_cpu(queries, targets, swath.Scoring.dna().matrix, 5, 2, "semiglobal")
 
 
-@pytest.mark.parametrize("size", [1, 4095, 4096, 4097, 10 * 4096 + 3])
-def test_staged_upload_is_exact(monkeypatch, size):
-    """The ring of pinned chunks, cut small so that slots are refilled many times."""
+def test_uploads_page_locked_or_not_are_exact(monkeypatch):
+    """An array is page-locked for its upload and unlocked after; one whose memory is
+    already locked (CUDA refuses a second lock) is copied as it is."""
+    import cupy as cp
+
     from swath.kernels.gpu import traceback
 
     monkeypatch.setattr(traceback, "PINNED_UPLOAD", 0)
-    monkeypatch.setattr(traceback, "STAGE_CHUNK", 1024)
-    monkeypatch.setattr(traceback, "STAGE_SLOTS", 3)
-    host = np.random.default_rng(size).integers(-2**40, 2**40, size)
-    np.testing.assert_array_equal(traceback._upload(host).get(), host)
-    residues = host.astype(np.uint8)
-    np.testing.assert_array_equal(traceback._upload(residues[::2]).get(), residues[::2])
+    host = np.random.default_rng(3).integers(0, 255, 100_003).astype(np.uint8)
+    locked: list[int] = []
+    np.testing.assert_array_equal(traceback._upload(host, locked).get(), host)
+    assert locked == [host.ctypes.data]
+    cp.cuda.runtime.hostUnregister(locked.pop())
+    cp.cuda.runtime.hostRegister(host.ctypes.data, host.nbytes, 0)
+    try:
+        np.testing.assert_array_equal(traceback._upload(host, locked).get(), host)
+        assert locked == []
+    finally:
+        cp.cuda.runtime.hostUnregister(host.ctypes.data)

@@ -23,8 +23,6 @@ downloads the results.
 
 from __future__ import annotations
 
-import functools
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from itertools import pairwise
 
@@ -48,7 +46,7 @@ BAND_FREE = 1 << 29          # traceback.cu's band of a pair without one: every 
 ENDS_PAD = 4096              # ends.cu's score of padding rows and columns (negated)
 ENDS_CELL = 30_000           # the largest magnitude an ends.cu cell may take, with room
 ENDS_ALPHABET = 5            # ends.cu's profiles of 128 threads fit 48 KiB of shared memory
-PINNED_UPLOAD = 1 << 24      # bytes from which an upload is staged through pinned memory
+PINNED_UPLOAD = 1 << 24      # bytes from which an upload page-locks the array in place
 
 
 def _exclusive_cumsum(sizes: cp.ndarray) -> cp.ndarray:
@@ -115,64 +113,44 @@ class _Pairs:
 
 @dataclass
 class _Inputs:
-    """The residues and the substitution matrix, on the GPU (uploaded once)."""
+    """The residues and the substitution matrix, on the GPU (uploaded once), and the
+    host arrays still page-locked for the upload (``release`` lets them go)."""
 
     q_res: cp.ndarray
     t_res: cp.ndarray
     matrix: cp.ndarray
     alphabet: np.int32
+    locked: list[int]
 
     @classmethod
     def upload(cls, q_res: np.ndarray, t_res: np.ndarray, matrix: np.ndarray) -> _Inputs:
-        q_dev = _upload(q_res)
-        t_dev = q_dev if t_res is q_res else _upload(t_res)
-        return cls(q_dev, t_dev, cp.asarray(matrix.astype(np.int16)), np.int32(matrix.shape[0]))
+        locked: list[int] = []
+        q_dev = _upload(q_res, locked)
+        t_dev = q_dev if t_res is q_res else _upload(t_res, locked)
+        return cls(q_dev, t_dev, cp.asarray(matrix.astype(np.int16)), np.int32(matrix.shape[0]),
+                   locked)
+
+    def release(self) -> None:
+        """Unlock the host arrays (a few ms for B1's 160 MB; unlocking while kernels
+        run measured slower than after them)."""
+        while self.locked:
+            cp.cuda.runtime.hostUnregister(self.locked.pop())
 
 
-STAGE_CHUNK = 4 << 20        # bytes a chunk of a staged upload
-STAGE_SLOTS = 8              # chunks of pinned memory in the ring (CuPy's pool keeps it)
-STAGE_THREADS = 8            # host threads copying into the ring
-
-
-@functools.cache
-def _copiers() -> ThreadPoolExecutor:
-    return ThreadPoolExecutor(STAGE_THREADS, thread_name_prefix="swath-upload")
-
-
-def _upload(host: np.ndarray) -> cp.ndarray:
-    """``host`` on the GPU. A large array goes through a ring of pinned chunks: host
-    threads copy chunks in (numpy releases the GIL), each chunk's DMA starts as soon as
-    it is in, and a slot is refilled once its last DMA is done (measured 5 ms for B1's
-    160 MB on an H100 host, against 18 ms from pageable memory and 10 ms to page-lock
-    the array, copy it and unlock it)."""
+def _upload(host: np.ndarray, locked: list[int]) -> cp.ndarray:
+    """``host`` on the GPU. A large array is page-locked where it lies for the copy
+    (registering and copying take about a third of a copy from pageable memory, which
+    goes through a staging buffer) and its address added to ``locked``; where CUDA
+    refuses (memory already registered, a mapped file), it is copied as it is."""
     host = np.ascontiguousarray(host)
     device = cp.empty(host.shape, dtype=host.dtype)
-    if host.nbytes < PINNED_UPLOAD:
-        device.set(host)
-        return device
-    source = host.reshape(-1).view(np.uint8)
-    ring = cp.cuda.alloc_pinned_memory(STAGE_CHUNK * STAGE_SLOTS)
-    slots = np.frombuffer(ring, np.uint8, STAGE_CHUNK * STAGE_SLOTS).reshape(STAGE_SLOTS, -1)
-    spans = [(a, min(a + STAGE_CHUNK, len(source))) for a in range(0, len(source), STAGE_CHUNK)]
-    stream = cp.cuda.get_current_stream()
-    sent: list[cp.cuda.Event] = []
-
-    def copy_in(k: int) -> None:
-        if k >= STAGE_SLOTS:
-            sent[k - STAGE_SLOTS].synchronize()     # the slot's last DMA
-        a, b = spans[k]
-        np.copyto(slots[k % STAGE_SLOTS, :b - a], source[a:b])
-
-    copying = [_copiers().submit(copy_in, k) for k in range(min(STAGE_SLOTS, len(spans)))]
-    for k, (a, b) in enumerate(spans):
-        copying[k].result()
-        cp.cuda.runtime.memcpyAsync(device.data.ptr + a, slots[k % STAGE_SLOTS].ctypes.data,
-                                    b - a, cp.cuda.runtime.memcpyHostToDevice, stream.ptr)
-        sent.append(cp.cuda.Event(disable_timing=True))
-        sent[-1].record(stream)
-        if k + STAGE_SLOTS < len(spans):
-            copying.append(_copiers().submit(copy_in, k + STAGE_SLOTS))
-    stream.synchronize()                            # the ring goes back to the pool
+    if host.nbytes >= PINNED_UPLOAD:
+        try:
+            cp.cuda.runtime.hostRegister(host.ctypes.data, host.nbytes, 0)
+            locked.append(host.ctypes.data)
+        except cp.cuda.runtime.CUDARuntimeError:
+            pass
+    device.set(host)
     return device
 
 
@@ -225,34 +203,47 @@ def _banded(pairs: _Pairs, matrix: np.ndarray, gap_open: int, gap_extend: int, m
     return (m > 0) & (n > 0) & (highest <= ENDS_CELL) & (deepest <= ENDS_CELL)
 
 
-def _ends(inputs: _Inputs, pairs: _Pairs, chosen: cp.ndarray, gap_open: int, gap_extend: int,
-          mode: str, top: int) -> cp.ndarray:
-    """ends.cu's results (N, 6) of the pairs ``chosen`` (zero elsewhere): score, window
-    rows, first column, columns, band's lowest and highest diagonal."""
-    groups = _ends_groups(pairs.q_len)
-    plan = _Plan.make(pairs, chosen, groups, -(-pairs.q_len // (groups * ROWS)), pairs.t_len)
-    out = cp.empty((len(chosen), 6), dtype=np.int32)
-    # a group of threads takes two pairs; with two passes or more it spills the longer
-    # target's columns: every run's offsets first, then the launches (no wait between)
-    spills = []
-    for lo, hi, group in plan.runs:
-        two = cp.zeros((-(-(hi - lo) // 2) * 2, 2), dtype=np.int64)
-        two[: hi - lo, 0] = plan.dev["q_len"][lo:hi]
-        two[: hi - lo, 1] = plan.dev["t_len"][lo:hi]
-        deeper, longer = two.reshape(-1, 2, 2).max(axis=1).T
-        spill_at = _exclusive_cumsum(cp.where(deeper > group * ROWS, 2 * longer, 0))
-        spills.append((cp.empty(max(int(spill_at[-1]), 1), dtype=np.uint32), spill_at[:-1]))
-    shared = (2 * int(inputs.alphabet) + 1) * 2 * BLOCK * 16
-    for (lo, hi, group), (spill, spill_at) in zip(plan.runs, spills, strict=True):
-        kernel("ends.cu", ends_name(group, mode))(
-            (-(-len(spill_at) * group // BLOCK),), (BLOCK,),
-            (*plan.pair_args(inputs, lo, hi), inputs.matrix, inputs.alphabet,
-             np.int32(gap_open), np.int32(gap_extend), np.int32(top), spill, spill_at,
-             out[lo:hi]),
-            shared_mem=shared)
-    result = cp.zeros((len(pairs.q_len), 6), dtype=np.int64)
-    result[plan.order] = out
-    return result
+@dataclass
+class _EndsPass:
+    """ends.cu's plan for some pairs, and the spill buffer of each run of its plan."""
+
+    plan: _Plan
+    spills: list[tuple[cp.ndarray, cp.ndarray]]
+
+    @classmethod
+    def make(cls, pairs: _Pairs, chosen: cp.ndarray) -> _EndsPass:
+        """The plan of pairs ``chosen``. A group of threads takes two pairs; with two
+        passes or more it spills the longer target's columns."""
+        groups = _ends_groups(pairs.q_len)
+        plan = _Plan.make(pairs, chosen, groups, -(-pairs.q_len // (groups * ROWS)),
+                          pairs.t_len)
+        spills = []
+        for lo, hi, group in plan.runs:
+            two = cp.zeros((-(-(hi - lo) // 2) * 2, 2), dtype=np.int64)
+            two[: hi - lo, 0] = plan.dev["q_len"][lo:hi]
+            two[: hi - lo, 1] = plan.dev["t_len"][lo:hi]
+            deeper, longer = two.reshape(-1, 2, 2).max(axis=1).T
+            spill_at = _exclusive_cumsum(cp.where(deeper > group * ROWS, 2 * longer, 0))
+            spills.append((cp.empty(max(int(spill_at[-1]), 1), dtype=np.uint32),
+                           spill_at[:-1]))
+        return cls(plan, spills)
+
+    def run(self, inputs: _Inputs, gap_open: int, gap_extend: int, mode: str, top: int,
+            ends: cp.ndarray) -> None:
+        """Launch ends.cu over the plan; each pair's results go to its row of ``ends``
+        (N, 6): score, window rows, first column, columns, band's lowest and highest
+        diagonal."""
+        plan = self.plan
+        out = cp.empty((len(plan.order), 6), dtype=np.int32)
+        shared = (2 * int(inputs.alphabet) + 1) * 2 * BLOCK * 16
+        for (lo, hi, group), (spill, spill_at) in zip(plan.runs, self.spills, strict=True):
+            kernel("ends.cu", ends_name(group, mode))(
+                (-(-len(spill_at) * group // BLOCK),), (BLOCK,),
+                (*plan.pair_args(inputs, lo, hi), inputs.matrix, inputs.alphabet,
+                 np.int32(gap_open), np.int32(gap_extend), np.int32(top), spill, spill_at,
+                 out[lo:hi]),
+                shared_mem=shared)
+        ends[plan.order] = out
 
 
 @dataclass
@@ -352,15 +343,29 @@ def align_batch(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: 
     text buffer with (N + 1,) int64 offsets.
     """
     inputs = _Inputs.upload(q_res, t_res, matrix)
+    try:
+        return _align(inputs, q_res, q_off, t_res, t_off, matrix, gap_open, gap_extend, mode,
+                      pairs, memory_budget)
+    finally:
+        inputs.release()
+
+
+def _align(inputs: _Inputs, q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray,
+           t_off: np.ndarray, matrix: np.ndarray, gap_open: int, gap_extend: int, mode: str,
+           pairs: tuple[np.ndarray, np.ndarray] | None, memory_budget: int
+           ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """align_batch once its inputs are on the GPU."""
     whole = _Pairs.of(q_off, t_off, pairs)
     count = len(whole.q_len)
     banded = _banded(whole, matrix, gap_open, gap_extend, mode)
     chosen = cp.flatnonzero(banded)
-    cut, band, group = whole, _unbanded(count), _groups(whole.q_len)
-    shift = cp.zeros(count, dtype=np.int64)     # a banded pair's first target column
     ends = cp.zeros((count, 6), dtype=np.int64)
     if len(chosen):
-        ends = _ends(inputs, whole, chosen, gap_open, gap_extend, mode, max(int(matrix.max()), 0))
+        _EndsPass.make(whole, chosen).run(inputs, gap_open, gap_extend, mode,
+                                          max(int(matrix.max()), 0), ends)
+    cut, band, group = whole, _unbanded(count), _groups(whole.q_len)
+    shift = cp.zeros(count, dtype=np.int64)     # a banded pair's first target column
+    if len(chosen):
         cut = whole.window(banded, ends)
         band = {"band_lo": cp.where(banded, ends[:, 4], band["band_lo"]).astype(np.int32),
                 "band_hi": cp.where(banded, ends[:, 5], band["band_hi"]).astype(np.int32)}
