@@ -172,3 +172,38 @@ def test_uploads_page_locked_or_not_are_exact(monkeypatch):
         assert locked == []
     finally:
         cp.cuda.runtime.hostUnregister(host.ctypes.data)
+
+
+ALIGN_IN_A_FRESH_PROCESS = """
+import sys
+import numpy as np
+import swath
+from swath.kernels.gpu.traceback import align_batch
+rng = np.random.default_rng(1)
+m, n = rng.integers(1, 600, 300), rng.integers(1, 900, 300)
+q_res = rng.integers(0, 4, m.sum()).astype(np.uint8)
+t_res = rng.integers(0, 4, n.sum()).astype(np.uint8)
+q_off, t_off = np.r_[0, np.cumsum(m)], np.r_[0, np.cumsum(n)]
+for mode in ("local", "semiglobal", "global"):
+    for budget in (4 << 30, 100_000):
+        align_batch(q_res, q_off, t_res, t_off, swath.Scoring.dna().matrix, 5, 2, mode,
+                    memory_budget=budget)
+print(*sorted(name for name in sys.modules if name.startswith("cupyx.scipy")))
+"""
+
+
+def test_align_batch_imports_no_cupyx_scipy():
+    """The plan's arithmetic stays off CuPy's operators on Python numbers (and
+    cupy.bincount), whose first use imports cupyx.scipy: 0.3 s in every process."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    package = str(Path(swath.__file__).resolve().parents[1])
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        p for p in (package, os.environ.get("PYTHONPATH")) if p))
+    done = subprocess.run([sys.executable, "-c", ALIGN_IN_A_FRESH_PROCESS], env=env,
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "", done.stdout

@@ -23,6 +23,7 @@ downloads the results.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from itertools import pairwise
 
@@ -49,6 +50,40 @@ ENDS_ALPHABET = 5            # ends.cu's profiles of 128 threads fit 48 KiB of s
 PINNED_UPLOAD = 1 << 24      # bytes from which an upload page-locks the array in place
 
 
+# The per-pair arithmetic is done by elementwise kernels and CuPy functions: CuPy's
+# operators on Python numbers (``a * 2``, ``a > 0``) and ``cupy.bincount`` import
+# cupyx.scipy on first use (0.3 s in every process that aligns).
+@functools.cache
+def _arithmetic() -> dict[str, cp.ElementwiseKernel]:
+    return {
+        "ceil_div": cp.ElementwiseKernel("int64 a, int64 b", "int64 q", "q = (a + b - 1) / b",
+                                         "swath_ceil_div"),
+        # traceback.cu's passes, widest pass's columns and words of codes (P * S * G) of a
+        # pair, and whether those pass ``budget``
+        "pass_shape": cp.ElementwiseKernel(
+            "int64 m, int64 n, int64 group, int32 lo, int32 hi, int64 rows, int64 budget",
+            "int64 passes, int64 columns, int64 words, bool large",
+            """
+            const long long tile = group * rows;
+            passes = (m + tile - 1) / tile;
+            columns = min(n, tile + (long long)hi - lo);
+            words = passes * (columns + group - 1) * group;
+            large = words > budget;
+            """, "swath_pass_shape"),
+        # spill words of a pair: its target's H and F when it takes more than one pass
+        "spill_words": cp.ElementwiseKernel("T m, T n, int64 tile", "int64 words",
+                                            "words = m > tile ? 2 * (long long)n : 0",
+                                            "swath_spill_words"),
+        # ends.cu's pairs: every cell fits its 16 bits (see _banded)
+        "banded": cp.ElementwiseKernel(
+            "int64 m, int64 n, int64 top, int64 open, int64 extend, int64 fixed, int64 cell",
+            "bool ok",
+            "ok = m > 0 && n > 0 && top * min(m, n) + open <= cell"
+            " && extend * (m + n) + fixed <= cell",
+            "swath_banded"),
+    }
+
+
 def _exclusive_cumsum(sizes: cp.ndarray) -> cp.ndarray:
     at = cp.zeros(len(sizes) + 1, dtype=np.int64)
     cp.cumsum(sizes, out=at[1:])
@@ -60,24 +95,19 @@ def _size_index(groups: cp.ndarray) -> cp.ndarray:
     return cp.searchsorted(cp.asarray(FILL_GROUPS), groups)
 
 
-def _groups(query_lengths: cp.ndarray) -> cp.ndarray:
-    """Threads per group for each query: the smallest group whose rows hold it."""
-    sizes = cp.asarray(GROUP_SIZES, dtype=np.int64)
-    return sizes[cp.minimum(cp.searchsorted(sizes * ROWS, query_lengths), len(GROUP_SIZES) - 1)]
+def _groups(query_lengths: cp.ndarray, share: int = 1) -> cp.ndarray:
+    """Threads per group for each query: the smallest group whose rows hold it (or a
+    ``share``-th of it); the largest for longer ones."""
+    sizes = np.array(GROUP_SIZES)
+    return cp.asarray(sizes)[cp.searchsorted(cp.asarray(sizes[:-1] * ROWS * share),
+                                             query_lengths)]
 
 
 def _ends_groups(query_lengths: cp.ndarray) -> cp.ndarray:
     """Threads per group of ends.cu: the smallest whose rows hold an eighth of the query
     (passes cost little there, padding rows a pass's worth; groups of 2, passes of 32
     rows, measured twice as slow)."""
-    return _groups(-(-query_lengths // 8))
-
-
-def _pass_shape(m: cp.ndarray, n: cp.ndarray, group: cp.ndarray, lo: cp.ndarray,
-                hi: cp.ndarray) -> tuple[cp.ndarray, cp.ndarray]:
-    """traceback.cu's passes of each pair, and the columns of its widest pass."""
-    tile = group * ROWS
-    return -(-m // tile), cp.minimum(n, tile + hi - lo)
+    return _groups(query_lengths, share=8)
 
 
 @dataclass
@@ -99,7 +129,7 @@ class _Pairs:
             if chosen is None:
                 return at[:-1], cp.diff(at)
             k = cp.asarray(chosen, dtype=np.int64)
-            return at[k], at[k + 1] - at[k]
+            return at[k], cp.diff(at)[k]
 
         return cls(*extents(q_off, None if pairs is None else pairs[0]),
                    *extents(t_off, None if pairs is None else pairs[1]))
@@ -167,16 +197,13 @@ class _Plan:
     def make(cls, pairs: _Pairs, chosen: cp.ndarray, group: cp.ndarray, *keys: cp.ndarray,
              **extra: cp.ndarray) -> _Plan:
         """The plan of pairs ``chosen`` (indices), by ``group`` (every pair's), then by
-        ``keys`` (one or two per-pair arrays): one GPU sort of one key. Key values past
-        2**20 (2**40 for the last) are taken as that: they only order less well."""
-        key = _size_index(group[chosen]).astype(np.int64)
-        for k, bits in zip(keys, [20] * (len(keys) - 1) + [40], strict=True):
-            key = (key << bits) | cp.minimum(k[chosen], (1 << bits) - 1)
-        order = chosen[cp.argsort(key)]
-        counts = cp.bincount(_size_index(group[order]), minlength=len(FILL_GROUPS)).get()
-        ends = np.cumsum(counts).tolist()
-        runs = [(end - int(c), end, size)
-                for end, c, size in zip(ends, counts, FILL_GROUPS, strict=True) if c]
+        ``keys`` (per-pair int64 arrays): one GPU sort."""
+        sizes = _size_index(group[chosen])
+        sort = cp.lexsort(cp.stack([k[chosen] for k in reversed(keys)] + [sizes]))
+        order = chosen[sort]
+        bounds = cp.searchsorted(sizes[sort], cp.arange(len(FILL_GROUPS) + 1)).get().tolist()
+        runs = [(a, b, size) for a, b, size in zip(bounds, bounds[1:], FILL_GROUPS, strict=False)
+                if b > a]
         dev = {"q_start": pairs.q_start[order], "q_len": pairs.q_len[order].astype(np.int32),
                "t_start": pairs.t_start[order], "t_len": pairs.t_len[order].astype(np.int32),
                **{name: a[order] for name, a in extra.items()}}
@@ -193,14 +220,14 @@ def _banded(pairs: _Pairs, matrix: np.ndarray, gap_open: int, gap_extend: int, m
     """The pairs that go through ends.cu: every cell of theirs fits its 16 bits."""
     if mode not in ENDS_MODES or gap_extend < 1 or matrix.shape[0] > ENDS_ALPHABET:
         return cp.zeros(len(pairs.q_len), dtype=bool)
-    m, n = pairs.q_len, pairs.t_len
     top, low = max(int(matrix.max()), 0), max(-int(matrix.min()), 0)
     open_ = gap_open + gap_extend
-    # the deepest: a semiglobal boundary cell of the last padding row, less a gap
-    # opening, plus a padding score
-    deepest = 2 * open_ + gap_extend * (m + n + ROWS * max(GROUP_SIZES)) + low + ENDS_PAD
-    highest = top * cp.minimum(m, n) + open_
-    return (m > 0) & (n > 0) & (highest <= ENDS_CELL) & (deepest <= ENDS_CELL)
+    # the highest cell: top * min(m, n), plus a gap opening in HG; the deepest: a
+    # semiglobal boundary cell of the last padding row, less a gap opening, plus a
+    # padding score
+    return _arithmetic()["banded"](
+        pairs.q_len, pairs.t_len, top, open_, gap_extend,
+        2 * open_ + gap_extend * ROWS * max(GROUP_SIZES) + low + ENDS_PAD, ENDS_CELL)
 
 
 @dataclass
@@ -215,15 +242,16 @@ class _EndsPass:
         """The plan of pairs ``chosen``. A group of threads takes two pairs; with two
         passes or more it spills the longer target's columns."""
         groups = _ends_groups(pairs.q_len)
-        plan = _Plan.make(pairs, chosen, groups, -(-pairs.q_len // (groups * ROWS)),
-                          pairs.t_len)
+        passes = _arithmetic()["ceil_div"](pairs.q_len, cp.multiply(groups, ROWS))
+        plan = _Plan.make(pairs, chosen, groups, passes, pairs.t_len)
         spills = []
         for lo, hi, group in plan.runs:
             two = cp.zeros((-(-(hi - lo) // 2) * 2, 2), dtype=np.int64)
             two[: hi - lo, 0] = plan.dev["q_len"][lo:hi]
             two[: hi - lo, 1] = plan.dev["t_len"][lo:hi]
             deeper, longer = two.reshape(-1, 2, 2).max(axis=1).T
-            spill_at = _exclusive_cumsum(cp.where(deeper > group * ROWS, 2 * longer, 0))
+            spill_at = _exclusive_cumsum(_arithmetic()["spill_words"](deeper, longer,
+                                                                      group * ROWS))
             spills.append((cp.empty(max(int(spill_at[-1]), 1), dtype=np.uint32),
                            spill_at[:-1]))
         return cls(plan, spills)
@@ -283,8 +311,8 @@ def _fill(inputs: _Inputs, plan: _Plan, mode: str, lo: int, hi: int, group: int,
 
 def _spill_words(plan: _Plan, group: cp.ndarray) -> cp.ndarray:
     """The fill's spill words of each position: 2 n for a pair of several passes."""
-    m, n = plan.dev["q_len"], plan.dev["t_len"]
-    return cp.where(m > group[plan.order] * ROWS, 2 * n, 0)
+    return _arithmetic()["spill_words"](plan.dev["q_len"], plan.dev["t_len"],
+                                        cp.multiply(group[plan.order], ROWS))
 
 
 def _unbanded(count: int) -> dict[str, cp.ndarray]:
@@ -320,8 +348,8 @@ def score_ends(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: n
 def _batches(plan: _Plan, word_at: cp.ndarray, budget_words: int) -> list[tuple[int, int, int]]:
     """The plan's runs cut where the direction words so far pass a multiple of
     ``budget_words``: each run's codes then fit one buffer of that size."""
-    batch = word_at[1:] // budget_words
-    cuts = (cp.flatnonzero(batch[1:] != batch[:-1]) + 1).get().tolist()
+    batch = cp.floor_divide(word_at[1:], budget_words)
+    cuts = [c + 1 for c in cp.flatnonzero(batch[1:] != batch[:-1]).get().tolist()]
     runs = []
     for lo, hi, size in plan.runs:
         edges = [lo, *(c for c in cuts if lo < c < hi), hi]
@@ -372,9 +400,8 @@ def _align(inputs: _Inputs, q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndar
         shift = cp.where(banded, ends[:, 2], 0)
         group = cp.where(banded, BANDED_GROUP, group)
     budget_words = max(memory_budget // 8, 1)
-    passes, columns = _pass_shape(cut.q_len, cut.t_len, group, band["band_lo"], band["band_hi"])
-    words = passes * (columns + group - 1) * group      # traceback.cu's P * S * G
-    large = words > budget_words
+    passes, columns, words, large = _arithmetic()["pass_shape"](
+        cut.q_len, cut.t_len, group, band["band_lo"], band["band_hi"], ROWS, budget_words)
     shift[large] = 0                            # the CPU aligns them whole
     plan = _Plan.make(cut, cp.flatnonzero(~large), group, passes, columns, **band)
     on_gpu = len(plan.order)
@@ -393,7 +420,8 @@ def _align(inputs: _Inputs, q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndar
         dirs = cp.empty(max(int(w1 - w0), 2), dtype=np.uint64)
         spill = cp.empty(max(int(s1 - s0), 1), dtype=np.int32)
         _fill(inputs, plan, mode, lo, hi, size, gap_open, gap_extend, spill,
-              spill_at[lo:hi] - int(s0), dirs, word_at[lo:hi] - int(w0), out, walk)
+              cp.subtract(spill_at[lo:hi], int(s0)), dirs, cp.subtract(word_at[lo:hi], int(w0)),
+              out, walk)
 
     # score, coordinates (target columns shifted by the window) and CIGAR length of each
     # pair, in the caller's order: one download
@@ -401,7 +429,7 @@ def _align(inputs: _Inputs, q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndar
     found[plan.order] = cp.stack([out[:, 0], walk.starts[:, 0], out[:, 1], walk.starts[:, 1],
                                   out[:, 2], walk.lengths], 1)
     found[:, 3:5] += shift[:, None].astype(np.int32)
-    lost = (found[:, 5] < 0).any() | (banded & ~large & (found[:, 0] != ends[:, 0])).any()
+    lost = cp.less(found[:, 5], 0).any() | (banded & ~large & (found[:, 0] != ends[:, 0])).any()
     if bool(lost):
         raise RuntimeError("swath's banded traceback lost a path (a bug in swath, please "
                            "report it with the pairs that cause it)")
@@ -424,7 +452,8 @@ def _align(inputs: _Inputs, q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndar
     if on_gpu:
         kernel("traceback.cu", "compact_text")(
             (-(-on_gpu // BLOCK),), (BLOCK,),
-            (walk.cigar, 2 * walk.slot_at[1:] - walk.lengths, cp.asarray(text_at)[plan.order],
+            (walk.cigar, walk.slot_at[1:] + walk.slot_at[1:] - walk.lengths,
+             cp.asarray(text_at)[plan.order],
              walk.lengths, np.int32(on_gpu), text))
     packed = text[:int(text_at[-1])].get()
     for j, k in enumerate(big.tolist()):
