@@ -207,3 +207,11 @@ def test_align_batch_imports_no_cupyx_scipy():
                           capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "", done.stdout
+
+
+def test_warm_up_runs_without_error():
+    """What the GPU probe thread runs ahead of a command (its errors are only logged
+    there, so a test must see them)."""
+    from swath.kernels.gpu.traceback import warm_up
+
+    warm_up()

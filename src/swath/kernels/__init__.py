@@ -151,7 +151,8 @@ def probe_in_background(sources: tuple[str, ...] = ()) -> threading.Thread:
     its own, so that a command reads its inputs meanwhile; whoever needs the outcome
     first waits for it. Where the GPU works, the same thread then imports the GPU backend
     and loads the kernels of the CUDA ``sources`` (``"search.cu"``, ...) the command
-    will run. Returns the thread."""
+    will run (with ``"traceback.cu"``, the CuPy routines of a batch's plan too). Returns
+    the thread."""
     def probe_and_load() -> None:
         # several GPUs: the job runs on a cluster's workers, which load their own
         if _state().problem is not None or _state().gpus > 1 or not sources:
@@ -162,6 +163,10 @@ def probe_in_background(sources: tuple[str, ...] = ()) -> threading.Thread:
 
             for source in sources:
                 preload(source)
+            if "traceback.cu" in sources:
+                from swath.kernels.gpu.traceback import warm_up
+
+                warm_up()
         except Exception as exc:   # the command's own first call reports it
             logger.debug("loading %s ahead failed: %s", ", ".join(sources), one_line(exc))
             return
