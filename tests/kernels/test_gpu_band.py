@@ -174,6 +174,25 @@ def test_uploads_page_locked_or_not_are_exact(monkeypatch):
         cp.cuda.runtime.hostUnregister(host.ctypes.data)
 
 
+
+@pytest.mark.parametrize("function", ["align_batch", "score_ends"])
+def test_batches_leave_no_host_memory_locked(monkeypatch, function):
+    """After a batch, its residues can be page-locked again: the batch unlocked them."""
+    import cupy as cp
+
+    from swath.kernels.gpu import traceback
+
+    monkeypatch.setattr(traceback, "PINNED_UPLOAD", 0)
+    rng = np.random.default_rng(4)
+    queries, targets = mutated_pairs(rng, 30, (20, 300), (100, 600))
+    (q_res, q_off), (t_res, t_off) = packed(queries), packed(targets)
+    getattr(traceback, function)(q_res, q_off, t_res, t_off, swath.Scoring.dna().matrix, 5, 2,
+                                 "local")
+    for host in (q_res, t_res):
+        cp.cuda.runtime.hostRegister(host.ctypes.data, host.nbytes, 0)
+        cp.cuda.runtime.hostUnregister(host.ctypes.data)
+
+
 ALIGN_IN_A_FRESH_PROCESS = """
 import sys
 import numpy as np

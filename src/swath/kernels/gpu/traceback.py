@@ -9,8 +9,8 @@ a register: their scores, and each a window of its matrix with a band of diagona
 holds its traced path. Their direction codes are then computed in that band only. The
 other pairs are computed whole.
 
-For the codes, pairs are put in a processing order: by the group size their query
-needs, then by target length, so that a warp's groups finish together. Pairs are taken
+For the codes, pairs are put in a processing order: by group size, then passes, then
+the columns of a pass, so that a warp's groups finish together. Pairs are taken
 in consecutive batches whose direction codes fit ``memory_budget`` bytes. The walk
 writes each CIGAR into a slot of its own; one last kernel packs them in the caller's
 order. A pair whose direction codes alone exceed the budget is aligned by the CPU twin
@@ -26,6 +26,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 from itertools import pairwise
+from types import TracebackType
 
 import cupy as cp
 import numpy as np
@@ -144,7 +145,7 @@ class _Pairs:
 @dataclass
 class _Inputs:
     """The residues and the substitution matrix, on the GPU (uploaded once), and the
-    host arrays still page-locked for the upload (``release`` lets them go)."""
+    host arrays still page-locked for the upload: a context manager that unlocks them."""
 
     q_res: cp.ndarray
     t_res: cp.ndarray
@@ -160,7 +161,11 @@ class _Inputs:
         return cls(q_dev, t_dev, cp.asarray(matrix.astype(np.int16)), np.int32(matrix.shape[0]),
                    locked)
 
-    def release(self) -> None:
+    def __enter__(self) -> _Inputs:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, value: BaseException | None,
+                 trace: TracebackType | None) -> None:
         """Unlock the host arrays (a few ms for B1's 160 MB; unlocking while kernels
         run measured slower than after them)."""
         while self.locked:
@@ -199,7 +204,8 @@ class _Plan:
         """The plan of pairs ``chosen`` (indices), by ``group`` (every pair's), then by
         ``keys`` (per-pair int64 arrays): one GPU sort."""
         sizes = _size_index(group[chosen])
-        sort = cp.lexsort(cp.stack([k[chosen] for k in reversed(keys)] + [sizes]))
+        sort = (cp.lexsort(cp.stack([k[chosen] for k in reversed(keys)] + [sizes]))
+                if len(chosen) else chosen)
         order = chosen[sort]
         bounds = cp.searchsorted(sizes[sort], cp.arange(len(FILL_GROUPS) + 1)).get().tolist()
         runs = [(a, b, size) for a, b, size in zip(bounds, bounds[1:], FILL_GROUPS, strict=False)
@@ -329,19 +335,19 @@ def score_ends(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: n
     """
     count = len(q_off) - 1
     pairs = _Pairs.of(q_off, t_off, None)
-    inputs = _Inputs.upload(q_res, t_res, matrix)
     group = _groups(pairs.q_len)
     plan = _Plan.make(pairs, cp.arange(count), group, pairs.t_len, **_unbanded(count))
     out = cp.zeros((count, 3), dtype=np.int32)
     none = cp.zeros(1, dtype=np.uint64)
     spill_at = _exclusive_cumsum(_spill_words(plan, group))
     spill = cp.empty(max(int(spill_at[-1]), 1), dtype=np.int32)
-    for lo, hi, size in plan.runs:
-        _fill(inputs, plan, mode, lo, hi, size, gap_open, gap_extend, spill, spill_at[lo:hi],
-              none, cp.zeros(hi - lo, dtype=np.int64), out, _Walk.none())
-    result = cp.empty((count, 3), dtype=np.int64)
-    result[plan.order] = out
-    scores, query_end, target_end = result.get().T
+    with _Inputs.upload(q_res, t_res, matrix) as inputs:
+        for lo, hi, size in plan.runs:
+            _fill(inputs, plan, mode, lo, hi, size, gap_open, gap_extend, spill,
+                  spill_at[lo:hi], none, cp.zeros(hi - lo, dtype=np.int64), out, _Walk.none())
+        result = cp.empty((count, 3), dtype=np.int64)
+        result[plan.order] = out
+        scores, query_end, target_end = result.get().T
     return scores, query_end, target_end
 
 
@@ -370,12 +376,9 @@ def align_batch(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: 
     target start, target end; 0-based, end exclusive), and the CIGARs as one uint8
     text buffer with (N + 1,) int64 offsets.
     """
-    inputs = _Inputs.upload(q_res, t_res, matrix)
-    try:
+    with _Inputs.upload(q_res, t_res, matrix) as inputs:
         return _align(inputs, q_res, q_off, t_res, t_off, matrix, gap_open, gap_extend, mode,
                       pairs, memory_budget)
-    finally:
-        inputs.release()
 
 
 def _align(inputs: _Inputs, q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray,
