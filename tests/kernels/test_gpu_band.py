@@ -162,17 +162,21 @@ def test_uploads_page_locked_or_not_are_exact(monkeypatch):
 
     monkeypatch.setattr(traceback, "PINNED_UPLOAD", 0)
     host = np.random.default_rng(3).integers(0, 255, 100_003).astype(np.uint8)
-    locked: list[int] = []
+    locked: list[np.ndarray] = []
     np.testing.assert_array_equal(traceback._upload(host, locked).get(), host)
-    assert locked == [host.ctypes.data]
-    cp.cuda.runtime.hostUnregister(locked.pop())
+    assert [a.ctypes.data for a in locked] == [host.ctypes.data]
+    traceback._unlock(locked)
+    assert locked == []
+    # a strided array: its contiguous copy is what is locked, and kept until unlocked
+    np.testing.assert_array_equal(traceback._upload(host[::2], locked).get(), host[::2])
+    assert len(locked) == 1 and locked[0].ctypes.data != host.ctypes.data
+    traceback._unlock(locked)
     cp.cuda.runtime.hostRegister(host.ctypes.data, host.nbytes, 0)
     try:
         np.testing.assert_array_equal(traceback._upload(host, locked).get(), host)
         assert locked == []
     finally:
         cp.cuda.runtime.hostUnregister(host.ctypes.data)
-
 
 
 @pytest.mark.parametrize("function", ["align_batch", "score_ends"])

@@ -151,15 +151,19 @@ class _Inputs:
     t_res: cp.ndarray
     matrix: cp.ndarray
     alphabet: np.int32
-    locked: list[int]
+    locked: list[np.ndarray]   # the host arrays locked (kept alive until unlocked)
 
     @classmethod
     def upload(cls, q_res: np.ndarray, t_res: np.ndarray, matrix: np.ndarray) -> _Inputs:
-        locked: list[int] = []
-        q_dev = _upload(q_res, locked)
-        t_dev = q_dev if t_res is q_res else _upload(t_res, locked)
-        return cls(q_dev, t_dev, cp.asarray(matrix.astype(np.int16)), np.int32(matrix.shape[0]),
-                   locked)
+        locked: list[np.ndarray] = []
+        try:
+            q_dev = _upload(q_res, locked)
+            t_dev = q_dev if t_res is q_res else _upload(t_res, locked)
+            return cls(q_dev, t_dev, cp.asarray(matrix.astype(np.int16)),
+                       np.int32(matrix.shape[0]), locked)
+        except BaseException:
+            _unlock(locked)
+            raise
 
     def __enter__(self) -> _Inputs:
         return self
@@ -168,21 +172,33 @@ class _Inputs:
                  trace: TracebackType | None) -> None:
         """Unlock the host arrays (a few ms for B1's 160 MB; unlocking while kernels
         run measured slower than after them)."""
-        while self.locked:
-            cp.cuda.runtime.hostUnregister(self.locked.pop())
+        _unlock(self.locked)
 
 
-def _upload(host: np.ndarray, locked: list[int]) -> cp.ndarray:
+def _unlock(locked: list[np.ndarray]) -> None:
+    """Unlock every array of ``locked`` (all of them, even if one fails)."""
+    failed = None
+    while locked:
+        try:
+            cp.cuda.runtime.hostUnregister(locked.pop().ctypes.data)
+        except cp.cuda.runtime.CUDARuntimeError as exc:
+            failed = exc
+    if failed is not None:
+        raise failed
+
+
+def _upload(host: np.ndarray, locked: list[np.ndarray]) -> cp.ndarray:
     """``host`` on the GPU. A large array is page-locked where it lies for the copy
     (registering and copying take about a third of a copy from pageable memory, which
-    goes through a staging buffer) and its address added to ``locked``; where CUDA
-    refuses (memory already registered, a mapped file), it is copied as it is."""
+    goes through a staging buffer) and added to ``locked`` (a contiguous copy of a
+    strided array, too: kept alive there, its memory cannot be reused while locked);
+    where CUDA refuses (memory already registered, a mapped file), it is copied as it is."""
     host = np.ascontiguousarray(host)
     device = cp.empty(host.shape, dtype=host.dtype)
     if host.nbytes >= PINNED_UPLOAD:
         try:
             cp.cuda.runtime.hostRegister(host.ctypes.data, host.nbytes, 0)
-            locked.append(host.ctypes.data)
+            locked.append(host)
         except cp.cuda.runtime.CUDARuntimeError:
             pass
     device.set(host)
@@ -224,7 +240,9 @@ class _Plan:
 def _banded(pairs: _Pairs, matrix: np.ndarray, gap_open: int, gap_extend: int, mode: str
             ) -> cp.ndarray:
     """The pairs that go through ends.cu: every cell of theirs fits its 16 bits."""
-    if mode not in ENDS_MODES or gap_extend < 1 or matrix.shape[0] > ENDS_ALPHABET:
+    # the band's bound needs gaps to cost at least gap_extend a step and gap_open >= 0
+    if (mode not in ENDS_MODES or gap_open < 0 or gap_extend < 1
+            or matrix.shape[0] > ENDS_ALPHABET):
         return cp.zeros(len(pairs.q_len), dtype=bool)
     top, low = max(int(matrix.max()), 0), max(-int(matrix.min()), 0)
     open_ = gap_open + gap_extend
@@ -353,7 +371,8 @@ def score_ends(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: n
 
 def _batches(plan: _Plan, word_at: cp.ndarray, budget_words: int) -> list[tuple[int, int, int]]:
     """The plan's runs cut where the direction words so far pass a multiple of
-    ``budget_words``: each run's codes then fit one buffer of that size."""
+    ``budget_words`` (a run's codes can take up to twice that: one that starts late in
+    one multiple ends in the next)."""
     batch = cp.floor_divide(word_at[1:], budget_words)
     cuts = [c + 1 for c in cp.flatnonzero(batch[1:] != batch[:-1]).get().tolist()]
     runs = []
