@@ -409,18 +409,18 @@ def _align(inputs: _Inputs, q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndar
     count = len(whole.q_len)
     banded = _banded(whole, matrix, gap_open, gap_extend, mode)
     chosen = cp.flatnonzero(banded)
+    # ends.cu's results, zero for the pairs it does not take; its column 2 is a banded
+    # pair's first target column (the shift of its coordinates)
     ends = cp.zeros((count, 6), dtype=np.int64)
+    cut, band, group = whole, _unbanded(count), _groups(whole.q_len)
     if len(chosen):
         _EndsPass.make(whole, chosen).run(inputs, gap_open, gap_extend, mode,
                                           max(int(matrix.max()), 0), ends)
-    cut, band, group = whole, _unbanded(count), _groups(whole.q_len)
-    shift = cp.zeros(count, dtype=np.int64)     # a banded pair's first target column
-    if len(chosen):
         cut = whole.window(banded, ends)
         band = {"band_lo": cp.where(banded, ends[:, 4], band["band_lo"]).astype(np.int32),
                 "band_hi": cp.where(banded, ends[:, 5], band["band_hi"]).astype(np.int32)}
-        shift = cp.where(banded, ends[:, 2], 0)
         group = cp.where(banded, BANDED_GROUP, group)
+    shift = ends[:, 2].copy()
     budget_words = max(memory_budget // 8, 1)
     passes, columns, words, large = _arithmetic()["pass_shape"](
         cut.q_len, cut.t_len, group, band["band_lo"], band["band_hi"], ROWS, budget_words)
