@@ -153,45 +153,80 @@ def test_a_band_that_misses_the_path_is_an_error(monkeypatch):
         assert_equal_cpu(queries, targets, swath.Scoring.dna().matrix, 5, 2, "semiglobal")
 
 
-def test_uploads_page_locked_or_not_are_exact(monkeypatch):
-    """An array is page-locked for its upload and unlocked after; one whose memory is
-    already locked (CUDA refuses a second lock) is copied as it is."""
+@pytest.fixture
+def small_ring(monkeypatch):
+    """Stage every array, in chunks of 1000 bytes through a ring of 3 slots (reused)."""
+    from swath.kernels.gpu import transfer
+
+    monkeypatch.setattr(transfer, "STAGED", 0)
+    monkeypatch.setattr(transfer, "CHUNK", 1000)
+    monkeypatch.setattr(transfer, "SLOTS", 3)
+
+
+@pytest.mark.parametrize("size", [0, 999, 1000, 12_345])
+def test_staged_uploads_and_downloads_are_exact(small_ring, size):
+    from swath.kernels.gpu.transfer import Upload, download
+
+    rng = np.random.default_rng(size)
+    hosts = [rng.integers(0, 255, size).astype(np.uint8),
+             rng.integers(-9, 9, (size, 3)).astype(np.int64)[::2],    # strided, 8 bytes
+             rng.integers(0, 4, 17).astype(np.uint8)]
+    with Upload(hosts) as upload:
+        arrays = upload.wait()
+    for host, device in zip(hosts, arrays, strict=True):
+        np.testing.assert_array_equal(device.get(), host)
+        back = download(device)
+        np.testing.assert_array_equal(back, host)
+        assert back.dtype == host.dtype
+
+
+def test_download_lands_in_page_locked_memory():
     import cupy as cp
 
-    from swath.kernels.gpu import traceback
+    from swath.kernels.gpu.transfer import download
 
-    monkeypatch.setattr(traceback, "PINNED_UPLOAD", 0)
-    host = np.random.default_rng(3).integers(0, 255, 100_003).astype(np.uint8)
-    locked: list[np.ndarray] = []
-    np.testing.assert_array_equal(traceback._upload(host, locked).get(), host)
-    assert [a.ctypes.data for a in locked] == [host.ctypes.data]
-    traceback._unlock(locked)
-    assert locked == []
-    # a strided array: its contiguous copy is what is locked, and kept until unlocked
-    np.testing.assert_array_equal(traceback._upload(host[::2], locked).get(), host[::2])
-    assert len(locked) == 1 and locked[0].ctypes.data != host.ctypes.data
-    traceback._unlock(locked)
-    cp.cuda.runtime.hostRegister(host.ctypes.data, host.nbytes, 0)
-    try:
-        np.testing.assert_array_equal(traceback._upload(host, locked).get(), host)
-        assert locked == []
-    finally:
-        cp.cuda.runtime.hostUnregister(host.ctypes.data)
+    host = download(cp.arange(100_000, dtype=np.int64))
+    np.testing.assert_array_equal(host, np.arange(100_000))
+    assert cp.cuda.runtime.pointerGetAttributes(host.ctypes.data).type == 1   # host, locked
+
+
+def test_a_failed_chunk_raises_once_every_copy_is_done(small_ring, monkeypatch):
+    """A copy that fails raises from wait(); the chunks waiting for its slot go on."""
+    import cupy as cp
+
+    from swath.kernels.gpu.transfer import Upload
+
+    copy, calls = cp.cuda.runtime.memcpyAsync, []
+
+    def failing(*args):
+        calls.append(args)
+        if len(calls) == 2:
+            raise cp.cuda.runtime.CUDARuntimeError(1)
+        return copy(*args)
+
+    monkeypatch.setattr(cp.cuda.runtime, "memcpyAsync", failing)
+    upload = Upload([np.zeros(10_000, dtype=np.uint8)])
+    with pytest.raises(cp.cuda.runtime.CUDARuntimeError):
+        upload.wait()
+    assert len(calls) == 10
 
 
 @pytest.mark.parametrize("function", ["align_batch", "score_ends"])
-def test_batches_leave_no_host_memory_locked(monkeypatch, function):
-    """After a batch, its residues can be page-locked again: the batch unlocked them."""
+def test_batches_through_the_ring_are_exact_and_leave_inputs_unlocked(small_ring, function):
+    """Staged residues give the CPU's results; the caller's arrays are never page-locked
+    (CUDA would refuse to lock them a second time)."""
     import cupy as cp
 
     from swath.kernels.gpu import traceback
 
-    monkeypatch.setattr(traceback, "PINNED_UPLOAD", 0)
     rng = np.random.default_rng(4)
     queries, targets = mutated_pairs(rng, 30, (20, 300), (100, 600))
     (q_res, q_off), (t_res, t_off) = packed(queries), packed(targets)
-    getattr(traceback, function)(q_res, q_off, t_res, t_off, swath.Scoring.dna().matrix, 5, 2,
-                                 "local")
+    args = (q_res, q_off, t_res, t_off, swath.Scoring.dna().matrix, 5, 2, "local")
+    got = getattr(traceback, function)(*args)
+    expected = getattr(get_backend("cpu"), function)(*args)
+    for g, c in zip(got, expected, strict=True):
+        np.testing.assert_array_equal(g, c)
     for host in (q_res, t_res):
         cp.cuda.runtime.hostRegister(host.ctypes.data, host.nbytes, 0)
         cp.cuda.runtime.hostUnregister(host.ctypes.data)

@@ -26,7 +26,6 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 from itertools import pairwise
-from types import TracebackType
 
 import cupy as cp
 import numpy as np
@@ -42,13 +41,13 @@ from swath.kernels.gpu._cuda import (
     fill_name,
     kernel,
 )
+from swath.kernels.gpu.transfer import Upload, download
 
 MEMORY_BUDGET = 4 << 30
 BAND_FREE = 1 << 29          # traceback.cu's band of a pair without one: every column
 ENDS_PAD = 4096              # ends.cu's score of padding rows and columns (negated)
 ENDS_CELL = 30_000           # the largest magnitude an ends.cu cell may take, with room
 ENDS_ALPHABET = 5            # ends.cu's profiles of 128 threads fit 48 KiB of shared memory
-PINNED_UPLOAD = 1 << 24      # bytes from which an upload page-locks the array in place
 
 
 # The per-pair arithmetic is done by elementwise kernels and CuPy functions: CuPy's
@@ -144,65 +143,24 @@ class _Pairs:
 
 @dataclass
 class _Inputs:
-    """The residues and the substitution matrix, on the GPU (uploaded once), and the
-    host arrays still page-locked for the upload: a context manager that unlocks them."""
+    """The residues and the substitution matrix, on the GPU."""
 
     q_res: cp.ndarray
     t_res: cp.ndarray
     matrix: cp.ndarray
     alphabet: np.int32
-    locked: list[np.ndarray]   # the host arrays locked (kept alive until unlocked)
 
     @classmethod
-    def upload(cls, q_res: np.ndarray, t_res: np.ndarray, matrix: np.ndarray) -> _Inputs:
-        locked: list[np.ndarray] = []
-        try:
-            q_dev = _upload(q_res, locked)
-            t_dev = q_dev if t_res is q_res else _upload(t_res, locked)
-            return cls(q_dev, t_dev, cp.asarray(matrix.astype(np.int16)),
-                       np.int32(matrix.shape[0]), locked)
-        except BaseException:
-            _unlock(locked)
-            raise
-
-    def __enter__(self) -> _Inputs:
-        return self
-
-    def __exit__(self, kind: type[BaseException] | None, value: BaseException | None,
-                 trace: TracebackType | None) -> None:
-        """Unlock the host arrays (a few ms for B1's 160 MB; unlocking while kernels
-        run measured slower than after them)."""
-        _unlock(self.locked)
+    def of(cls, upload: Upload, matrix: np.ndarray) -> _Inputs:
+        """The residues of ``upload`` (``[q_res]`` when the two sets are one, or
+        ``[q_res, t_res]``), once there."""
+        residues = upload.wait()
+        return cls(residues[0], residues[-1], cp.asarray(matrix.astype(np.int16)),
+                   np.int32(matrix.shape[0]))
 
 
-def _unlock(locked: list[np.ndarray]) -> None:
-    """Unlock every array of ``locked`` (all of them, even if one fails)."""
-    failed = None
-    while locked:
-        try:
-            cp.cuda.runtime.hostUnregister(locked.pop().ctypes.data)
-        except cp.cuda.runtime.CUDARuntimeError as exc:
-            failed = exc
-    if failed is not None:
-        raise failed
-
-
-def _upload(host: np.ndarray, locked: list[np.ndarray]) -> cp.ndarray:
-    """``host`` on the GPU. A large array is page-locked where it lies for the copy
-    (registering and copying take about a third of a copy from pageable memory, which
-    goes through a staging buffer) and added to ``locked`` (a contiguous copy of a
-    strided array, too: kept alive there, its memory cannot be reused while locked);
-    where CUDA refuses (memory already registered, a mapped file), it is copied as it is."""
-    host = np.ascontiguousarray(host)
-    device = cp.empty(host.shape, dtype=host.dtype)
-    if host.nbytes >= PINNED_UPLOAD:
-        try:
-            cp.cuda.runtime.hostRegister(host.ctypes.data, host.nbytes, 0)
-            locked.append(host)
-        except cp.cuda.runtime.CUDARuntimeError:
-            pass
-    device.set(host)
-    return device
+def _upload(q_res: np.ndarray, t_res: np.ndarray) -> Upload:
+    return Upload([q_res] if t_res is q_res else [q_res, t_res])
 
 
 @dataclass
@@ -359,7 +317,8 @@ def score_ends(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: n
     none = cp.zeros(1, dtype=np.uint64)
     spill_at = _exclusive_cumsum(_spill_words(plan, group))
     spill = cp.empty(max(int(spill_at[-1]), 1), dtype=np.int32)
-    with _Inputs.upload(q_res, t_res, matrix) as inputs:
+    with _upload(q_res, t_res) as upload:
+        inputs = _Inputs.of(upload, matrix)
         for lo, hi, size in plan.runs:
             _fill(inputs, plan, mode, lo, hi, size, gap_open, gap_extend, spill,
                   spill_at[lo:hi], none, cp.zeros(hi - lo, dtype=np.int64), out, _Walk.none())
@@ -395,16 +354,16 @@ def align_batch(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: 
     target start, target end; 0-based, end exclusive), and the CIGARs as one uint8
     text buffer with (N + 1,) int64 offsets.
     """
-    with _Inputs.upload(q_res, t_res, matrix) as inputs:
-        return _align(inputs, q_res, q_off, t_res, t_off, matrix, gap_open, gap_extend, mode,
+    with _upload(q_res, t_res) as upload:
+        return _align(upload, q_res, q_off, t_res, t_off, matrix, gap_open, gap_extend, mode,
                       pairs, memory_budget)
 
 
-def _align(inputs: _Inputs, q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray,
+def _align(upload: Upload, q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray,
            t_off: np.ndarray, matrix: np.ndarray, gap_open: int, gap_extend: int, mode: str,
            pairs: tuple[np.ndarray, np.ndarray] | None, memory_budget: int
            ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """align_batch once its inputs are on the GPU."""
+    """align_batch while its residues travel: the first plan is made meanwhile."""
     whole = _Pairs.of(q_off, t_off, pairs)
     count = len(whole.q_len)
     banded = _banded(whole, matrix, gap_open, gap_extend, mode)
@@ -413,18 +372,18 @@ def _align(inputs: _Inputs, q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndar
     # pair's first target column (the shift of its coordinates)
     ends = cp.zeros((count, 6), dtype=np.int64)
     cut, band, group = whole, _unbanded(count), _groups(whole.q_len)
-    if len(chosen):
-        _EndsPass.make(whole, chosen).run(inputs, gap_open, gap_extend, mode,
-                                          max(int(matrix.max()), 0), ends)
+    ends_pass = _EndsPass.make(whole, chosen) if len(chosen) else None
+    inputs = _Inputs.of(upload, matrix)
+    if ends_pass is not None:
+        ends_pass.run(inputs, gap_open, gap_extend, mode, max(int(matrix.max()), 0), ends)
         cut = whole.window(banded, ends)
         band = {"band_lo": cp.where(banded, ends[:, 4], band["band_lo"]).astype(np.int32),
                 "band_hi": cp.where(banded, ends[:, 5], band["band_hi"]).astype(np.int32)}
         group = cp.where(banded, BANDED_GROUP, group)
-    shift = ends[:, 2].copy()
     budget_words = max(memory_budget // 8, 1)
     passes, columns, words, large = _arithmetic()["pass_shape"](
         cut.q_len, cut.t_len, group, band["band_lo"], band["band_hi"], ROWS, budget_words)
-    shift[large] = 0                            # the CPU aligns them whole
+    shift = cp.where(large, 0, ends[:, 2])      # the CPU aligns large pairs whole
     plan = _Plan.make(cut, cp.flatnonzero(~large), group, passes, columns, **band)
     on_gpu = len(plan.order)
     word_at = _exclusive_cumsum(words[plan.order])
@@ -446,7 +405,7 @@ def _align(inputs: _Inputs, q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndar
               out, walk)
 
     # score, coordinates (target columns shifted by the window) and CIGAR length of each
-    # pair, in the caller's order: one download
+    # pair, in the caller's order
     found = cp.zeros((count, 6), dtype=np.int32)
     found[plan.order] = cp.stack([out[:, 0], walk.starts[:, 0], out[:, 1], walk.starts[:, 1],
                                   out[:, 2], walk.lengths], 1)
@@ -456,31 +415,47 @@ def _align(inputs: _Inputs, q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndar
         raise RuntimeError("swath's banded traceback lost a path (a bug in swath, please "
                            "report it with the pairs that cause it)")
     big = cp.flatnonzero(large).get()
-    found_h = found.get().astype(np.int64)
-    scores, coords, cigar_len = (np.ascontiguousarray(found_h[:, 0]), found_h[:, 1:5].copy(),
-                                 found_h[:, 5].copy())
+    big_cigars = None
     if len(big):    # numba only for pairs past the GPU's memory budget: one CPU call
         from swath.kernels.cpu.traceback import align_batch as cpu_align_batch
 
         rows, cols = (np.arange(count), np.arange(count)) if pairs is None else pairs
-        scores[big], coords[big], big_text, big_at = cpu_align_batch(
+        big_scores, big_coords, *big_cigars = cpu_align_batch(
             q_res, q_off, t_res, t_off, matrix, gap_open, gap_extend, mode,
             pairs=(np.asarray(rows)[big], np.asarray(cols)[big]))
-        cigar_len[big] = np.diff(big_at)
-    # pack the CIGARs in the caller's order
-    text_at = np.zeros(count + 1, dtype=np.int64)
-    np.cumsum(cigar_len, out=text_at[1:])
-    text = cp.empty(max(int(text_at[-1]), 1), dtype=np.uint8)
+        found[cp.asarray(big)] = cp.asarray(np.column_stack(
+            [big_scores, big_coords, np.diff(big_cigars[1])]).astype(np.int32))
+    return _results(found, plan, walk, big, big_cigars)
+
+
+def _results(found: cp.ndarray, plan: _Plan, walk: _Walk, big: np.ndarray,
+             big_cigars: list[np.ndarray] | None
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """align_batch's results from ``found`` (score, coordinates and CIGAR length of each
+    pair, in the caller's order), the walk's CIGARs of the plan's pairs and the CPU's of
+    pairs ``big`` (text and offsets): the CIGARs packed on the GPU, then two downloads
+    into page-locked memory."""
+    count, on_gpu = len(found), len(plan.order)
+    # scores, coordinates and the CIGARs' offsets in one buffer: one download
+    head = cp.empty(6 * count + 1, dtype=np.int64)
+    head[:count] = found[:, 0]
+    head[count:5 * count].reshape(count, 4)[...] = found[:, 1:5]
+    text_at = head[5 * count:]
+    text_at[...] = _exclusive_cumsum(found[:, 5].astype(np.int64))
+    total = int(text_at[-1])
+    text = cp.empty(total, dtype=np.uint8)
     if on_gpu:
         kernel("traceback.cu", "compact_text")(
             (-(-on_gpu // BLOCK),), (BLOCK,),
             (walk.cigar, walk.slot_at[1:] + walk.slot_at[1:] - walk.lengths,
-             cp.asarray(text_at)[plan.order],
-             walk.lengths, np.int32(on_gpu), text))
-    packed = text[:int(text_at[-1])].get()
-    for j, k in enumerate(big.tolist()):
-        packed[text_at[k]:text_at[k + 1]] = big_text[big_at[j]:big_at[j + 1]]
-    return scores, coords, packed, text_at
+             text_at[plan.order], walk.lengths, np.int32(on_gpu), text))
+    head, text = download(head), download(text)
+    text_at = head[5 * count:]
+    if big_cigars is not None:
+        big_text, big_at = big_cigars
+        for j, k in enumerate(big.tolist()):
+            text[text_at[k]:text_at[k + 1]] = big_text[big_at[j]:big_at[j + 1]]
+    return head[:count], head[count:5 * count].reshape(count, 4), text, text_at
 
 
 def warm_up() -> None:
