@@ -11,7 +11,11 @@
 // for both pairs) lives in its own slice of shared memory; padding rows and columns
 // score PAD. Only pairs whose every cell fits 16 bits are sent here (the caller checks
 // the bounds), and gap_extend >= 1: then a padding cell is below a real cell of its row
-// or of a row above, so it never reaches a pair's score.
+// or of a row above, so it never reaches a pair's score. A semiglobal pair's padding
+// rows go above its first row instead, scoring 0 against every residue: each is then a
+// copy of row 0 (H = 0, and E and F = -(gap_open + gap_extend), which is what row 1
+// opens from anyway), and row m is the last row of the group's last pass, whose H thread
+// G - 1 hands on at every step.
 //
 // What it finds, a pair (MODE 0 local, 2 semiglobal):
 //   S, the score;
@@ -78,6 +82,14 @@ __global__ void __launch_bounds__(128) traceback_ends(
     const u8* const tg0 = tg[0];
     const u8* const tg1 = tg[1];
     const int passes = (::max(m[0], m[1]) + TILE - 1) / TILE;
+    // semiglobal: padding rows above a pair's rows (row i of pair l is row i + pad_l)
+    const int pad0 = MODE == 2 ? passes * TILE - m[0] : 0;
+    const int pad1 = MODE == 2 ? passes * TILE - m[1] : 0;
+    // H of row 0's boundary cell of (padded) row r: 0 above a pair's rows
+    auto edge = [&](int r, int pad) {
+        return MODE == 0 || r <= pad ? 0 : -(gap_open + gap_extend * (r - pad));
+    };
+    auto lanes = [](int low, int high) -> T { return ((u32)low & 0xffffu) | ((u32)high << 16); };
     // every lane of a warp runs the same passes and steps (shuffles need all of them)
     const int all_passes = __reduce_max_sync(FULL_MASK, passes);
     const int steps = __reduce_max_sync(FULL_MASK, n_max > 0 ? n_max + G - 1 : 0);
@@ -96,29 +108,30 @@ __global__ void __launch_bounds__(128) traceback_ends(
         const int row0 = pass * TILE + t * R;       // rows row0 + 1 .. row0 + R
 #pragma unroll
         for (int l = 0; l < 2; ++l) {
+            const int pad = l ? pad1 : pad0;
             for (int k = 0; k < R; ++k) {
-                const int r = row0 + k + 1;
-                const int a = live && r <= m[l] ? q[l][r - 1] : -1;
+                const int i = row0 + k + 1 - pad;     // the pair's row
+                const int a = live && i >= 1 && i <= m[l] ? q[l][i - 1] : -1;
+                const bool above = live && i < 1;    // a row of 0 scores, above the pair's
                 for (int b = 0; b < A; ++b)
-                    entry(l * A + b, k) = (short)((a >= 0 ? matrix[a * A + b] : PAD) + open);
+                    entry(l * A + b, k) =
+                        (short)((a >= 0 ? matrix[a * A + b] : above ? 0 : PAD) + open);
             }
         }
         T HGa[R], HGb[R], E[R];
 #pragma unroll
         for (int k = 0; k < R; ++k) {
-            HGa[k] = C::splat((MODE == 0 ? 0 : -(gap_open + gap_extend * (row0 + k + 1))) - open);
+            const int r = row0 + k + 1;
+            HGa[k] = lanes(edge(r, pad0) - open, edge(r, pad1) - open);
             HGb[k] = HGa[k];
             E[k] = neg_inf;
         }
-        T diag = C::splat((MODE == 0 || row0 == 0 ? 0 : -(gap_open + gap_extend * row0)) - open);
+        T diag = lanes(edge(row0, pad0) - open, edge(row0, pad1) - open);
         T out_h = diag, out_f = neg_inf;
         // local: the best of this thread's rows in this pass, its first and last column
         T pass_best = 0, pass_first = 0, pass_last = 0;
-        // semiglobal: the register of each pair's row m, if this thread holds it now
-        const int row_m0 = m[0] - 1 - row0, row_m1 = m[1] - 1 - row0;
-        const bool holds0 = MODE == 2 && live && row_m0 >= 0 && row_m0 < R;
-        const bool holds1 = MODE == 2 && live && row_m1 >= 0 && row_m1 < R;
-        const T held = (holds0 ? 0xffffu : 0u) | (holds1 ? 0xffff0000u : 0u);
+        // semiglobal: whether this thread's last row is row m of both pairs
+        const bool holds_m = MODE == 2 && live && pass == passes - 1 && t == G - 1;
 
         // `bounded` (a Flag): whether a thread's column may lie outside its targets; the
         // steps where every column of the warp is inside all of them go without the
@@ -179,16 +192,11 @@ __global__ void __launch_bounds__(128) traceback_ends(
                 pass_best = C::max(pass_best, step_best);
                 pass_first = C::select(pass_first, col, above);
                 pass_last = C::select(pass_last, col, level);
-            } else if (holds0 || holds1) {
-                T v = C::splat(C::FLOOR);
-#pragma unroll
-                for (int k = 0; k < R; ++k) {
-                    if (k == row_m0) v = C::merge(v, next[k], 0);
-                    if (k == row_m1) v = C::merge(v, next[k], 1);
-                }
-                v = C::add(v, C::splat(open));        // H of row m
-                const T inside = (c <= n0 ? 0xffffu : 0u) | (c <= n1 ? 0xffff0000u : 0u);
-                const T above = __vcmpgts2(v, running) & held & inside;
+            } else if (holds_m) {
+                const T v = C::add(out_h, C::splat(open));   // H of row m
+                const T inside = !checks ? 0xffffffffu
+                                         : (c <= n0 ? 0xffffu : 0u) | (c <= n1 ? 0xffff0000u : 0u);
+                const T above = __vcmpgts2(v, running) & inside;
                 running = C::select(running, v, above);
                 running_col = C::select(running_col, col, above);
             }
@@ -260,7 +268,7 @@ __global__ void __launch_bounds__(128) traceback_ends(
             if (p < count && t == 0)
                 write(p, best[l], first_row[l], ::min(first_row[l] + R - 1, m[l]), first_col[l],
                       last_col[l]);
-        } else if (p < count && t == ((m[l] - 1) % TILE) / R) {
+        } else if (p < count && t == G - 1) {
             const int col = C::lane(running_col, l);
             write(p, C::lane(running, l), m[l], m[l], col, col);
         }
