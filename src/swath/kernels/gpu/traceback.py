@@ -352,7 +352,8 @@ def align_batch(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: 
 
     Returns ``scores`` (N,) int64, ``coords`` (N, 4) int64 (query start, query end,
     target start, target end; 0-based, end exclusive), and the CIGARs as one uint8
-    text buffer with (N + 1,) int64 offsets.
+    text buffer with (N + 1,) int64 offsets. The arrays live in page-locked host memory
+    from CuPy's pinned memory pool, which takes it back when they go.
     """
     with _upload(q_res, t_res) as upload:
         return _align(upload, q_res, q_off, t_res, t_off, matrix, gap_open, gap_extend, mode,
@@ -371,11 +372,12 @@ def _align(upload: Upload, q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarr
     # ends.cu's results, zero for the pairs it does not take; its column 2 is a banded
     # pair's first target column (the shift of its coordinates)
     ends = cp.zeros((count, 6), dtype=np.int64)
-    cut, band, group = whole, _unbanded(count), _groups(whole.q_len)
     ends_pass = _EndsPass.make(whole, chosen) if len(chosen) else None
     inputs = _Inputs.of(upload, matrix)
-    if ends_pass is not None:
+    if ends_pass is not None:       # launched first: the host's work below overlaps it
         ends_pass.run(inputs, gap_open, gap_extend, mode, max(int(matrix.max()), 0), ends)
+    cut, band, group = whole, _unbanded(count), _groups(whole.q_len)
+    if ends_pass is not None:
         cut = whole.window(banded, ends)
         band = {"band_lo": cp.where(banded, ends[:, 4], band["band_lo"]).astype(np.int32),
                 "band_hi": cp.where(banded, ends[:, 5], band["band_hi"]).astype(np.int32)}
