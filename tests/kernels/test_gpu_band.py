@@ -6,6 +6,8 @@ of routing cannot leave a test comparing the whole-matrix path with itself.
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 import pytest
 
@@ -98,6 +100,30 @@ def test_local_pairs_without_a_positive_cell_are_empty():
     matrix = swath.Scoring.dna().matrix
     assert banded(queries, targets, matrix, 5, 2, "local").all()
     assert_equal_cpu(queries, targets, matrix, 5, 2, "local")
+
+
+@pytest.mark.parametrize("lengths", [(1, 300), (64, 65), (128, 500), (63, 192)])
+def test_two_pairs_of_a_register_with_other_passes_equal_cpu(lengths):
+    """The two pairs of one register in ends.cu with different passes (and exact
+    multiples of a pass): a semiglobal pair's padding rows above its own."""
+    rng = np.random.default_rng(sum(lengths))
+    queries = [rng.integers(0, 4, m).astype(np.uint8) for m in lengths]
+    targets = [np.concatenate([rng.integers(0, 4, 40).astype(np.uint8), q,
+                               rng.integers(0, 4, 50).astype(np.uint8)]) for q in queries]
+    for mode in ("semiglobal", "local"):
+        matrix = swath.Scoring.dna().matrix
+        assert banded(queries, targets, matrix, 5, 2, mode).all()
+        assert_equal_cpu(queries, targets, matrix, 5, 2, mode)
+
+
+def test_an_empty_batch_gives_empty_results():
+    from swath.kernels.gpu.traceback import align_batch
+
+    empty, offsets = np.zeros(0, dtype=np.uint8), np.zeros(1, dtype=np.int64)
+    scores, coords, text, text_at = align_batch(empty, offsets, empty, offsets,
+                                                swath.Scoring.dna().matrix, 5, 2, "local")
+    assert scores.shape == (0,) and coords.shape == (0, 4) and text.size == 0
+    np.testing.assert_array_equal(text_at, [0])
 
 
 def test_pairs_the_band_cannot_take_are_computed_whole():
@@ -196,11 +222,13 @@ def test_a_failed_chunk_raises_once_every_copy_is_done(small_ring, monkeypatch):
 
     from swath.kernels.gpu.transfer import Upload
 
-    copy, calls = cp.cuda.runtime.memcpyAsync, []
+    copy, calls, lock = cp.cuda.runtime.memcpyAsync, [], threading.Lock()
 
     def failing(*args):
-        calls.append(args)
-        if len(calls) == 2:
+        with lock:
+            calls.append(args)
+            fails = len(calls) == 2
+        if fails:
             raise cp.cuda.runtime.CUDARuntimeError(1)
         return copy(*args)
 
@@ -211,8 +239,10 @@ def test_a_failed_chunk_raises_once_every_copy_is_done(small_ring, monkeypatch):
     assert len(calls) == 10
 
 
+@pytest.mark.parametrize("mode", ["local", "semiglobal"])
 @pytest.mark.parametrize("function", ["align_batch", "score_ends"])
-def test_batches_through_the_ring_are_exact_and_leave_inputs_unlocked(small_ring, function):
+def test_batches_through_the_ring_are_exact_and_leave_inputs_unlocked(small_ring, function,
+                                                                      mode):
     """Staged residues give the CPU's results; the caller's arrays are never page-locked
     (CUDA would refuse to lock them a second time)."""
     import cupy as cp
@@ -222,7 +252,7 @@ def test_batches_through_the_ring_are_exact_and_leave_inputs_unlocked(small_ring
     rng = np.random.default_rng(4)
     queries, targets = mutated_pairs(rng, 30, (20, 300), (100, 600))
     (q_res, q_off), (t_res, t_off) = packed(queries), packed(targets)
-    args = (q_res, q_off, t_res, t_off, swath.Scoring.dna().matrix, 5, 2, "local")
+    args = (q_res, q_off, t_res, t_off, swath.Scoring.dna().matrix, 5, 2, mode)
     got = getattr(traceback, function)(*args)
     expected = getattr(get_backend("cpu"), function)(*args)
     for g, c in zip(got, expected, strict=True):

@@ -8,7 +8,9 @@ costs about as much as the copy again, to lock and to unlock, and cannot overlap
 
 A download lands in page-locked memory from CuPy's pinned pool, which the returned array
 keeps: no page faults on fresh memory, no second copy; the pool takes it back when
-the array goes.
+the array goes. The pool reuses a block only for an allocation of its own size, so a
+ring's slots and a download's bytes are rounded up to a power of two: what stays locked
+is bounded (the rings' five sizes, twice the largest download), however many batches run.
 """
 
 from __future__ import annotations
@@ -50,7 +52,7 @@ class Upload:
         self.arrays: list[cp.ndarray] = []
         chunks: list[tuple[np.ndarray, int]] = []     # (host bytes, device address)
         for host in hosts:
-            host = np.ascontiguousarray(host)
+            host = np.require(host, requirements="C")
             device = cp.empty(host.shape, dtype=host.dtype)
             self.arrays.append(device)
             if host.nbytes < STAGED:
@@ -59,25 +61,32 @@ class Upload:
             flat = host.reshape(-1).view(np.uint8)
             chunks += [(flat[at:at + CHUNK], device.data.ptr + at)
                        for at in range(0, host.nbytes, CHUNK)]
-        self._ring = (cp.cuda.alloc_pinned_memory(min(len(chunks), SLOTS) * CHUNK) if chunks
-                      else None)
+        # the arrays' memory may have been freed by kernels still running on the caller's
+        # stream: the copies wait for what it has queued
+        self._stream.wait_event(cp.cuda.get_current_stream().record())
         self._copied = [cp.cuda.Event(block=False, disable_timing=True) for _ in chunks]
         self._issued = [threading.Event() for _ in chunks]
-        self._tasks: list[Future] = [_threads().submit(self._copy, k, host, address)
-                                     for k, (host, address) in enumerate(chunks)]
+        self._tasks: list[Future] = []
+        self._ring = None          # kept until every copy out of it has finished
+        if chunks:
+            slots = min(1 << (len(chunks) - 1).bit_length(), SLOTS)
+            self._ring = ring = cp.cuda.alloc_pinned_memory(slots * CHUNK)
+            self._tasks = [_threads().submit(self._copy, ring, slots, k, host, address)
+                           for k, (host, address) in enumerate(chunks)]
 
-    def _copy(self, k: int, host: np.ndarray, address: int) -> None:
-        """Chunk k: into its slot (once the chunk before it there has left), then out to
-        the GPU."""
+    def _copy(self, ring: cp.cuda.PinnedMemoryPointer, slots: int, k: int, host: np.ndarray,
+              address: int) -> None:
+        """Chunk k: into its slot of ``ring`` (once the chunk before it there has left),
+        then out to the GPU."""
         try:
-            if k >= SLOTS:
-                self._issued[k - SLOTS].wait()
-                self._copied[k - SLOTS].synchronize()
-            offset = (k % SLOTS) * CHUNK
-            np.copyto(np.frombuffer(self._ring, dtype=np.uint8, count=host.nbytes,
-                                    offset=offset), host)
+            if k >= slots:
+                self._issued[k - slots].wait()
+                self._copied[k - slots].synchronize()
+            offset = (k % slots) * CHUNK
+            np.copyto(np.frombuffer(ring, dtype=np.uint8, count=host.nbytes, offset=offset),
+                      host)
             with self._device:
-                cp.cuda.runtime.memcpyAsync(address, self._ring.ptr + offset, host.nbytes,
+                cp.cuda.runtime.memcpyAsync(address, ring.ptr + offset, host.nbytes,
                                             _TO_DEVICE, self._stream.ptr)
                 self._copied[k].record(self._stream)
         finally:
@@ -104,7 +113,7 @@ class Upload:
 
 def download(device: cp.ndarray) -> np.ndarray:
     """``device`` copied into page-locked host memory (the returned array keeps it)."""
-    memory = cp.cuda.alloc_pinned_memory(max(device.nbytes, 1))
+    memory = cp.cuda.alloc_pinned_memory(1 << max(16, (device.nbytes - 1).bit_length()))
     host = np.frombuffer(memory, dtype=device.dtype, count=device.size).reshape(device.shape)
     device.get(out=host)
     return host
