@@ -117,8 +117,10 @@ __device__ int walk_pair(const u8* q, const u8* tg, int n, int lo, int hi, int S
     return (int)(text_end - at);
 }
 
+// At most 128 registers (4 blocks an SM): the semiglobal fill takes 119 to 125 without
+// spilling; the local one 128, spilling a few words per pass (none in the steps)
 template <int G, int R, int MODE, bool DIRS>
-__global__ void __launch_bounds__(128) traceback_fill(
+__global__ void __launch_bounds__(128, 4) traceback_fill(
     const u8* __restrict__ q_res, const i64* __restrict__ q_start, const int* __restrict__ q_len,
     const u8* __restrict__ t_res, const i64* __restrict__ t_start, const int* __restrict__ t_len,
     int count,                         // pairs (in processing order), one a group
@@ -163,11 +165,15 @@ __global__ void __launch_bounds__(128) traceback_fill(
     for (int pass = 0; pass < all_passes; ++pass) {
         const bool live = pass < passes;
         const int row0 = pass * TILE + t * R;
-        int H[R], E[R], qrow[R], col_best[R], val_best[R];
+        // H of the previous column in one array, of this column in the other: the step loop
+        // runs two columns an iteration, so no register is copied (a step skipped before
+        // a thread's first column finds the boundary in both)
+        int Ha[R], Hb[R], E[R], qrow[R], col_best[R], val_best[R];
 #pragma unroll
         for (int k = 0; k < R; ++k) {
             const int r = row0 + k + 1;
-            H[k] = MODE == 0 ? 0 : -(gap_open + gap_extend * r);
+            Ha[k] = MODE == 0 ? 0 : -(gap_open + gap_extend * r);
+            Hb[k] = Ha[k];
             E[k] = neg_inf;
             qrow[k] = (r <= m ? q[r - 1] : 0) * A;
             val_best[k] = 0;
@@ -184,11 +190,11 @@ __global__ void __launch_bounds__(128) traceback_fill(
         const int row_m = m - 1 - row0;
         const bool holds_m = MODE != 0 && live && pass == passes - 1 && row_m >= 0 && row_m < R;
 
-        for (int s = 0; s < steps; ++s) {
+        auto step = [&](const int s, const int (&prev)[R], int (&next)[R]) {
             int in_h = __shfl_up_sync(FULL_MASK, out_h, 1, G);
             int in_f = __shfl_up_sync(FULL_MASK, out_f, 1, G);
             const int c = cols.x + s - t;
-            if (!live || c < cols.x || c > cols.y) continue;
+            if (!live || c < cols.x || c > cols.y) return;
             if (t == 0) {
                 if (pass == 0) {
                     in_h = MODE == 1 ? -(gap_open + gap_extend * c) : 0;
@@ -206,7 +212,7 @@ __global__ void __launch_bounds__(128) traceback_fill(
             u64 word = 0;
 #pragma unroll
             for (int k = 0; k < R; ++k) {
-                const int left = H[k];
+                const int left = prev[k];
                 const int e_open = left + goe, e_ext = E[k] + ge;
                 const int e = ::max(e_open, e_ext);
                 const int f_open = up_h + goe, f_ext = up_f + ge;
@@ -227,7 +233,7 @@ __global__ void __launch_bounds__(128) traceback_fill(
                 }
                 E[k] = e;
                 dg = left;
-                H[k] = h;
+                next[k] = h;
                 up_h = h;
                 up_f = f;
             }
@@ -240,15 +246,19 @@ __global__ void __launch_bounds__(128) traceback_fill(
                 my_spill[2 * (c - 1) + 1] = out_f;
             }
             if (holds_m) {
-                int v = H[0];
+                int v = next[0];
 #pragma unroll
                 for (int k = 1; k < R; ++k)
-                    if (k == row_m) v = H[k];
+                    if (k == row_m) v = next[k];
                 if ((MODE == 2 && v > best) || (MODE == 1 && c == n)) {
                     best = v;
                     best_col = c;
                 }
             }
+        };
+        for (int s = 0; s < steps; s += 2) {
+            step(s, Ha, Hb);
+            if (s + 1 < steps) step(s + 1, Hb, Ha);
         }
         if (MODE == 0 && live) {
             // rows ascend with k and with passes: strict > keeps the first best row
