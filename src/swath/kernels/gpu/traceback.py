@@ -17,8 +17,9 @@ order. A pair whose direction codes alone exceed the budget is aligned by the CP
 (identical results).
 
 Every per-pair array is made on the GPU (the processing orders are GPU sorts): the host
-uploads the residues and the offsets, launches the kernels of a few runs of pairs, and
-downloads the results.
+uploads the offsets, makes the first plan while the residues travel (``transfer.Upload``,
+host threads and a ring of page-locked slots), launches the kernels of a few runs of
+pairs, and downloads the results, packed on the GPU, into page-locked memory.
 """
 
 from __future__ import annotations
