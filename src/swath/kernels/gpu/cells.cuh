@@ -1,4 +1,5 @@
-// Cell arithmetic for the DP kernels: one type per lane width.
+// Cell arithmetic for the DP kernels: one type per lane width (and the warp helpers
+// their steps share: FULL_MASK, Flag).
 //
 // Packed16: two targets side by side in the 16-bit halves of a 32-bit register
 // (low half: the first target). QueryPacked16: the same arithmetic, with two query
@@ -15,6 +16,12 @@
 typedef unsigned int u32;
 typedef unsigned char u8;
 typedef long long i64;
+
+#define FULL_MASK 0xffffffffu   // every lane of a warp (shuffles, reductions)
+
+// A compile-time bool for a step's variants (with or without bounds checks, boundary
+// selects): `step(Flag<true>(), ...)`.
+template <bool B> struct Flag { static constexpr bool value = B; };
 
 struct Packed16 {
     typedef u32 T;

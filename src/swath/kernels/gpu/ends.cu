@@ -35,10 +35,6 @@
 // out, a pair: S, rows, c_lo, cols, lo, hi (a local pair of score 0: all zero).
 #include "cells.cuh"
 
-#define FULL_MASK 0xffffffffu
-
-template <bool B> struct Flag { static constexpr bool value = B; };
-
 template <int G, int MODE>
 __global__ void __launch_bounds__(128) traceback_ends(
     const u8* __restrict__ q_res, const i64* __restrict__ q_start, const int* __restrict__ q_len,

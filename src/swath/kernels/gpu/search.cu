@@ -35,10 +35,7 @@
 // only sent here when their score bounds fit the type (checked by the caller).
 #include "cells.cuh"
 
-#define FULL_MASK 0xffffffffu
 #define SEGMENT 32
-
-template <bool B> struct Flag { static constexpr bool value = B; };
 
 template <int G, int R, class C, int MODE>
 __global__ void __launch_bounds__(128) search_scores(

@@ -32,8 +32,6 @@
 // (score_ends).
 #include "cells.cuh"
 
-#define FULL_MASK 0xffffffffu
-
 #define BAND_FREE (1 << 29)
 
 typedef unsigned long long u64;
