@@ -198,12 +198,45 @@ def test_staged_uploads_and_downloads_are_exact(small_ring, size):
              rng.integers(-9, 9, (size, 3)).astype(np.int64)[::2],    # strided, 8 bytes
              rng.integers(0, 4, 17).astype(np.uint8)]
     with Upload(hosts) as upload:
-        arrays = upload.wait()
+        upload.ready()
+        arrays = upload.arrays
     for host, device in zip(hosts, arrays, strict=True):
         np.testing.assert_array_equal(device.get(), host)
         back = download(device)
         np.testing.assert_array_equal(back, host)
         assert back.dtype == host.dtype
+
+
+def test_an_upload_in_parts_has_each_part_ready_in_turn(small_ring):
+    """Part k of every array is on the GPU once ready(k) has made the stream wait."""
+    import cupy as cp
+
+    from swath.kernels.gpu.transfer import Upload
+
+    rng = np.random.default_rng(5)
+    hosts = [rng.integers(0, 255, 7_000).astype(np.uint8),
+             rng.integers(0, 9, 2_500).astype(np.int32)]
+    cuts = [[0, 10, 3_001, 7_000], [0, 2_000, 2_000, 2_500]]    # an empty part too
+    with Upload(hosts, cuts) as upload:
+        for part in range(3):
+            upload.ready(part)
+            for host, device, at in zip(hosts, upload.arrays, cuts, strict=True):
+                got = cp.asnumpy(device[at[part]:at[part + 1]])
+                np.testing.assert_array_equal(got, host[at[part]:at[part + 1]])
+
+
+def test_batches_in_upload_parts_equal_cpu(monkeypatch):
+    """Pairs k whose residues go in parts: each part's ends.cu launches wait for their
+    own residues only (every part must still be exact)."""
+    from swath.kernels.gpu import traceback, transfer
+
+    monkeypatch.setattr(traceback, "PARTED", 0)
+    monkeypatch.setattr(transfer, "STAGED", 0)
+    monkeypatch.setattr(transfer, "CHUNK", 4096)
+    rng = np.random.default_rng(6)
+    queries, targets = mutated_pairs(rng, 150, (20, 700), (100, 1500))
+    for mode in ("local", "semiglobal"):
+        assert_equal_cpu(queries, targets, swath.Scoring.dna().matrix, 5, 2, mode)
 
 
 def test_download_lands_in_page_locked_memory():
@@ -217,7 +250,7 @@ def test_download_lands_in_page_locked_memory():
 
 
 def test_a_failed_chunk_raises_once_every_copy_is_done(small_ring, monkeypatch):
-    """A copy that fails raises from wait(); the chunks waiting for its slot go on."""
+    """A copy that fails raises from ready(); the chunks waiting for its slot go on."""
     import cupy as cp
 
     from swath.kernels.gpu.transfer import Upload
@@ -235,7 +268,7 @@ def test_a_failed_chunk_raises_once_every_copy_is_done(small_ring, monkeypatch):
     monkeypatch.setattr(cp.cuda.runtime, "memcpyAsync", failing)
     upload = Upload([np.zeros(10_000, dtype=np.uint8)])
     with pytest.raises(cp.cuda.runtime.CUDARuntimeError):
-        upload.wait()
+        upload.ready()
     assert len(calls) == 10
 
 

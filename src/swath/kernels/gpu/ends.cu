@@ -43,7 +43,7 @@ __global__ void __launch_bounds__(128) traceback_ends(
     const short* __restrict__ matrix,  // (A, A)
     int A, int gap_open, int gap_extend, int top,
     u32* __restrict__ spill,           // 2 * n words a group (its longer target), P > 1
-    const i64* __restrict__ spill_at,  // by group
+    const i64* __restrict__ spill_at,  // by pair: its group's first word, at its first pair
     int* __restrict__ out)             // (pairs, 6)
 {
     typedef Packed16 C;
@@ -90,7 +90,7 @@ __global__ void __launch_bounds__(128) traceback_ends(
     const int all_passes = __reduce_max_sync(FULL_MASK, passes);
     const int steps = __reduce_max_sync(FULL_MASK, n_max > 0 ? n_max + G - 1 : 0);
     const int inside = __reduce_min_sync(FULL_MASK, ::min(n0, n1));   // steps < it: inside
-    T* my_spill = spill + (passes > 1 ? spill_at[group] : 0);
+    T* my_spill = spill + (passes > 1 ? spill_at[2 * group] : 0);
     const T goe = C::splat(-open), ge = C::splat(-gap_extend);
     const T neg_inf = C::splat(C::FLOOR + gap_extend);
 

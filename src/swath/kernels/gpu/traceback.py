@@ -49,6 +49,9 @@ BAND_FREE = 1 << 29          # traceback.cu's band of a pair without one: every 
 ENDS_PAD = 4096              # ends.cu's score of padding rows and columns (negated)
 ENDS_CELL = 30_000           # the largest magnitude an ends.cu cell may take, with room
 ENDS_ALPHABET = 5            # ends.cu's profiles of 128 threads fit 48 KiB of shared memory
+UPLOAD_PARTS = 8             # parts of a large upload of pairs k: ends.cu starts on the first
+FIRST_PART = 4               # the first part is this many times lighter than the others
+PARTED = 32 << 20            # residue bytes from which an upload goes in parts
 
 
 # The per-pair arithmetic is done by elementwise kernels and CuPy functions: CuPy's
@@ -71,6 +74,26 @@ def _arithmetic() -> dict[str, cp.ElementwiseKernel]:
             words = passes * (columns + group - 1) * group;
             large = words > budget;
             """, "swath_pass_shape"),
+        # ends.cu's spill words of the group whose first pair is at position k (runs of
+        # positions lo .. hi, two pairs a group from lo, rows ``tile`` a pass), 0 at a
+        # group's second pair: the longer target's H and F when a pass does not hold
+        # the deeper query
+        "ends_spill_words": cp.ElementwiseKernel(
+            "int64 k, raw int32 m, raw int32 n, raw int64 run_lo, raw int64 run_hi,"
+            " raw int64 run_tile, int32 runs",
+            "int64 words",
+            """
+            words = 0;
+            for (int r = 0; r < runs; ++r) {
+                if (k < run_lo[r] || k >= run_hi[r] || (k - run_lo[r]) % 2) continue;
+                int deeper = m[k], longer = n[k];
+                if (k + 1 < run_hi[r]) {
+                    deeper = max(deeper, m[k + 1]);
+                    longer = max(longer, n[k + 1]);
+                }
+                words = deeper > run_tile[r] ? 2 * (long long)longer : 0;
+            }
+            """, "swath_ends_spill_words"),
         # spill words of a pair: its target's H and F when it takes more than one pass
         "spill_words": cp.ElementwiseKernel("T m, T n, int64 tile", "int64 words",
                                             "words = m > tile ? 2 * (long long)n : 0",
@@ -154,41 +177,87 @@ class _Inputs:
     @classmethod
     def of(cls, upload: Upload, matrix: np.ndarray) -> _Inputs:
         """The residues of ``upload`` (``[q_res]`` when the two sets are one, or
-        ``[q_res, t_res]``), once there."""
-        residues = upload.wait()
+        ``[q_res, t_res]``); a kernel that reads them waits with ``upload.ready``."""
+        residues = upload.arrays
         return cls(residues[0], residues[-1], cp.asarray(matrix.astype(np.int16)),
                    np.int32(matrix.shape[0]))
 
 
-def _upload(q_res: np.ndarray, t_res: np.ndarray) -> Upload:
-    return Upload([q_res] if t_res is q_res else [q_res, t_res])
+def _part_starts(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray,
+                 pairs: tuple[np.ndarray, np.ndarray] | None) -> list[int]:
+    """The first pair of each part of the upload, and the count: pairs k go in
+    UPLOAD_PARTS parts when their residues are large, so that ends.cu starts on the first
+    part's pairs while the others travel (the first is lighter: it arrives sooner);
+    chosen pairs (whose residues lie anywhere) in one."""
+    count = len(q_off) - 1 if pairs is None else len(pairs[0])
+    if pairs is not None or t_res is q_res or q_res.nbytes + t_res.nbytes < PARTED:
+        return [0, count]
+    weights = (UPLOAD_PARTS - 1) * FIRST_PART + 1
+    return [0, *(count * (1 + FIRST_PART * part) // weights for part in range(UPLOAD_PARTS))]
+
+
+def _upload(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: np.ndarray,
+            starts: list[int]) -> Upload:
+    """The upload of both residue sets (one when they are one), in the parts that begin
+    at pairs ``starts``."""
+    def cuts(residues: np.ndarray, offsets: np.ndarray) -> list[int]:
+        return [0, *(int(offsets[k]) for k in starts[1:-1]), len(residues)]
+
+    if t_res is q_res:
+        return Upload([q_res])
+    return Upload([q_res, t_res], [cuts(q_res, q_off), cuts(t_res, t_off)])
 
 
 @dataclass
 class _Plan:
-    """Pairs in processing order with their per-pair arrays, on the GPU, and the runs of
-    positions that share a group size: (first, end, group size)."""
+    """Pairs in processing order with their per-pair arrays, on the GPU, the runs of
+    positions that share a group size: (first, end, group size), and running sums."""
 
     order: cp.ndarray          # processing position -> pair index
     runs: list[tuple[int, int, int]]
+    parts: list[int]           # the upload's part of each run
     dev: dict[str, cp.ndarray]
+    at: dict[str, cp.ndarray]  # exclusive running sums of make's ``sums``, by position
+    known: dict[int, np.ndarray]   # their values at some positions, on the host
 
     @classmethod
     def make(cls, pairs: _Pairs, chosen: cp.ndarray, group: cp.ndarray, *keys: cp.ndarray,
-             **extra: cp.ndarray) -> _Plan:
-        """The plan of pairs ``chosen`` (indices), by ``group`` (every pair's), then by
-        ``keys`` (per-pair int64 arrays): one GPU sort."""
-        sizes = _size_index(group[chosen])
-        sort = (cp.lexsort(cp.stack([k[chosen] for k in reversed(keys)] + [sizes]))
+             part: cp.ndarray | None = None, parts: int = 1,
+             sums: dict[str, cp.ndarray] | None = None, **extra: cp.ndarray) -> _Plan:
+        """The plan of pairs ``chosen`` (indices), by ``part`` (every pair's part of the
+        upload, of ``parts``), then ``group`` (every pair's), then ``keys`` (per-pair int64
+        arrays): one GPU sort. ``sums`` (per-pair int64 arrays) are summed in plan order;
+        their values at the runs' bounds come back with the bounds, in one download."""
+        runs_key = _size_index(group[chosen])
+        if part is not None:
+            runs_key = cp.add(cp.multiply(part[chosen], len(FILL_GROUPS)), runs_key)
+        sort = (cp.lexsort(cp.stack([k[chosen] for k in reversed(keys)] + [runs_key]))
                 if len(chosen) else chosen)
         order = chosen[sort]
-        bounds = cp.searchsorted(sizes[sort], cp.arange(len(FILL_GROUPS) + 1)).get().tolist()
-        runs = [(a, b, size) for a, b, size in zip(bounds, bounds[1:], FILL_GROUPS, strict=False)
-                if b > a]
+        at = {name: _exclusive_cumsum(values[order]) for name, values in (sums or {}).items()}
+        bounds = cp.searchsorted(runs_key[sort], cp.arange(parts * len(FILL_GROUPS) + 1))
+        fetched = cp.stack([bounds, *(a[bounds] for a in at.values())]).get()
+        bounds = fetched[0].tolist()
+        runs, run_parts = [], []
+        for key, (a, b) in enumerate(pairwise(bounds)):
+            if b > a:
+                runs.append((a, b, FILL_GROUPS[key % len(FILL_GROUPS)]))
+                run_parts.append(key // len(FILL_GROUPS))
         dev = {"q_start": pairs.q_start[order], "q_len": pairs.q_len[order].astype(np.int32),
                "t_start": pairs.t_start[order], "t_len": pairs.t_len[order].astype(np.int32),
                **{name: a[order] for name, a in extra.items()}}
-        return cls(order, runs, dev)
+        return cls(order, runs, run_parts, dev, at, dict(zip(bounds, fetched[1:].T, strict=True)))
+
+    def sums_at(self, positions: list[int]) -> dict[str, np.ndarray]:
+        """Each running sum at ``positions``: those at the runs' bounds came with the
+        plan, the others in one download."""
+        missing = sorted(set(positions) - self.known.keys())
+        if missing:
+            where = cp.asarray(missing, dtype=np.int64)
+            values = cp.stack([a[where] for a in self.at.values()]).get().T
+            self.known |= zip(missing, values, strict=True)
+        table = np.array([self.known[p] for p in positions], dtype=np.int64)
+        return dict(zip(self.at, table.reshape(len(positions), len(self.at)).T, strict=True))
 
     def pair_args(self, inputs: _Inputs, lo: int, hi: int) -> tuple:
         d = self.dev
@@ -217,45 +286,55 @@ def _banded(pairs: _Pairs, matrix: np.ndarray, gap_open: int, gap_extend: int, m
 
 @dataclass
 class _EndsPass:
-    """ends.cu's plan for some pairs, and the spill buffer of each run of its plan."""
+    """ends.cu's plan for some pairs, and its spill buffer with each group's first word
+    (at the group's first pair)."""
 
     plan: _Plan
-    spills: list[tuple[cp.ndarray, cp.ndarray]]
+    spill: cp.ndarray
+    spill_at: cp.ndarray
 
     @classmethod
-    def make(cls, pairs: _Pairs, chosen: cp.ndarray) -> _EndsPass:
-        """The plan of pairs ``chosen``. A group of threads takes two pairs; with two
-        passes or more it spills the longer target's columns."""
+    def make(cls, pairs: _Pairs, chosen: cp.ndarray, starts: list[int]) -> _EndsPass:
+        """The plan of pairs ``chosen``, part by part of the upload (parts begin at pairs
+        ``starts``). A group of threads takes two pairs; with two passes or more it
+        spills the longer target's columns."""
+        part = cp.searchsorted(cp.asarray(starts[1:-1], dtype=np.int64),
+                               cp.arange(len(pairs.q_len)), side="right")
         groups = _ends_groups(pairs.q_len)
         passes = _arithmetic()["ceil_div"](pairs.q_len, cp.multiply(groups, ROWS))
-        plan = _Plan.make(pairs, chosen, groups, passes, pairs.t_len)
-        spills = []
-        for lo, hi, group in plan.runs:
-            two = cp.zeros((-(-(hi - lo) // 2) * 2, 2), dtype=np.int64)
-            two[: hi - lo, 0] = plan.dev["q_len"][lo:hi]
-            two[: hi - lo, 1] = plan.dev["t_len"][lo:hi]
-            deeper, longer = two.reshape(-1, 2, 2).max(axis=1).T
-            spill_at = _exclusive_cumsum(_arithmetic()["spill_words"](deeper, longer,
-                                                                      group * ROWS))
-            spills.append((cp.empty(max(int(spill_at[-1]), 1), dtype=np.uint32),
-                           spill_at[:-1]))
-        return cls(plan, spills)
+        plan = _Plan.make(pairs, chosen, groups, passes, pairs.t_len, part=part,
+                          parts=len(starts) - 1)
+        table = cp.asarray(np.array([(lo, hi, group * ROWS) for lo, hi, group in plan.runs],
+                                    dtype=np.int64).reshape(-1, 3).T.copy())
+        spill_at = _exclusive_cumsum(_arithmetic()["ends_spill_words"](
+            cp.arange(len(plan.order)), plan.dev["q_len"], plan.dev["t_len"], table[0],
+            table[1], table[2], np.int32(len(plan.runs))))
+        return cls(plan, cp.empty(max(int(spill_at[-1]), 1), dtype=np.uint32), spill_at)
 
-    def run(self, inputs: _Inputs, gap_open: int, gap_extend: int, mode: str, top: int,
-            ends: cp.ndarray) -> None:
-        """Launch ends.cu over the plan; each pair's results go to its row of ``ends``
-        (N, 6): score, window rows, first column, columns, band's lowest and highest
-        diagonal."""
+    def run(self, inputs: _Inputs, upload: Upload, gap_open: int, gap_extend: int, mode: str,
+            top: int, ends: cp.ndarray) -> None:
+        """Launch ends.cu over the plan, each part's runs on a stream of their own once
+        the part's residues are there (a part's launches fill the tail of the one
+        before); each pair's results go to its row of ``ends`` (N, 6): score, window
+        rows, first column, columns, band's lowest and highest diagonal."""
         plan = self.plan
         out = cp.empty((len(plan.order), 6), dtype=np.int32)
         shared = (2 * int(inputs.alphabet) + 1) * 2 * BLOCK * 16
-        for (lo, hi, group), (spill, spill_at) in zip(plan.runs, self.spills, strict=True):
-            kernel("ends.cu", ends_name(group, mode))(
-                (-(-len(spill_at) * group // BLOCK),), (BLOCK,),
-                (*plan.pair_args(inputs, lo, hi), inputs.matrix, inputs.alphabet,
-                 np.int32(gap_open), np.int32(gap_extend), np.int32(top), spill, spill_at,
-                 out[lo:hi]),
-                shared_mem=shared)
+        here = cp.cuda.get_current_stream()
+        planned = here.record()
+        streams = {part: cp.cuda.Stream(non_blocking=True) for part in plan.parts}
+        for (lo, hi, group), part in zip(plan.runs, plan.parts, strict=True):
+            with streams[part]:
+                streams[part].wait_event(planned)
+                upload.ready(part)
+                kernel("ends.cu", ends_name(group, mode))(
+                    (-(-(hi - lo) // 2 * group // BLOCK),), (BLOCK,),
+                    (*plan.pair_args(inputs, lo, hi), inputs.matrix, inputs.alphabet,
+                     np.int32(gap_open), np.int32(gap_extend), np.int32(top), self.spill,
+                     self.spill_at[lo:hi], out[lo:hi]),
+                    shared_mem=shared)
+        for stream in streams.values():
+            here.wait_event(stream.record())
         ends[plan.order] = out
 
 
@@ -294,10 +373,9 @@ def _fill(inputs: _Inputs, plan: _Plan, mode: str, lo: int, hi: int, group: int,
         shared_mem=int(inputs.alphabet) ** 2 * 2)
 
 
-def _spill_words(plan: _Plan, group: cp.ndarray) -> cp.ndarray:
-    """The fill's spill words of each position: 2 n for a pair of several passes."""
-    return _arithmetic()["spill_words"](plan.dev["q_len"], plan.dev["t_len"],
-                                        cp.multiply(group[plan.order], ROWS))
+def _spill_words(pairs: _Pairs, group: cp.ndarray) -> cp.ndarray:
+    """The fill's spill words of each pair: 2 n for a pair of several passes."""
+    return _arithmetic()["spill_words"](pairs.q_len, pairs.t_len, cp.multiply(group, ROWS))
 
 
 def _unbanded(count: int) -> dict[str, cp.ndarray]:
@@ -315,13 +393,15 @@ def score_ends(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: n
     count = len(q_off) - 1
     pairs = _Pairs.of(q_off, t_off, None)
     group = _groups(pairs.q_len)
-    plan = _Plan.make(pairs, cp.arange(count), group, pairs.t_len, **_unbanded(count))
+    plan = _Plan.make(pairs, cp.arange(count), group, pairs.t_len,
+                      sums={"spill": _spill_words(pairs, group)}, **_unbanded(count))
     out = cp.zeros((count, 3), dtype=np.int32)
     none = cp.zeros(1, dtype=np.uint64)
-    spill_at = _exclusive_cumsum(_spill_words(plan, group))
-    spill = cp.empty(max(int(spill_at[-1]), 1), dtype=np.int32)
-    with _upload(q_res, t_res) as upload:
+    spill_at = plan.at["spill"]
+    spill = cp.empty(max(int(plan.sums_at([count])["spill"][0]), 1), dtype=np.int32)
+    with _upload(q_res, q_off, t_res, t_off, [0, count]) as upload:
         inputs = _Inputs.of(upload, matrix)
+        upload.ready()
         for lo, hi, size in plan.runs:
             _fill(inputs, plan, mode, lo, hi, size, gap_open, gap_extend, spill,
                   spill_at[lo:hi], none, cp.zeros(hi - lo, dtype=np.int64), out, _Walk.none())
@@ -331,11 +411,14 @@ def score_ends(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: n
     return scores, query_end, target_end
 
 
-def _batches(plan: _Plan, word_at: cp.ndarray, budget_words: int) -> list[tuple[int, int, int]]:
-    """The plan's runs cut where the direction words so far pass a multiple of
-    ``budget_words`` (a run's codes can take up to twice that: one that starts late in
-    one multiple ends in the next)."""
-    batch = cp.floor_divide(word_at[1:], budget_words)
+def _batches(plan: _Plan, budget_words: int) -> list[tuple[int, int, int]]:
+    """The plan's runs cut where the direction words so far (running sum ``words``) pass
+    a multiple of ``budget_words`` (a run's codes can take up to twice that: one that
+    starts late in one multiple ends in the next)."""
+    words = int(plan.sums_at([len(plan.order)])["words"][0])
+    if words < budget_words:
+        return plan.runs
+    batch = cp.floor_divide(plan.at["words"][1:], budget_words)
     cuts = [c + 1 for c in cp.flatnonzero(batch[1:] != batch[:-1]).get().tolist()]
     runs = []
     for lo, hi, size in plan.runs:
@@ -358,27 +441,33 @@ def align_batch(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: 
     text buffer with (N + 1,) int64 offsets. The arrays live in page-locked host memory
     from CuPy's pinned memory pool, which takes it back when they go.
     """
-    with _upload(q_res, t_res) as upload:
-        return _align(upload, q_res, q_off, t_res, t_off, matrix, gap_open, gap_extend, mode,
-                      pairs, memory_budget)
-
-
-def _align(upload: Upload, q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray,
-           t_off: np.ndarray, matrix: np.ndarray, gap_open: int, gap_extend: int, mode: str,
-           pairs: tuple[np.ndarray, np.ndarray] | None, memory_budget: int
-           ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """align_batch while its residues travel: the first plan is made meanwhile."""
     whole = _Pairs.of(q_off, t_off, pairs)
-    count = len(whole.q_len)
     banded = _banded(whole, matrix, gap_open, gap_extend, mode)
     chosen = cp.flatnonzero(banded)
+    starts = _part_starts(q_res, q_off, t_res, pairs)
+    # ends.cu's plan is made before the residues travel: beside the upload's host
+    # threads, the plan's host work runs three times slower (measured)
+    ends_pass = _EndsPass.make(whole, chosen, starts) if len(chosen) else None
+    with _upload(q_res, q_off, t_res, t_off, starts) as upload:
+        return _align(upload, whole, banded, ends_pass, q_res, q_off, t_res, t_off, matrix,
+                      gap_open, gap_extend, mode, pairs, memory_budget)
+
+
+def _align(upload: Upload, whole: _Pairs, banded: cp.ndarray, ends_pass: _EndsPass | None,
+           q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: np.ndarray,
+           matrix: np.ndarray, gap_open: int, gap_extend: int, mode: str,
+           pairs: tuple[np.ndarray, np.ndarray] | None, memory_budget: int
+           ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """align_batch while its residues travel: ends.cu takes each part's pairs as soon as
+    they are there, and the fill's plan is made while it runs."""
+    count = len(whole.q_len)
+    inputs = _Inputs.of(upload, matrix)
     # ends.cu's results, zero for the pairs it does not take; its column 2 is a banded
     # pair's first target column (the shift of its coordinates)
     ends = cp.zeros((count, 6), dtype=np.int64)
-    ends_pass = _EndsPass.make(whole, chosen) if len(chosen) else None
-    inputs = _Inputs.of(upload, matrix)
     if ends_pass is not None:       # launched first: the host's work below overlaps it
-        ends_pass.run(inputs, gap_open, gap_extend, mode, max(int(matrix.max()), 0), ends)
+        ends_pass.run(inputs, upload, gap_open, gap_extend, mode, max(int(matrix.max()), 0),
+                      ends)
     cut, band, group = whole, _unbanded(count), _groups(whole.q_len)
     if ends_pass is not None:
         cut = whole.window(banded, ends)
@@ -389,19 +478,22 @@ def _align(upload: Upload, q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarr
     passes, columns, words, large = _arithmetic()["pass_shape"](
         cut.q_len, cut.t_len, group, band["band_lo"], band["band_hi"], ROWS, budget_words)
     shift = cp.where(large, 0, ends[:, 2])      # the CPU aligns large pairs whole
-    plan = _Plan.make(cut, cp.flatnonzero(~large), group, passes, columns, **band)
+    # the direction words, spill words and CIGAR slot (m + n) of each pair, summed in
+    # plan order: where each pair's go
+    plan = _Plan.make(cut, cp.flatnonzero(~large), group, passes, columns,
+                      sums={"words": words, "spill": _spill_words(cut, group),
+                            "slots": cp.add(cut.q_len, cut.t_len)}, **band)
     on_gpu = len(plan.order)
-    word_at = _exclusive_cumsum(words[plan.order])
-    spill_at = _exclusive_cumsum(_spill_words(plan, group))
-    slot_at = _exclusive_cumsum(plan.dev["q_len"].astype(np.int64) + plan.dev["t_len"])
-    runs = _batches(plan, word_at, budget_words)
+    word_at, spill_at, slot_at = plan.at["words"], plan.at["spill"], plan.at["slots"]
+    runs = _batches(plan, budget_words)
     # the buffers of each run: its direction codes and spill
-    at = cp.asarray([x for lo, hi, _ in runs for x in (lo, hi)], dtype=np.int64)
-    sizes = cp.stack([word_at[at], spill_at[at]]).get().reshape(2, -1, 2)
+    edges = plan.sums_at([x for lo, hi, _ in runs for x in (lo, hi)])
+    sizes = edges["words"].reshape(-1, 2), edges["spill"].reshape(-1, 2)
     out = cp.zeros((on_gpu, 3), dtype=np.int32)
     walk = _Walk(cp.zeros((on_gpu, 2), dtype=np.int32),
-                 cp.empty(2 * max(int(slot_at[-1]), 1), dtype=np.int8), slot_at,
-                 cp.zeros(on_gpu, dtype=np.int32))
+                 cp.empty(2 * max(int(plan.sums_at([on_gpu])["slots"][0]), 1), dtype=np.int8),
+                 slot_at, cp.zeros(on_gpu, dtype=np.int32))
+    upload.ready()
     for (lo, hi, size), (w0, w1), (s0, s1) in zip(runs, sizes[0], sizes[1], strict=True):
         dirs = cp.empty(max(int(w1 - w0), 2), dtype=np.uint64)
         spill = cp.empty(max(int(s1 - s0), 1), dtype=np.int32)
@@ -415,11 +507,9 @@ def _align(upload: Upload, q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarr
     found[plan.order] = cp.stack([out[:, 0], walk.starts[:, 0], out[:, 1], walk.starts[:, 1],
                                   out[:, 2], walk.lengths], 1)
     found[:, 3:5] += shift[:, None].astype(np.int32)
+    # checked once the results are back: the host queues their kernels meanwhile
     lost = cp.less(found[:, 5], 0).any() | (banded & ~large & (found[:, 0] != ends[:, 0])).any()
-    if bool(lost):
-        raise RuntimeError("swath's banded traceback lost a path (a bug in swath, please "
-                           "report it with the pairs that cause it)")
-    big = cp.flatnonzero(large).get()
+    big = cp.flatnonzero(large).get() if on_gpu < count else np.empty(0, dtype=np.int64)
     big_cigars = None
     if len(big):    # numba only for pairs past the GPU's memory budget: one CPU call
         from swath.kernels.cpu.traceback import align_batch as cpu_align_batch
@@ -430,7 +520,11 @@ def _align(upload: Upload, q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarr
             pairs=(np.asarray(rows)[big], np.asarray(cols)[big]))
         found[cp.asarray(big)] = cp.asarray(np.column_stack(
             [big_scores, big_coords, np.diff(big_cigars[1])]).astype(np.int32))
-    return _results(found, plan, walk, big, big_cigars)
+    results = _results(found, plan, walk, big, big_cigars)
+    if bool(lost):
+        raise RuntimeError("swath's banded traceback lost a path (a bug in swath, please "
+                           "report it with the pairs that cause it)")
+    return results
 
 
 def _results(found: cp.ndarray, plan: _Plan, walk: _Walk, big: np.ndarray,
@@ -446,7 +540,8 @@ def _results(found: cp.ndarray, plan: _Plan, walk: _Walk, big: np.ndarray,
     head[:count] = found[:, 0]
     head[count:5 * count].reshape(count, 4)[...] = found[:, 1:5]
     text_at = head[5 * count:]
-    text_at[...] = _exclusive_cumsum(found[:, 5].astype(np.int64))
+    # a lost path's length is negative (align_batch raises): it takes no text
+    text_at[...] = _exclusive_cumsum(cp.maximum(found[:, 5], 0).astype(np.int64))
     total = int(text_at[-1])
     text = cp.empty(total, dtype=np.uint8)
     if on_gpu:

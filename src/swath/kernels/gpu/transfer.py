@@ -42,28 +42,43 @@ class Upload:
     Parameters
     ----------
     hosts
-        The arrays (any dtype and layout); they must not change until :meth:`wait`
-        returns.
+        The arrays (any dtype and layout); they must not change until the upload's exit.
+    cuts
+        For each array, the element offsets that cut it into parts, the same number of
+        parts each (``[0, ..., host.size]``): the copies go part by part, part 0 of every
+        array first, and a kernel can wait for one part (:meth:`ready`). One part by
+        default.
     """
 
-    def __init__(self, hosts: Sequence[np.ndarray]) -> None:
+    def __init__(self, hosts: Sequence[np.ndarray],
+                 cuts: Sequence[Sequence[int]] | None = None) -> None:
         self._device = cp.cuda.Device()
         self._stream = cp.cuda.Stream(non_blocking=True)
         self.arrays: list[cp.ndarray] = []
-        chunks: list[tuple[np.ndarray, int]] = []     # (host bytes, device address)
+        flats = []
         for host in hosts:
             host = np.require(host, requirements="C")
-            device = cp.empty(host.shape, dtype=host.dtype)
-            self.arrays.append(device)
-            if host.nbytes < STAGED:
-                device.set(host)
-                continue
-            flat = host.reshape(-1).view(np.uint8)
-            chunks += [(flat[at:at + CHUNK], device.data.ptr + at)
-                       for at in range(0, host.nbytes, CHUNK)]
+            self.arrays.append(cp.empty(host.shape, dtype=host.dtype))
+            flats.append(host.reshape(-1))
+        cuts = [[0, flat.size] for flat in flats] if cuts is None else cuts
         # the arrays' memory may have been freed by kernels still running on the caller's
         # stream: the copies wait for what it has queued
         self._stream.wait_event(cp.cuda.get_current_stream().record())
+        # the chunks, part by part: (host bytes, device address), and those of each part
+        chunks: list[tuple[np.ndarray, int]] = []
+        self._parts: list[list[int]] = []
+        for part in range(len(cuts[0]) - 1) if hosts else ():
+            first = len(chunks)
+            for flat, device, at in zip(flats, self.arrays, cuts, strict=True):
+                piece = flat[at[part]:at[part + 1]]
+                if flat.nbytes < STAGED:
+                    device.reshape(-1)[at[part]:at[part + 1]].set(piece)
+                    continue
+                address = device.data.ptr + at[part] * flat.itemsize
+                piece = piece.view(np.uint8)
+                chunks += [(piece[x:x + CHUNK], address + x)
+                           for x in range(0, piece.nbytes, CHUNK)]
+            self._parts.append(list(range(first, len(chunks))))
         self._copied = [cp.cuda.Event(block=False, disable_timing=True) for _ in chunks]
         self._issued = [threading.Event() for _ in chunks]
         self._tasks: list[Future] = []
@@ -92,12 +107,16 @@ class Upload:
         finally:
             self._issued[k].set()
 
-    def wait(self) -> list[cp.ndarray]:
-        """The arrays on the GPU, once every copy has finished (a failed one raises)."""
-        self._finish()
-        for task in self._tasks:
-            task.result()
-        return self.arrays
+    def ready(self, part: int | None = None) -> None:
+        """Make the current stream wait for the copies of ``part`` (all by default):
+        blocks until they are issued; a copy that failed raises."""
+        stream = cp.cuda.get_current_stream()
+        for chunks in self._parts if part is None else [self._parts[part]]:
+            for k in chunks:
+                if self._tasks[k].exception() is not None:
+                    self._finish()      # nothing writes into the ring once it raises
+                    self._tasks[k].result()
+                stream.wait_event(self._copied[k])
 
     def _finish(self) -> None:
         for task in self._tasks:
