@@ -17,9 +17,11 @@ order. A pair whose direction codes alone exceed the budget is aligned by the CP
 (identical results).
 
 Every per-pair array is made on the GPU (the processing orders are GPU sorts): the host
-uploads the offsets, makes the first plan while the residues travel (``transfer.Upload``,
-host threads and a ring of page-locked slots), launches the kernels of a few runs of
-pairs, and downloads the results, packed on the GPU, into page-locked memory.
+uploads the offsets and makes ends.cu's plan, then the residues travel
+(``transfer.Upload``: host threads and a ring of page-locked slots), in parts when they
+are large, ends.cu taking each part's pairs as soon as they land. The host makes the
+fill's plan while ends.cu runs, launches the kernels of a few runs of pairs, and
+downloads the results, packed on the GPU, into page-locked memory.
 """
 
 from __future__ import annotations
