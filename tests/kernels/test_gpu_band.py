@@ -239,6 +239,38 @@ def test_batches_in_upload_parts_equal_cpu(monkeypatch):
         assert_equal_cpu(queries, targets, swath.Scoring.dna().matrix, 5, 2, mode)
 
 
+def test_a_part_that_fails_raises_and_the_next_batch_is_exact(monkeypatch):
+    """A failed copy of some part raises from align_batch, with ends.cu already running
+    on the parts before it; the next batch is exact (nothing of the failed one was
+    reused under those kernels)."""
+    import cupy as cp
+
+    from swath.kernels.gpu import traceback, transfer
+
+    monkeypatch.setattr(traceback, "PARTED", 0)
+    monkeypatch.setattr(transfer, "STAGED", 0)
+    monkeypatch.setattr(transfer, "CHUNK", 4096)
+    copy, calls, lock = cp.cuda.runtime.memcpyAsync, [], threading.Lock()
+
+    def failing(*args):
+        with lock:
+            calls.append(args)
+            fails = len(calls) == 30      # of about 45 chunks, in a later part
+        if fails:
+            raise cp.cuda.runtime.CUDARuntimeError(1)
+        return copy(*args)
+
+    rng = np.random.default_rng(7)
+    queries, targets = mutated_pairs(rng, 150, (20, 700), (100, 1500))
+    (q_res, q_off), (t_res, t_off) = packed(queries), packed(targets)
+    monkeypatch.setattr(cp.cuda.runtime, "memcpyAsync", failing)
+    with pytest.raises(cp.cuda.runtime.CUDARuntimeError):
+        traceback.align_batch(q_res, q_off, t_res, t_off, swath.Scoring.dna().matrix, 5, 2,
+                              "semiglobal")
+    monkeypatch.setattr(cp.cuda.runtime, "memcpyAsync", copy)
+    assert_equal_cpu(queries, targets, swath.Scoring.dna().matrix, 5, 2, "semiglobal")
+
+
 def test_download_lands_in_page_locked_memory():
     import cupy as cp
 

@@ -52,7 +52,7 @@ ENDS_PAD = 4096              # ends.cu's score of padding rows and columns (nega
 ENDS_CELL = 30_000           # the largest magnitude an ends.cu cell may take, with room
 ENDS_ALPHABET = 5            # ends.cu's profiles of 128 threads fit 48 KiB of shared memory
 UPLOAD_PARTS = 8             # parts of a large upload of pairs k: ends.cu starts on the first
-FIRST_PART = 4               # the first part is this many times lighter than the others
+LIGHT_FIRST = 4              # the other parts weigh this many times the first
 PARTED = 32 << 20            # residue bytes from which an upload goes in parts
 
 
@@ -194,18 +194,19 @@ def _part_starts(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray,
     count = len(q_off) - 1 if pairs is None else len(pairs[0])
     if pairs is not None or t_res is q_res or q_res.nbytes + t_res.nbytes < PARTED:
         return [0, count]
-    weights = (UPLOAD_PARTS - 1) * FIRST_PART + 1
-    return [0, *(count * (1 + FIRST_PART * part) // weights for part in range(UPLOAD_PARTS))]
+    weights = (UPLOAD_PARTS - 1) * LIGHT_FIRST + 1
+    return [0, *(count * (1 + LIGHT_FIRST * part) // weights for part in range(UPLOAD_PARTS))]
 
 
 def _upload(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: np.ndarray,
             starts: list[int]) -> Upload:
-    """The upload of both residue sets (one when they are one), in the parts that begin
-    at pairs ``starts``."""
+    """The upload of both residue sets (one when they are one: then in one part), in the
+    parts that begin at pairs ``starts``."""
     def cuts(residues: np.ndarray, offsets: np.ndarray) -> list[int]:
         return [0, *(int(offsets[k]) for k in starts[1:-1]), len(residues)]
 
     if t_res is q_res:
+        assert len(starts) == 2, "one residue set goes in one part"
         return Upload([q_res])
     return Upload([q_res, t_res], [cuts(q_res, q_off), cuts(t_res, t_off)])
 
@@ -260,6 +261,10 @@ class _Plan:
             self.known |= zip(missing, values, strict=True)
         table = np.array([self.known[p] for p in positions], dtype=np.int64)
         return dict(zip(self.at, table.reshape(len(positions), len(self.at)).T, strict=True))
+
+    def total(self, name: str) -> int:
+        """The sum ``name`` over the whole plan."""
+        return int(self.sums_at([len(self.order)])[name][0])
 
     def pair_args(self, inputs: _Inputs, lo: int, hi: int) -> tuple:
         d = self.dev
@@ -324,19 +329,25 @@ class _EndsPass:
         shared = (2 * int(inputs.alphabet) + 1) * 2 * BLOCK * 16
         here = cp.cuda.get_current_stream()
         planned = here.record()
-        streams = {part: cp.cuda.Stream(non_blocking=True) for part in plan.parts}
-        for (lo, hi, group), part in zip(plan.runs, plan.parts, strict=True):
-            with streams[part]:
-                streams[part].wait_event(planned)
-                upload.ready(part)
-                kernel("ends.cu", ends_name(group, mode))(
-                    (-(-(hi - lo) // 2 * group // BLOCK),), (BLOCK,),
-                    (*plan.pair_args(inputs, lo, hi), inputs.matrix, inputs.alphabet,
-                     np.int32(gap_open), np.int32(gap_extend), np.int32(top), self.spill,
-                     self.spill_at[lo:hi], out[lo:hi]),
-                    shared_mem=shared)
-        for stream in streams.values():
-            here.wait_event(stream.record())
+        streams: dict[int, cp.cuda.Stream] = {}
+        try:
+            for (lo, hi, group), part in zip(plan.runs, plan.parts, strict=True):
+                if part not in streams:     # the part's first run: wait for its residues
+                    streams[part] = cp.cuda.Stream(non_blocking=True)
+                    streams[part].wait_event(planned)
+                    with streams[part]:
+                        upload.ready(part)
+                thread_groups = -(-(hi - lo) // 2)     # one a pair of pairs
+                with streams[part]:
+                    kernel("ends.cu", ends_name(group, mode))(
+                        (-(-thread_groups * group // BLOCK),), (BLOCK,),
+                        (*plan.pair_args(inputs, lo, hi), inputs.matrix, inputs.alphabet,
+                         np.int32(gap_open), np.int32(gap_extend), np.int32(top), self.spill,
+                         self.spill_at[lo:hi], out[lo:hi]),
+                        shared_mem=shared)
+        finally:    # raised or not, nothing is freed under a part's kernels
+            for stream in streams.values():
+                here.wait_event(stream.record())
         ends[plan.order] = out
 
 
@@ -400,7 +411,7 @@ def score_ends(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: n
     out = cp.zeros((count, 3), dtype=np.int32)
     none = cp.zeros(1, dtype=np.uint64)
     spill_at = plan.at["spill"]
-    spill = cp.empty(max(int(plan.sums_at([count])["spill"][0]), 1), dtype=np.int32)
+    spill = cp.empty(max(plan.total("spill"), 1), dtype=np.int32)
     with _upload(q_res, q_off, t_res, t_off, [0, count]) as upload:
         inputs = _Inputs.of(upload, matrix)
         upload.ready()
@@ -417,7 +428,7 @@ def _batches(plan: _Plan, budget_words: int) -> list[tuple[int, int, int]]:
     """The plan's runs cut where the direction words so far (running sum ``words``) pass
     a multiple of ``budget_words`` (a run's codes can take up to twice that: one that
     starts late in one multiple ends in the next)."""
-    words = int(plan.sums_at([len(plan.order)])["words"][0])
+    words = plan.total("words")
     if words < budget_words:
         return plan.runs
     batch = cp.floor_divide(plan.at["words"][1:], budget_words)
@@ -493,7 +504,7 @@ def _align(upload: Upload, whole: _Pairs, banded: cp.ndarray, ends_pass: _EndsPa
     sizes = edges["words"].reshape(-1, 2), edges["spill"].reshape(-1, 2)
     out = cp.zeros((on_gpu, 3), dtype=np.int32)
     walk = _Walk(cp.zeros((on_gpu, 2), dtype=np.int32),
-                 cp.empty(2 * max(int(plan.sums_at([on_gpu])["slots"][0]), 1), dtype=np.int8),
+                 cp.empty(2 * max(plan.total("slots"), 1), dtype=np.int8),
                  slot_at, cp.zeros(on_gpu, dtype=np.int32))
     upload.ready()
     for (lo, hi, size), (w0, w1), (s0, s1) in zip(runs, sizes[0], sizes[1], strict=True):
@@ -509,11 +520,13 @@ def _align(upload: Upload, whole: _Pairs, banded: cp.ndarray, ends_pass: _EndsPa
     found[plan.order] = cp.stack([out[:, 0], walk.starts[:, 0], out[:, 1], walk.starts[:, 1],
                                   out[:, 2], walk.lengths], 1)
     found[:, 3:5] += shift[:, None].astype(np.int32)
-    # checked once the results are back: the host queues their kernels meanwhile
+    # checked once the results are back (the host queues their kernels meanwhile), or
+    # before the CPU aligns any pair
     lost = cp.less(found[:, 5], 0).any() | (banded & ~large & (found[:, 0] != ends[:, 0])).any()
     big = cp.flatnonzero(large).get() if on_gpu < count else np.empty(0, dtype=np.int64)
     big_cigars = None
     if len(big):    # numba only for pairs past the GPU's memory budget: one CPU call
+        _no_path_lost(lost)
         from swath.kernels.cpu.traceback import align_batch as cpu_align_batch
 
         rows, cols = (np.arange(count), np.arange(count)) if pairs is None else pairs
@@ -523,10 +536,14 @@ def _align(upload: Upload, whole: _Pairs, banded: cp.ndarray, ends_pass: _EndsPa
         found[cp.asarray(big)] = cp.asarray(np.column_stack(
             [big_scores, big_coords, np.diff(big_cigars[1])]).astype(np.int32))
     results = _results(found, plan, walk, big, big_cigars)
+    _no_path_lost(lost)
+    return results
+
+
+def _no_path_lost(lost: cp.ndarray) -> None:
     if bool(lost):
         raise RuntimeError("swath's banded traceback lost a path (a bug in swath, please "
                            "report it with the pairs that cause it)")
-    return results
 
 
 def _results(found: cp.ndarray, plan: _Plan, walk: _Walk, big: np.ndarray,
