@@ -305,8 +305,9 @@ class _EndsPass:
         """The plan of pairs ``chosen``, part by part of the upload (parts begin at pairs
         ``starts``). A group of threads takes two pairs; with two passes or more it
         spills the longer target's columns."""
-        part = cp.searchsorted(cp.asarray(starts[1:-1], dtype=np.int64),
-                               cp.arange(len(pairs.q_len)), side="right")
+        part = (cp.searchsorted(cp.asarray(starts[1:-1], dtype=np.int64),
+                                cp.arange(len(pairs.q_len)), side="right")
+                if len(starts) > 2 else None)       # one part: no key to sort by
         groups = _ends_groups(pairs.q_len)
         passes = _arithmetic()["ceil_div"](pairs.q_len, cp.multiply(groups, ROWS))
         plan = _Plan.make(pairs, chosen, groups, passes, pairs.t_len, part=part,
