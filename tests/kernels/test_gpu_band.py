@@ -116,6 +116,40 @@ def test_two_pairs_of_a_register_with_other_passes_equal_cpu(lengths):
         assert_equal_cpu(queries, targets, matrix, 5, 2, mode)
 
 
+def longest_banded(m, matrix, gap_open, gap_extend, mode):
+    """The longest target that ends.cu takes beside a query of length ``m``."""
+    from swath.kernels.gpu.traceback import ENDS_CELL, _banded, _Pairs
+
+    n = np.arange(1, ENDS_CELL // gap_extend + 2)
+    pairs = _Pairs.of(np.arange(len(n) + 1) * m, np.concatenate([[0], np.cumsum(n)]), None)
+    taken = _banded(pairs, matrix, gap_open, gap_extend, mode).get()
+    assert taken[0] and not taken[-1]
+    return int(n[taken].max())
+
+
+@pytest.mark.parametrize("mode", ["local", "semiglobal"])
+def test_pairs_at_the_edge_of_16_bits_equal_cpu(mode):
+    """Costly gaps and targets as long as ends.cu's bound allows (one residue more and
+    a pair is computed whole): its deepest cells, F less two gap openings included,
+    stay inside 16 bits. Unrelated pairs and copies at either end of the target, queries
+    of one pass and of several, in groups of 4, 8 and 16 threads."""
+    gap_open, gap_extend = 30, 7
+    matrix = swath.Scoring.dna(2, -3, gap_open, gap_extend).matrix
+    rng = np.random.default_rng(11)
+    queries, targets = [], []
+    for m in (1, 70, 300, 700, 1500):
+        n = longest_banded(m, matrix, gap_open, gap_extend, mode)
+        query = rng.integers(0, 4, m).astype(np.uint8)
+        flank = rng.integers(0, 4, n - m).astype(np.uint8)
+        queries += [query, query, rng.integers(0, 4, m).astype(np.uint8)]
+        targets += [np.concatenate([flank, query]), np.concatenate([query, flank]),
+                    rng.integers(0, 4, n).astype(np.uint8)]
+    assert banded(queries, targets, matrix, gap_open, gap_extend, mode).all()
+    assert not banded([queries[-1]], [np.append(targets[-1], 0)], matrix, gap_open,
+                      gap_extend, mode).any()
+    assert_equal_cpu(queries, targets, matrix, gap_open, gap_extend, mode)
+
+
 def test_an_empty_batch_gives_empty_results():
     from swath.kernels.gpu.traceback import align_batch
 

@@ -5,7 +5,9 @@
 // thread, TILE = G * R rows a pass. A group aligns two pairs at once, one in each
 // 16-bit half of its registers (low half: the first), with the recurrence of
 // search.cu: H kept as HG = H - (gap_open + gap_extend), the profile biased by
-// gap_open + gap_extend, rows in registers, target columns streaming through the
+// gap_open + gap_extend (but F of the row below opens from t = max(diagonal, E), not from
+// H: H - open = max(t, F) - open, and F - open is at most F - gap_extend, so the chain
+// from row to row is one operation), rows in registers, target columns streaming through the
 // group one a step, warp shuffles between threads, the last row's H and F spilled
 // between passes. A thread's profile (the scores of its rows against every residue,
 // for both pairs) lives in its own slice of shared memory; padding rows and columns
@@ -124,15 +126,18 @@ __global__ void __launch_bounds__(128) traceback_ends(
         }
         T diag = lanes(edge(row0, pad0) - open, edge(row0, pad1) - open);
         T out_h = diag, out_f = neg_inf;
-        // local: the best of this thread's rows in this pass, its first and last column
-        T pass_best = 0, pass_first = 0, pass_last = 0;
+        // local: the best HG of this thread's rows in this pass (H - open), its first and
+        // last column
+        T pass_best = goe, pass_first = 0, pass_last = 0;
         // semiglobal: whether this thread's last row is row m of both pairs
         const bool holds_m = MODE == 2 && live && pass == passes - 1 && t == G - 1;
 
         // `bounded` (a Flag): whether a thread's column may lie outside its targets; the
         // steps where every column of the warp is inside all of them go without the
-        // checks (a group past its passes then computes padding nobody reads)
-        auto step = [&](auto bounded, const int s, const T (&prev)[R], T (&next)[R]) {
+        // checks (a group past its passes then computes padding nobody reads); res0, res1:
+        // the two targets' residues at the step's column (when inside them)
+        auto step = [&](auto bounded, const int s, const T (&prev)[R], T (&next)[R],
+                        const int res0, const int res1) {
             constexpr bool checks = decltype(bounded)::value;
             T in_h = __shfl_up_sync(FULL_MASK, out_h, 1, G);
             T in_f = __shfl_up_sync(FULL_MASK, out_f, 1, G);
@@ -147,40 +152,42 @@ __global__ void __launch_bounds__(128) traceback_ends(
                     in_f = my_spill[2 * (c - 1) + 1];
                 }
             }
-            const uint4* rows0 = prof + 2 * BLOCK * (!checks || c <= n0 ? tg0[c - 1] : 2 * A);
-            const uint4* rows1 = prof + 2 * BLOCK * (!checks || c <= n1 ? A + tg1[c - 1] : 2 * A);
-            T up_h = in_h, up_f = in_f, dg = diag, step_best = 0;
+            const uint4* rows0 = prof + 2 * BLOCK * (!checks || c <= n0 ? res0 : 2 * A);
+            const uint4* rows1 = prof + 2 * BLOCK * (!checks || c <= n1 ? A + res1 : 2 * A);
+            // up_t: t - open of the row above (its HG for row 0), up_f: its F
+            T up_t = in_h, up_f = in_f, dg = diag, step_best = goe;
 #pragma unroll
             for (int v = 0; v < 2; ++v) {
                 const uint4 wa = rows0[v * BLOCK], wb = rows1[v * BLOCK];
                 const u32 a4[4] = {wa.x, wa.y, wa.z, wa.w};
                 const u32 b4[4] = {wb.x, wb.y, wb.z, wb.w};
-                T pair_h = 0;
+                T pair_h = goe;
 #pragma unroll
                 for (int kk = 0; kk < 8; ++kk) {
                     const int k = v * 8 + kk;
                     const T sc = __byte_perm(a4[kk / 2], b4[kk / 2], (kk & 1) ? 0x7632 : 0x5410);
+                    // F from the row above: max(F - gap_extend, H - open) =
+                    // max(F - gap_extend, t - open), as F - open <= F - gap_extend
+                    const T f = C::addmax(up_f, ge, up_t);
                     E[k] = C::addmax(E[k], ge, prev[k]);
-                    const T f = C::addmax(up_f, ge, up_h);
-                    const T h = MODE == 0 ? C::max3relu(C::add(dg, sc), E[k], f)
-                                          : C::max3(C::add(dg, sc), E[k], f);
+                    // t - open, t = max(diagonal, E), and local: at least 0
+                    const T t = C::addmax(dg, sc, E[k]);
+                    const T tg = MODE == 0 ? C::addmax(t, goe, goe) : C::add(t, goe);
+                    next[k] = C::addmax(f, goe, tg);      // HG = max(t, F) - open
                     if (MODE == 0) {
-                        if (kk & 1) step_best = C::max3(step_best, pair_h, h);
-                        else pair_h = h;
+                        if (kk & 1) step_best = C::max3(step_best, pair_h, next[k]);
+                        else pair_h = next[k];
                     }
                     dg = prev[k];
-                    next[k] = C::add(h, goe);
-                    up_h = next[k];
+                    up_t = tg;
                     up_f = f;
                 }
             }
             diag = in_h;
-            out_h = up_h;
+            out_h = next[R - 1];
             out_f = up_f;
-            if (t == G - 1 && pass < passes - 1) {
-                my_spill[2 * (c - 1)] = out_h;
-                my_spill[2 * (c - 1) + 1] = out_f;
-            }
+            if (t == G - 1 && pass < passes - 1)
+                reinterpret_cast<uint2*>(my_spill)[c - 1] = make_uint2(out_h, out_f);
             const T col = C::splat(c);
             if (MODE == 0) {
                 const T above = __vcmpgts2(step_best, pass_best);
@@ -197,9 +204,21 @@ __global__ void __launch_bounds__(128) traceback_ends(
                 running_col = C::select(running_col, col, above);
             }
         };
+        // the residues of a thread's next two columns (x0: the first target's, x1: the
+        // second's), loaded an iteration of two steps before their use: the targets'
+        // bytes often come from L2 (L1 is what the profiles leave of the shared memory)
+        auto fetch = [](const u8* p, int n, int c) -> int { return c >= 1 && c <= n ? p[c - 1] : 0; };
+        int x0a = fetch(tg0, n0, 1 - t), x0b = fetch(tg0, n0, 2 - t);
+        int x1a = fetch(tg1, n1, 1 - t), x1b = fetch(tg1, n1, 2 - t);
         auto two = [&](auto bounded, const int s) {
-            step(bounded, s, HGa, HGb);
-            if (s + 1 < steps) step(bounded, s + 1, HGb, HGa);
+            const int r0a = x0a, r0b = x0b, r1a = x1a, r1b = x1b;
+            const int ahead = s + 3 - t;              // the column of step s + 2
+            x0a = fetch(tg0, n0, ahead);
+            x0b = fetch(tg0, n0, ahead + 1);
+            x1a = fetch(tg1, n1, ahead);
+            x1b = fetch(tg1, n1, ahead + 1);
+            step(bounded, s, HGa, HGb, r0a, r1a);
+            if (s + 1 < steps) step(bounded, s + 1, HGb, HGa, r0b, r1b);
         };
         // steps 0 .. G - 1 fill the wavefront and the steps from the warp's shortest
         // target on drain it; the steps between check nothing
@@ -211,7 +230,7 @@ __global__ void __launch_bounds__(128) traceback_ends(
             // passes ascend in rows: strict > keeps the first block
 #pragma unroll
             for (int l = 0; l < 2; ++l) {
-                const int b = C::lane(pass_best, l);
+                const int b = C::lane(pass_best, l) + open;
                 if (row0 < m[l] && b > best[l]) {
                     best[l] = b;
                     first_row[l] = row0 + 1;

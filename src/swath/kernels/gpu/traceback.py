@@ -282,13 +282,14 @@ def _banded(pairs: _Pairs, matrix: np.ndarray, gap_open: int, gap_extend: int, m
     top, low = max(int(matrix.max()), 0), max(-int(matrix.min()), 0)
     open_ = gap_open + gap_extend
     # the highest cell: top * min(m, n), plus a gap opening in HG; the deepest: a
-    # semiglobal boundary cell of row m, less a gap opening, plus a padding score, with
-    # a pass of padding rows' gap extensions to spare (conservative since ends.cu puts a
-    # semiglobal pair's padding rows above its rows, as rows of 0; a local cell is never
-    # below 0; cells of padding columns never reach a pair's columns)
+    # semiglobal boundary cell of row m, less two gap openings (ends.cu takes a cell's
+    # F - open on its way to HG), plus a padding score, with a pass of padding rows' gap
+    # extensions to spare (conservative since ends.cu puts a semiglobal pair's padding
+    # rows above its rows, as rows of 0; a local cell is never below 0; cells of padding
+    # columns never reach a pair's columns)
     return _arithmetic()["banded"](
         pairs.q_len, pairs.t_len, top, open_, gap_extend,
-        2 * open_ + gap_extend * ROWS * max(GROUP_SIZES) + low + ENDS_PAD, ENDS_CELL)
+        3 * open_ + gap_extend * ROWS * max(GROUP_SIZES) + low + ENDS_PAD, ENDS_CELL)
 
 
 @dataclass
