@@ -259,6 +259,33 @@ def test_an_upload_in_parts_has_each_part_ready_in_turn(small_ring):
                 np.testing.assert_array_equal(got, host[at[part]:at[part + 1]])
 
 
+def test_an_upload_holds_its_later_parts_until_resumed(small_ring):
+    """early=1: the first part's chunks are copied at once, the others only once
+    resume() (or ready()) starts them; every part lands exact."""
+    import cupy as cp
+
+    from swath.kernels.gpu.transfer import Upload
+
+    rng = np.random.default_rng(8)
+    hosts = [rng.integers(0, 255, 9_000).astype(np.uint8)]
+    cuts = [[0, 2_500, 6_000, 9_000]]
+    with Upload(hosts, cuts, early=1) as upload:
+        assert len(upload._tasks) == 3         # part 0's chunks of 1000 bytes
+        upload.ready(0)
+        np.testing.assert_array_equal(cp.asnumpy(upload.arrays[0][:2_500]), hosts[0][:2_500])
+        assert len(upload._tasks) == 3
+        upload.resume()
+        assert len(upload._tasks) == 10        # and parts 1 and 2: 4 and 3 chunks
+        upload.ready()
+        np.testing.assert_array_equal(cp.asnumpy(upload.arrays[0]), hosts[0])
+    with Upload(hosts, cuts, early=0) as upload:
+        assert not upload._tasks
+        upload.ready(1)                        # starts parts 0 and 1
+        assert len(upload._tasks) == 7
+        np.testing.assert_array_equal(cp.asnumpy(upload.arrays[0][2_500:6_000]),
+                                      hosts[0][2_500:6_000])
+
+
 def test_batches_in_upload_parts_equal_cpu(monkeypatch):
     """Pairs k whose residues go in parts: each part's ends.cu launches wait for their
     own residues only (every part must still be exact)."""

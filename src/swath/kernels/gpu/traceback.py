@@ -16,12 +16,12 @@ writes each CIGAR into a slot of its own; one last kernel packs them in the call
 order. A pair whose direction codes alone exceed the budget is aligned by the CPU twin
 (identical results).
 
-Every per-pair array is made on the GPU (the processing orders are GPU sorts): the host
-uploads the offsets and makes ends.cu's plan, then the residues travel
-(``transfer.Upload``: host threads and a ring of page-locked slots), in parts when they
-are large, ends.cu taking each part's pairs as soon as they land. The host makes the
-fill's plan while ends.cu runs, launches the kernels of a few runs of pairs, and
-downloads the results, packed on the GPU, into page-locked memory.
+Every per-pair array is made on the GPU (the processing orders are GPU sorts). The
+residues travel (``transfer.Upload``: host threads and a ring of page-locked slots) in
+parts when they are large: the first while the host uploads the offsets and makes
+ends.cu's plan, then the others, ends.cu taking each part's pairs as soon as they land.
+The host makes the fill's plan while ends.cu runs, launches the kernels of a few runs of
+pairs, and downloads the results, packed on the GPU, into page-locked memory.
 """
 
 from __future__ import annotations
@@ -199,16 +199,17 @@ def _part_starts(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray,
 
 
 def _upload(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: np.ndarray,
-            starts: list[int]) -> Upload:
+            starts: list[int], early: int | None = None) -> Upload:
     """The upload of both residue sets (one when they are one: then in one part), in the
-    parts that begin at pairs ``starts``."""
+    parts that begin at pairs ``starts``, the first ``early`` of them at once (all by
+    default; the others at ``resume``)."""
     def cuts(residues: np.ndarray, offsets: np.ndarray) -> list[int]:
         return [0, *(int(offsets[k]) for k in starts[1:-1]), len(residues)]
 
     if t_res is q_res:
         assert len(starts) == 2, "one residue set goes in one part"
-        return Upload([q_res])
-    return Upload([q_res, t_res], [cuts(q_res, q_off), cuts(t_res, t_off)])
+        return Upload([q_res], early=early)
+    return Upload([q_res, t_res], [cuts(q_res, q_off), cuts(t_res, t_off)], early=early)
 
 
 @dataclass
@@ -224,23 +225,27 @@ class _Plan:
     known: dict[int, np.ndarray]   # their values at some positions, on the host
 
     @classmethod
-    def make(cls, pairs: _Pairs, chosen: cp.ndarray, group: cp.ndarray, *keys: cp.ndarray,
-             part: cp.ndarray | None = None, parts: int = 1,
+    def make(cls, pairs: _Pairs, taken: cp.ndarray | None, group: cp.ndarray,
+             *keys: cp.ndarray, part: cp.ndarray | None = None, parts: int = 1,
              sums: dict[str, cp.ndarray] | None = None, **extra: cp.ndarray) -> _Plan:
-        """The plan of pairs ``chosen`` (indices), by ``part`` (every pair's part of the
-        upload, of ``parts``), then ``group`` (every pair's), then ``keys`` (per-pair int64
-        arrays): one GPU sort. ``sums`` (per-pair int64 arrays) are summed in plan order;
-        their values at the runs' bounds come back with the bounds, in one download."""
-        runs_key = _size_index(group[chosen])
+        """The plan of the pairs ``taken`` (a mask; None: every pair), by ``part`` (every
+        pair's part of the upload, of ``parts``), then ``group``, then ``keys`` (per-pair
+        int64 arrays): one GPU sort, the pairs not taken after the others. ``sums``
+        (per-pair int64 arrays) are summed in plan order; their values at the runs' bounds
+        come back with the bounds (and how many pairs are taken), in one download."""
+        runs_key = _size_index(group)
         if part is not None:
-            runs_key = cp.add(cp.multiply(part[chosen], len(FILL_GROUPS)), runs_key)
-        sort = (cp.lexsort(cp.stack([k[chosen] for k in reversed(keys)] + [runs_key]))
-                if len(chosen) else chosen)
-        order = chosen[sort]
-        at = {name: _exclusive_cumsum(values[order]) for name, values in (sums or {}).items()}
-        bounds = cp.searchsorted(runs_key[sort], cp.arange(parts * len(FILL_GROUPS) + 1))
+            runs_key = cp.add(cp.multiply(part, len(FILL_GROUPS)), runs_key)
+        left = parts * len(FILL_GROUPS)        # the key of the pairs not taken
+        if taken is not None:
+            runs_key = cp.where(taken, runs_key, left)
+        sort = (cp.lexsort(cp.stack([*reversed(keys), runs_key])) if len(group)
+                else cp.zeros(0, dtype=np.int64))
+        at = {name: _exclusive_cumsum(values[sort]) for name, values in (sums or {}).items()}
+        bounds = cp.searchsorted(runs_key[sort], cp.arange(left + 1))
         fetched = cp.stack([bounds, *(a[bounds] for a in at.values())]).get()
         bounds = fetched[0].tolist()
+        order = sort[:bounds[-1]]
         runs, run_parts = [], []
         for key, (a, b) in enumerate(pairwise(bounds)):
             if b > a:
@@ -249,6 +254,7 @@ class _Plan:
         dev = {"q_start": pairs.q_start[order], "q_len": pairs.q_len[order].astype(np.int32),
                "t_start": pairs.t_start[order], "t_len": pairs.t_len[order].astype(np.int32),
                **{name: a[order] for name, a in extra.items()}}
+        at = {name: a[:len(order) + 1] for name, a in at.items()}
         return cls(order, runs, run_parts, dev, at, dict(zip(bounds, fetched[1:].T, strict=True)))
 
     def sums_at(self, positions: list[int]) -> dict[str, np.ndarray]:
@@ -272,12 +278,17 @@ class _Plan:
                 d["t_start"][lo:hi], d["t_len"][lo:hi], np.int32(hi - lo))
 
 
+def _bandable(matrix: np.ndarray, gap_open: int, gap_extend: int, mode: str) -> bool:
+    """Whether ends.cu may take pairs of this scoring: the band's bound needs gaps to cost
+    at least gap_extend a step and gap_open >= 0, its profiles a small alphabet."""
+    return (mode in ENDS_MODES and gap_open >= 0 and gap_extend >= 1
+            and matrix.shape[0] <= ENDS_ALPHABET)
+
+
 def _banded(pairs: _Pairs, matrix: np.ndarray, gap_open: int, gap_extend: int, mode: str
             ) -> cp.ndarray:
     """The pairs that go through ends.cu: every cell of theirs fits its 16 bits."""
-    # the band's bound needs gaps to cost at least gap_extend a step and gap_open >= 0
-    if (mode not in ENDS_MODES or gap_open < 0 or gap_extend < 1
-            or matrix.shape[0] > ENDS_ALPHABET):
+    if not _bandable(matrix, gap_open, gap_extend, mode):
         return cp.zeros(len(pairs.q_len), dtype=bool)
     top, low = max(int(matrix.max()), 0), max(-int(matrix.min()), 0)
     open_ = gap_open + gap_extend
@@ -302,17 +313,19 @@ class _EndsPass:
     spill_at: cp.ndarray
 
     @classmethod
-    def make(cls, pairs: _Pairs, chosen: cp.ndarray, starts: list[int]) -> _EndsPass:
-        """The plan of pairs ``chosen``, part by part of the upload (parts begin at pairs
-        ``starts``). A group of threads takes two pairs; with two passes or more it
-        spills the longer target's columns."""
+    def make(cls, pairs: _Pairs, banded: cp.ndarray, starts: list[int]) -> _EndsPass | None:
+        """The plan of the pairs ``banded`` (a mask), part by part of the upload (parts
+        begin at pairs ``starts``); None when there are none. A group of threads takes two
+        pairs; with two passes or more it spills the longer target's columns."""
         part = (cp.searchsorted(cp.asarray(starts[1:-1], dtype=np.int64),
                                 cp.arange(len(pairs.q_len)), side="right")
                 if len(starts) > 2 else None)       # one part: no key to sort by
         groups = _ends_groups(pairs.q_len)
         passes = _arithmetic()["ceil_div"](pairs.q_len, cp.multiply(groups, ROWS))
-        plan = _Plan.make(pairs, chosen, groups, passes, pairs.t_len, part=part,
+        plan = _Plan.make(pairs, banded, groups, passes, pairs.t_len, part=part,
                           parts=len(starts) - 1)
+        if not len(plan.order):
+            return None
         table = cp.asarray(np.array([(lo, hi, group * ROWS) for lo, hi, group in plan.runs],
                                     dtype=np.int64).reshape(-1, 3).T.copy())
         spill_at = _exclusive_cumsum(_arithmetic()["ends_spill_words"](
@@ -408,7 +421,7 @@ def score_ends(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: n
     count = len(q_off) - 1
     pairs = _Pairs.of(q_off, t_off, None)
     group = _groups(pairs.q_len)
-    plan = _Plan.make(pairs, cp.arange(count), group, pairs.t_len,
+    plan = _Plan.make(pairs, None, group, pairs.t_len,
                       sums={"spill": _spill_words(pairs, group)}, **_unbanded(count))
     out = cp.zeros((count, 3), dtype=np.int32)
     none = cp.zeros(1, dtype=np.uint64)
@@ -456,14 +469,17 @@ def align_batch(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: 
     text buffer with (N + 1,) int64 offsets. The arrays live in page-locked host memory
     from CuPy's pinned memory pool, which takes it back when they go.
     """
-    whole = _Pairs.of(q_off, t_off, pairs)
-    banded = _banded(whole, matrix, gap_open, gap_extend, mode)
-    chosen = cp.flatnonzero(banded)
     starts = _part_starts(q_res, q_off, t_res, pairs)
-    # ends.cu's plan is made before the residues travel: beside the upload's host
-    # threads, the plan's host work runs three times slower (measured)
-    ends_pass = _EndsPass.make(whole, chosen, starts) if len(chosen) else None
-    with _upload(q_res, q_off, t_res, t_off, starts) as upload:
+    # ends.cu's plan is made while the first of several parts travels, before the others:
+    # beside the whole upload's host threads, the plan's host work runs three times
+    # slower (measured); the first part is light, and there when the plan is done
+    with _upload(q_res, q_off, t_res, t_off, starts, early=1 if len(starts) > 2 else 0
+                 ) as upload:
+        whole = _Pairs.of(q_off, t_off, pairs)
+        banded = _banded(whole, matrix, gap_open, gap_extend, mode)
+        ends_pass = (_EndsPass.make(whole, banded, starts)
+                     if _bandable(matrix, gap_open, gap_extend, mode) else None)
+        upload.resume()
         return _align(upload, whole, banded, ends_pass, q_res, q_off, t_res, t_off, matrix,
                       gap_open, gap_extend, mode, pairs, memory_budget)
 
@@ -495,7 +511,7 @@ def _align(upload: Upload, whole: _Pairs, banded: cp.ndarray, ends_pass: _EndsPa
     shift = cp.where(large, 0, ends[:, 2])      # the CPU aligns large pairs whole
     # the direction words, spill words and CIGAR slot (m + n) of each pair, summed in
     # plan order: where each pair's go
-    plan = _Plan.make(cut, cp.flatnonzero(~large), group, passes, columns,
+    plan = _Plan.make(cut, ~large, group, passes, columns,
                       sums={"words": words, "spill": _spill_words(cut, group),
                             "slots": cp.add(cut.q_len, cut.t_len)}, **band)
     on_gpu = len(plan.order)

@@ -48,10 +48,14 @@ class Upload:
         parts each (``[0, ..., host.size]``): the copies go part by part, part 0 of every
         array first, and a kernel can wait for one part (:meth:`ready`). One part by
         default.
+    early
+        How many parts start copying now (all by default); the others start at
+        :meth:`resume`, so that the caller's host work meanwhile does not share the host's
+        memory bandwidth with them.
     """
 
     def __init__(self, hosts: Sequence[np.ndarray],
-                 cuts: Sequence[Sequence[int]] | None = None) -> None:
+                 cuts: Sequence[Sequence[int]] | None = None, early: int | None = None) -> None:
         self._device = cp.cuda.Device()
         self._stream = cp.cuda.Stream(non_blocking=True)
         self.arrays: list[cp.ndarray] = []
@@ -66,7 +70,7 @@ class Upload:
         self._stream.wait_event(cp.cuda.get_current_stream().record())
         # the chunks, part by part: (host bytes, device address), and those of each part
         chunks: list[tuple[np.ndarray, int]] = []
-        self._parts: list[list[int]] = []
+        self._parts: list[range] = []
         for part in range(len(cuts[0]) - 1) if hosts else ():
             first = len(chunks)
             for flat, device, at in zip(flats, self.arrays, cuts, strict=True):
@@ -78,16 +82,26 @@ class Upload:
                 piece = piece.view(np.uint8)
                 chunks += [(piece[x:x + CHUNK], address + x)
                            for x in range(0, piece.nbytes, CHUNK)]
-            self._parts.append(list(range(first, len(chunks))))
+            self._parts.append(range(first, len(chunks)))
         self._copied = [cp.cuda.Event(block=False, disable_timing=True) for _ in chunks]
         self._issued = [threading.Event() for _ in chunks]
-        self._tasks: list[Future] = []
-        self._ring = None          # kept until every copy out of it has finished
-        if chunks:
-            slots = min(1 << (len(chunks) - 1).bit_length(), SLOTS)
-            self._ring = ring = cp.cuda.alloc_pinned_memory(slots * CHUNK)
-            self._tasks = [_threads().submit(self._copy, ring, slots, k, host, address)
-                           for k, (host, address) in enumerate(chunks)]
+        self._chunks = chunks
+        self._tasks: list[Future] = []     # chunk k's copy, once started
+        self._slots = min(1 << (len(chunks) - 1).bit_length(), SLOTS) if chunks else 0
+        # kept until every copy out of it has finished
+        self._ring = cp.cuda.alloc_pinned_memory(self._slots * CHUNK) if chunks else None
+        self._start(len(self._parts) if early is None else early)
+
+    def _start(self, parts: int) -> None:
+        """Start the copies of the first ``parts`` parts (in chunk order, as the ring's
+        slots are reused in that order)."""
+        end = self._parts[parts].start if parts < len(self._parts) else len(self._chunks)
+        self._tasks += [_threads().submit(self._copy, self._ring, self._slots, k, *self._chunks[k])
+                        for k in range(len(self._tasks), end)]
+
+    def resume(self) -> None:
+        """Start the copies of every part."""
+        self._start(len(self._parts))
 
     def _copy(self, ring: cp.cuda.PinnedMemoryPointer, slots: int, k: int, host: np.ndarray,
               address: int) -> None:
@@ -108,8 +122,10 @@ class Upload:
             self._issued[k].set()
 
     def ready(self, part: int | None = None) -> None:
-        """Make the current stream wait for the copies of ``part`` (all by default):
-        blocks until they are issued; a copy that failed raises."""
+        """Make the current stream wait for the copies of ``part`` (all by default),
+        starting them if they wait for :meth:`resume`: blocks until they are issued; a
+        copy that failed raises."""
+        self._start(len(self._parts) if part is None else part + 1)
         stream = cp.cuda.get_current_stream()
         for chunks in self._parts if part is None else [self._parts[part]]:
             for k in chunks:
