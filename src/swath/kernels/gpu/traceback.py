@@ -243,19 +243,21 @@ class _Plan:
                 else cp.zeros(0, dtype=np.int64))
         at = {name: _exclusive_cumsum(values[sort]) for name, values in (sums or {}).items()}
         bounds = cp.searchsorted(runs_key[sort], cp.arange(left + 1))
+        # queued before the download, so that the host has nothing to launch after it
+        dev = {"q_start": pairs.q_start[sort], "q_len": pairs.q_len[sort].astype(np.int32),
+               "t_start": pairs.t_start[sort], "t_len": pairs.t_len[sort].astype(np.int32),
+               **{name: a[sort] for name, a in extra.items()}}
         fetched = cp.stack([bounds, *(a[bounds] for a in at.values())]).get()
         bounds = fetched[0].tolist()
-        order = sort[:bounds[-1]]
+        kept = bounds[-1]
         runs, run_parts = [], []
         for key, (a, b) in enumerate(pairwise(bounds)):
             if b > a:
                 runs.append((a, b, FILL_GROUPS[key % len(FILL_GROUPS)]))
                 run_parts.append(key // len(FILL_GROUPS))
-        dev = {"q_start": pairs.q_start[order], "q_len": pairs.q_len[order].astype(np.int32),
-               "t_start": pairs.t_start[order], "t_len": pairs.t_len[order].astype(np.int32),
-               **{name: a[order] for name, a in extra.items()}}
-        at = {name: a[:len(order) + 1] for name, a in at.items()}
-        return cls(order, runs, run_parts, dev, at, dict(zip(bounds, fetched[1:].T, strict=True)))
+        return cls(sort[:kept], runs, run_parts, {name: a[:kept] for name, a in dev.items()},
+                   {name: a[:kept + 1] for name, a in at.items()},
+                   dict(zip(bounds, fetched[1:].T, strict=True)))
 
     def sums_at(self, positions: list[int]) -> dict[str, np.ndarray]:
         """Each running sum at ``positions``: those at the runs' bounds came with the
@@ -529,7 +531,7 @@ def _align(upload: Upload, whole: _Pairs, banded: cp.ndarray, ends_pass: _EndsPa
         dirs = cp.empty(max(int(w1 - w0), 2), dtype=np.uint64)
         spill = cp.empty(max(int(s1 - s0), 1), dtype=np.int32)
         _fill(inputs, plan, mode, lo, hi, size, gap_open, gap_extend, spill,
-              cp.subtract(spill_at[lo:hi], int(s0)), dirs, cp.subtract(word_at[lo:hi], int(w0)),
+              _shifted(spill_at[lo:hi], int(s0)), dirs, _shifted(word_at[lo:hi], int(w0)),
               out, walk)
 
     # score, coordinates (target columns shifted by the window) and CIGAR length of each
@@ -556,6 +558,11 @@ def _align(upload: Upload, whole: _Pairs, banded: cp.ndarray, ends_pass: _EndsPa
     results = _results(found, plan, walk, big, big_cigars)
     _no_path_lost(lost)
     return results
+
+
+def _shifted(at: cp.ndarray, first: int) -> cp.ndarray:
+    """Offsets ``at`` counted from ``first`` (as they are from 0: no launch)."""
+    return cp.subtract(at, first) if first else at
 
 
 def _no_path_lost(lost: cp.ndarray) -> None:
