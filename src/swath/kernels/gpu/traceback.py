@@ -64,6 +64,12 @@ def _arithmetic() -> dict[str, cp.ElementwiseKernel]:
     return {
         "ceil_div": cp.ElementwiseKernel("int64 a, int64 b", "int64 q", "q = (a + b - 1) / b",
                                          "swath_ceil_div"),
+        # a plan's sort key: its run (< 64), then ``major`` (< 2**26), then ``minor``
+        # (< 2**32), in one word
+        "plan_key": cp.ElementwiseKernel(
+            "int64 run, int64 major, int64 minor", "uint64 key",
+            "key = ((unsigned long long)run << 58) | ((unsigned long long)major << 32)"
+            " | (unsigned long long)minor", "swath_plan_key"),
         # traceback.cu's passes, widest pass's columns and words of codes (P * S * G) of a
         # pair, and whether those pass ``budget``
         "pass_shape": cp.ElementwiseKernel(
@@ -226,21 +232,23 @@ class _Plan:
 
     @classmethod
     def make(cls, pairs: _Pairs, taken: cp.ndarray | None, group: cp.ndarray,
-             *keys: cp.ndarray, part: cp.ndarray | None = None, parts: int = 1,
-             sums: dict[str, cp.ndarray] | None = None, **extra: cp.ndarray) -> _Plan:
+             major: cp.ndarray, minor: cp.ndarray, part: cp.ndarray | None = None,
+             parts: int = 1, sums: dict[str, cp.ndarray] | None = None, **extra: cp.ndarray
+             ) -> _Plan:
         """The plan of the pairs ``taken`` (a mask; None: every pair), by ``part`` (every
-        pair's part of the upload, of ``parts``), then ``group``, then ``keys`` (per-pair
-        int64 arrays): one GPU sort, the pairs not taken after the others. ``sums``
-        (per-pair int64 arrays) are summed in plan order; their values at the runs' bounds
-        come back with the bounds (and how many pairs are taken), in one download."""
+        pair's part of the upload, of ``parts`` <= 12), then ``group``, then ``major``
+        (int64, < 2**26: passes), then ``minor`` (int64, < 2**32: columns): one GPU sort of
+        one key, the pairs not taken after the others. ``sums`` (per-pair int64 arrays) are
+        summed in plan order; their values at the runs' bounds come back with the bounds
+        (and how many pairs are taken), in one download."""
         runs_key = _size_index(group)
         if part is not None:
             runs_key = cp.add(cp.multiply(part, len(FILL_GROUPS)), runs_key)
-        left = parts * len(FILL_GROUPS)        # the key of the pairs not taken
+        left = parts * len(FILL_GROUPS)        # the run key of the pairs not taken
+        assert left < 64, "a plan's run keys fit 6 bits"
         if taken is not None:
             runs_key = cp.where(taken, runs_key, left)
-        sort = (cp.lexsort(cp.stack([*reversed(keys), runs_key])) if len(group)
-                else cp.zeros(0, dtype=np.int64))
+        sort = cp.argsort(_arithmetic()["plan_key"](runs_key, major, minor))
         at = {name: _exclusive_cumsum(values[sort]) for name, values in (sums or {}).items()}
         bounds = cp.searchsorted(runs_key[sort], cp.arange(left + 1))
         # queued before the download, so that the host has nothing to launch after it
@@ -339,7 +347,8 @@ class _EndsPass:
             top: int, ends: cp.ndarray) -> None:
         """Launch ends.cu over the plan, each part's runs on a stream of their own once
         the part's residues are there (a part's launches fill the tail of the one
-        before); each pair's results go to its row of ``ends`` (N, 6): score, window
+        before; the copies of the parts after the first start once its launches are
+        queued); each pair's results go to its row of ``ends`` (N, 6): score, window
         rows, first column, columns, band's lowest and highest diagonal."""
         plan = self.plan
         out = cp.empty((len(plan.order), 6), dtype=np.int32)
@@ -350,6 +359,8 @@ class _EndsPass:
         try:
             for (lo, hi, group), part in zip(plan.runs, plan.parts, strict=True):
                 if part not in streams:     # the part's first run: wait for its residues
+                    if streams:
+                        upload.resume()
                     streams[part] = cp.cuda.Stream(non_blocking=True)
                     streams[part].wait_event(planned)
                     with streams[part]:
@@ -423,7 +434,7 @@ def score_ends(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: n
     count = len(q_off) - 1
     pairs = _Pairs.of(q_off, t_off, None)
     group = _groups(pairs.q_len)
-    plan = _Plan.make(pairs, None, group, pairs.t_len,
+    plan = _Plan.make(pairs, None, group, cp.zeros_like(pairs.t_len), pairs.t_len,
                       sums={"spill": _spill_words(pairs, group)}, **_unbanded(count))
     out = cp.zeros((count, 3), dtype=np.int32)
     none = cp.zeros(1, dtype=np.uint64)
@@ -472,16 +483,16 @@ def align_batch(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: 
     from CuPy's pinned memory pool, which takes it back when they go.
     """
     starts = _part_starts(q_res, q_off, t_res, pairs)
-    # ends.cu's plan is made while the first of several parts travels, before the others:
-    # beside the whole upload's host threads, the plan's host work runs three times
-    # slower (measured); the first part is light, and there when the plan is done
+    # ends.cu's plan is made while the first of several parts travels, before the others
+    # (they start once ends.cu's first launches are queued): beside the whole upload's
+    # host threads, the plan's host work runs three times slower (measured); the first
+    # part is light, and there when the plan is done
     with _upload(q_res, q_off, t_res, t_off, starts, early=1 if len(starts) > 2 else 0
                  ) as upload:
         whole = _Pairs.of(q_off, t_off, pairs)
         banded = _banded(whole, matrix, gap_open, gap_extend, mode)
         ends_pass = (_EndsPass.make(whole, banded, starts)
                      if _bandable(matrix, gap_open, gap_extend, mode) else None)
-        upload.resume()
         return _align(upload, whole, banded, ends_pass, q_res, q_off, t_res, t_off, matrix,
                       gap_open, gap_extend, mode, pairs, memory_budget)
 
@@ -501,6 +512,7 @@ def _align(upload: Upload, whole: _Pairs, banded: cp.ndarray, ends_pass: _EndsPa
     if ends_pass is not None:       # launched first: the host's work below overlaps it
         ends_pass.run(inputs, upload, gap_open, gap_extend, mode, max(int(matrix.max()), 0),
                       ends)
+    upload.resume()
     cut, band, group = whole, _unbanded(count), _groups(whole.q_len)
     if ends_pass is not None:
         cut = whole.window(banded, ends)
