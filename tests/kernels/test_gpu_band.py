@@ -128,11 +128,11 @@ def longest_banded(m, matrix, gap_open, gap_extend, mode):
 
 
 @pytest.mark.parametrize("mode", ["local", "semiglobal"])
-def test_pairs_at_the_edge_of_16_bits_equal_cpu(mode):
-    """Costly gaps and targets as long as ends.cu's bound allows (one residue more and
-    a pair is computed whole): its deepest cells, F less two gap openings included,
-    stay inside 16 bits. Unrelated pairs and copies at either end of the target, queries
-    of one pass and of several, in groups of 4, 8 and 16 threads."""
+def test_the_longest_pairs_ends_takes_equal_cpu(mode):
+    """Costly gaps and targets as long as `_banded` lets ends.cu take them beside each
+    query (one residue more and a pair is computed whole): the deepest cells its bound
+    allows. Unrelated pairs and copies at either end of the target, queries of one pass
+    and of several, in groups of 4, 8 and 16 threads."""
     gap_open, gap_extend = 30, 7
     matrix = swath.Scoring.dna(2, -3, gap_open, gap_extend).matrix
     rng = np.random.default_rng(11)

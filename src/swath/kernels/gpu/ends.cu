@@ -5,8 +5,8 @@
 // thread, TILE = G * R rows a pass. A group aligns two pairs at once, one in each
 // 16-bit half of its registers (low half: the first), with the recurrence of
 // search.cu: H kept as HG = H - (gap_open + gap_extend), the profile biased by
-// gap_open + gap_extend (but F of the row below opens from t = max(diagonal, E), not from
-// H: H - open = max(t, F) - open, and F - open is at most F - gap_extend, so the chain
+// gap_open + gap_extend (but F of the row below opens from D = max(diagonal, E), not from
+// H: H - open = max(D, F) - open, and F - open is at most F - gap_extend, so the chain
 // from row to row is one operation), rows in registers, target columns streaming through the
 // group one a step, warp shuffles between threads, the last row's H and F spilled
 // between passes. A thread's profile (the scores of its rows against every residue,
@@ -154,8 +154,8 @@ __global__ void __launch_bounds__(128) traceback_ends(
             }
             const uint4* rows0 = prof + 2 * BLOCK * (!checks || c <= n0 ? res0 : 2 * A);
             const uint4* rows1 = prof + 2 * BLOCK * (!checks || c <= n1 ? A + res1 : 2 * A);
-            // up_t: t - open of the row above (its HG for row 0), up_f: its F
-            T up_t = in_h, up_f = in_f, dg = diag, step_best = goe;
+            // up_d: D - open of the row above (its HG for row 0), up_f: its F
+            T up_d = in_h, up_f = in_f, dg = diag, step_best = goe;
 #pragma unroll
             for (int v = 0; v < 2; ++v) {
                 const uint4 wa = rows0[v * BLOCK], wb = rows1[v * BLOCK];
@@ -167,19 +167,19 @@ __global__ void __launch_bounds__(128) traceback_ends(
                     const int k = v * 8 + kk;
                     const T sc = __byte_perm(a4[kk / 2], b4[kk / 2], (kk & 1) ? 0x7632 : 0x5410);
                     // F from the row above: max(F - gap_extend, H - open) =
-                    // max(F - gap_extend, t - open), as F - open <= F - gap_extend
-                    const T f = C::addmax(up_f, ge, up_t);
+                    // max(F - gap_extend, D - open), as F - open <= F - gap_extend
+                    const T f = C::addmax(up_f, ge, up_d);
                     E[k] = C::addmax(E[k], ge, prev[k]);
-                    // t - open, t = max(diagonal, E), and local: at least 0
-                    const T t = C::addmax(dg, sc, E[k]);
-                    const T tg = MODE == 0 ? C::addmax(t, goe, goe) : C::add(t, goe);
-                    next[k] = C::addmax(f, goe, tg);      // HG = max(t, F) - open
+                    // D - open, D = max(diagonal, E), and local: at least 0
+                    const T de = C::addmax(dg, sc, E[k]);
+                    const T de_open = MODE == 0 ? C::addmax(de, goe, goe) : C::add(de, goe);
+                    next[k] = C::addmax(f, goe, de_open);      // HG = max(D, F) - open
                     if (MODE == 0) {
                         if (kk & 1) step_best = C::max3(step_best, pair_h, next[k]);
                         else pair_h = next[k];
                     }
                     dg = prev[k];
-                    up_t = tg;
+                    up_d = de_open;
                     up_f = f;
                 }
             }

@@ -64,12 +64,14 @@ def _arithmetic() -> dict[str, cp.ElementwiseKernel]:
     return {
         "ceil_div": cp.ElementwiseKernel("int64 a, int64 b", "int64 q", "q = (a + b - 1) / b",
                                          "swath_ceil_div"),
-        # a plan's sort key: its run (< 64), then ``major`` (< 2**26), then ``minor``
-        # (< 2**32), in one word
+        # a plan's sort key: its run (< 64), then ``major``, then ``minor``, in one word
+        # (larger values than their 26 and 32 bits hold tie: the order of those pairs
+        # only weighs on speed)
         "plan_key": cp.ElementwiseKernel(
             "int64 run, int64 major, int64 minor", "uint64 key",
-            "key = ((unsigned long long)run << 58) | ((unsigned long long)major << 32)"
-            " | (unsigned long long)minor", "swath_plan_key"),
+            "key = ((unsigned long long)run << 58)"
+            " | ((unsigned long long)min(major, (long long)0x3ffffff) << 32)"
+            " | (unsigned long long)min(minor, (long long)0xffffffff)", "swath_plan_key"),
         # traceback.cu's passes, widest pass's columns and words of codes (P * S * G) of a
         # pair, and whether those pass ``budget``
         "pass_shape": cp.ElementwiseKernel(
@@ -236,9 +238,9 @@ class _Plan:
              parts: int = 1, sums: dict[str, cp.ndarray] | None = None, **extra: cp.ndarray
              ) -> _Plan:
         """The plan of the pairs ``taken`` (a mask; None: every pair), by ``part`` (every
-        pair's part of the upload, of ``parts`` <= 12), then ``group``, then ``major``
-        (int64, < 2**26: passes), then ``minor`` (int64, < 2**32: columns): one GPU sort of
-        one key, the pairs not taken after the others. ``sums`` (per-pair int64 arrays) are
+        pair's part of the upload, of ``parts`` <= 12), then ``group``, then ``major`` and
+        ``minor`` (int64, passes and columns: values past 2**26 and 2**32 tie): one GPU
+        sort of one key, the pairs not taken after the others. ``sums`` (per-pair int64 arrays) are
         summed in plan order; their values at the runs' bounds come back with the bounds
         (and how many pairs are taken), in one download."""
         runs_key = _size_index(group)
@@ -302,12 +304,12 @@ def _banded(pairs: _Pairs, matrix: np.ndarray, gap_open: int, gap_extend: int, m
         return cp.zeros(len(pairs.q_len), dtype=bool)
     top, low = max(int(matrix.max()), 0), max(-int(matrix.min()), 0)
     open_ = gap_open + gap_extend
-    # the highest cell: top * min(m, n), plus a gap opening in HG; the deepest: a
-    # semiglobal boundary cell of row m, less two gap openings (ends.cu takes a cell's
-    # F - open on its way to HG), plus a padding score, with a pass of padding rows' gap
-    # extensions to spare (conservative since ends.cu puts a semiglobal pair's padding
-    # rows above its rows, as rows of 0; a local cell is never below 0; cells of padding
-    # columns never reach a pair's columns)
+    # the highest cell: top * min(m, n), plus a gap opening in HG. The deepest value
+    # ends.cu computes: a semiglobal boundary cell of row m plus a padding score, less two
+    # gap openings (it takes F - open, F at most an opening below the H above), with one
+    # opening more and a pass of padding rows' gap extensions to spare (conservative since
+    # ends.cu puts a semiglobal pair's padding rows above its rows, as rows of 0; a local
+    # cell is never below 0; cells of padding columns never reach a pair's columns)
     return _arithmetic()["banded"](
         pairs.q_len, pairs.t_len, top, open_, gap_extend,
         3 * open_ + gap_extend * ROWS * max(GROUP_SIZES) + low + ENDS_PAD, ENDS_CELL)
