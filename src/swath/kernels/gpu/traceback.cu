@@ -187,8 +187,13 @@ __global__ void __launch_bounds__(128, 4) traceback_fill(
         int out_h = diag, out_f = neg_inf;
         const int row_m = m - 1 - row0;
         const bool holds_m = MODE != 0 && live && pass == passes - 1 && row_m >= 0 && row_m < R;
+        // local: the rows where the best cell is looked for. A pair with a band has its end
+        // in the last 16 rows of its window (ends.cu's block), so in its last two passes;
+        // one without, anywhere. The passes where no lane of the warp looks (most) go
+        // without the comparisons (`search`, a Flag).
+        const bool searches = MODE == 0 && live && (lo == -BAND_FREE || pass >= passes - 2);
 
-        auto step = [&](const int s, const int (&prev)[R], int (&next)[R]) {
+        auto step = [&](auto search, const int s, const int (&prev)[R], int (&next)[R]) {
             int in_h = __shfl_up_sync(FULL_MASK, out_h, 1, G);
             int in_f = __shfl_up_sync(FULL_MASK, out_f, 1, G);
             const int c = cols.x + s - t;
@@ -225,7 +230,7 @@ __global__ void __launch_bounds__(128, 4) traceback_fill(
                 }
                 const u64 code = (u64)(src | (e_ext > e_open ? 4 : 0) | (f_ext > f_open ? 8 : 0));
                 if (DIRS) word |= code << (4 * k);
-                if (MODE == 0 && h > val_best[k]) {
+                if (MODE == 0 && decltype(search)::value && h > val_best[k]) {
                     val_best[k] = h;
                     col_best[k] = c;
                 }
@@ -254,10 +259,14 @@ __global__ void __launch_bounds__(128, 4) traceback_fill(
                 }
             }
         };
-        for (int s = 0; s < steps; s += 2) {
-            step(s, Ha, Hb);
-            if (s + 1 < steps) step(s + 1, Hb, Ha);
-        }
+        auto run = [&](auto search) {
+            for (int s = 0; s < steps; s += 2) {
+                step(search, s, Ha, Hb);
+                if (s + 1 < steps) step(search, s + 1, Hb, Ha);
+            }
+        };
+        if (MODE == 0 && __any_sync(FULL_MASK, searches)) run(Flag<true>());
+        else run(Flag<false>());
         if (MODE == 0 && live) {
             // rows ascend with k and with passes: strict > keeps the first best row
 #pragma unroll
