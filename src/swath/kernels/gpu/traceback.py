@@ -240,9 +240,9 @@ class _Plan:
         """The plan of the pairs ``taken`` (a mask; None: every pair), by ``part`` (every
         pair's part of the upload, of ``parts`` <= 12), then ``group``, then ``major`` and
         ``minor`` (int64, passes and columns: values past 2**26 and 2**32 tie): one GPU
-        sort of one key, the pairs not taken after the others. ``sums`` (per-pair int64 arrays) are
-        summed in plan order; their values at the runs' bounds come back with the bounds
-        (and how many pairs are taken), in one download."""
+        sort of one key, the pairs not taken after the others. ``sums`` (per-pair int64
+        arrays) are summed in plan order; their values at the runs' bounds come back with
+        the bounds (and how many pairs are taken), in one download."""
         runs_key = _size_index(group)
         if part is not None:
             runs_key = cp.add(cp.multiply(part, len(FILL_GROUPS)), runs_key)
