@@ -150,6 +150,36 @@ def test_the_longest_pairs_ends_takes_equal_cpu(mode):
     assert_equal_cpu(queries, targets, matrix, gap_open, gap_extend, mode)
 
 
+def test_ends_spill_words_lie_at_each_groups_first_pair():
+    """ends.cu's spill offsets, made with its plan on the GPU: a group of threads takes
+    the pairs 2g and 2g + 1 of its run (an odd run ends with a group of one) and spills,
+    at its first pair, the longer target's H and F when the deeper query takes more than
+    one pass of its group's rows; pairs left out take nothing."""
+    import cupy as cp
+
+    from swath.kernels.gpu.traceback import ROWS, _EndsPass, _Pairs
+
+    rng = np.random.default_rng(5)
+    m, n = rng.integers(1, 1500, 301), rng.integers(1, 3000, 301)
+    pairs = _Pairs.of(np.concatenate([[0], np.cumsum(m)]), np.concatenate([[0], np.cumsum(n)]),
+                      None)
+    taken = rng.random(301) < 0.9
+    ends = _EndsPass.make(pairs, cp.asarray(taken), [0, 100, 200, 301])
+    plan = ends.plan
+    assert len(plan.order) == taken.sum() and any((hi - lo) % 2 for lo, hi, _ in plan.runs)
+    assert len(set(plan.parts)) == 3
+    q_len, t_len = plan.dev["q_len"].get(), plan.dev["t_len"].get()
+    words = np.zeros(len(plan.order), dtype=np.int64)
+    for lo, hi, group in plan.runs:
+        for k in range(lo, hi, 2):
+            group_pairs = slice(k, min(k + 2, hi))
+            if q_len[group_pairs].max() > group * ROWS:
+                words[k] = 2 * t_len[group_pairs].max()
+    assert words.any()
+    np.testing.assert_array_equal(ends.spill_at.get(), np.concatenate([[0], np.cumsum(words)]))
+    assert ends.spill.size == words.sum()
+
+
 def test_an_empty_batch_gives_empty_results():
     from swath.kernels.gpu.traceback import align_batch
 

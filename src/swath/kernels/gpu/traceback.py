@@ -27,6 +27,7 @@ pairs, and downloads the results, packed on the GPU, into page-locked memory.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import pairwise
 
@@ -54,6 +55,11 @@ ENDS_ALPHABET = 5            # ends.cu's profiles of 128 threads fit 48 KiB of s
 UPLOAD_PARTS = 8             # parts of a large upload of pairs k: ends.cu starts on the first
 LIGHT_FIRST = 4              # the other parts weigh this many times the first
 PARTED = 32 << 20            # residue bytes from which an upload goes in parts
+
+
+# The spill words of a group whose deepest query is m rows and longest target n columns:
+# the H and F of a pass's last row, when a pass of ``tile`` rows does not hold the query.
+SPILL_RULE = "{m} > tile ? 2 * (long long){n} : 0"
 
 
 # The per-pair arithmetic is done by elementwise kernels and CuPy functions: CuPy's
@@ -84,29 +90,28 @@ def _arithmetic() -> dict[str, cp.ElementwiseKernel]:
             words = passes * (columns + group - 1) * group;
             large = words > budget;
             """, "swath_pass_shape"),
-        # ends.cu's spill words of the group whose first pair is at position k (runs of
-        # positions lo .. hi, two pairs a group from lo, rows ``tile`` a pass), 0 at a
-        # group's second pair: the longer target's H and F when a pass does not hold
-        # the deeper query
+        # ends.cu's spill words at plan position k, whose run begins at position ``first``
+        # (two pairs a group from there; ``key``: the run of each position): the longer
+        # target's H and F of a group when a pass does not hold the deeper query, at
+        # the group's first pair (0 at its second)
         "ends_spill_words": cp.ElementwiseKernel(
-            "int64 k, raw int32 m, raw int32 n, raw int64 run_lo, raw int64 run_hi,"
-            " raw int64 run_tile, int32 runs",
+            "int64 k, int64 first, raw int32 m, raw int32 n, int64 tile, raw int64 key,"
+            " int64 count",
             "int64 words",
-            """
+            f"""
             words = 0;
-            for (int r = 0; r < runs; ++r) {
-                if (k < run_lo[r] || k >= run_hi[r] || (k - run_lo[r]) % 2) continue;
+            if ((k - first) % 2 == 0) {{
                 int deeper = m[k], longer = n[k];
-                if (k + 1 < run_hi[r]) {
+                if (k + 1 < count && key[k + 1] == key[k]) {{
                     deeper = max(deeper, m[k + 1]);
                     longer = max(longer, n[k + 1]);
-                }
-                words = deeper > run_tile[r] ? 2 * (long long)longer : 0;
-            }
+                }}
+                words = {SPILL_RULE.format(m="deeper", n="longer")};
+            }}
             """, "swath_ends_spill_words"),
         # spill words of a pair: its target's H and F when it takes more than one pass
         "spill_words": cp.ElementwiseKernel("T m, T n, int64 tile", "int64 words",
-                                            "words = m > tile ? 2 * (long long)n : 0",
+                                            f"words = {SPILL_RULE.format(m='m', n='n')}",
                                             "swath_spill_words"),
         # ends.cu's pairs: every cell fits its 16 bits (see _banded)
         "banded": cp.ElementwiseKernel(
@@ -220,6 +225,11 @@ def _upload(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: np.n
     return Upload([q_res, t_res], [cuts(q_res, q_off), cuts(t_res, t_off)], early=early)
 
 
+# a plan's running sum given at each position by the plan's per-position arrays (dev) and
+# the run key of each position
+PositionSum = Callable[[dict[str, cp.ndarray], cp.ndarray], cp.ndarray]
+
+
 @dataclass
 class _Plan:
     """Pairs in processing order with their per-pair arrays, on the GPU, the runs of
@@ -235,14 +245,16 @@ class _Plan:
     @classmethod
     def make(cls, pairs: _Pairs, taken: cp.ndarray | None, group: cp.ndarray,
              major: cp.ndarray, minor: cp.ndarray, part: cp.ndarray | None = None,
-             parts: int = 1, sums: dict[str, cp.ndarray] | None = None, **extra: cp.ndarray
-             ) -> _Plan:
+             parts: int = 1, sums: dict[str, cp.ndarray | PositionSum] | None = None,
+             **extra: cp.ndarray) -> _Plan:
         """The plan of the pairs ``taken`` (a mask; None: every pair), by ``part`` (every
         pair's part of the upload, of ``parts`` <= 12), then ``group``, then ``major`` and
         ``minor`` (int64, passes and columns: values past 2**26 and 2**32 tie): one GPU
         sort of one key, the pairs not taken after the others. ``sums`` (per-pair int64
-        arrays) are summed in plan order; their values at the runs' bounds come back with
-        the bounds (and how many pairs are taken), in one download."""
+        arrays, or functions that give one value a position from the plan's ``dev``
+        arrays and each position's run key) are summed in plan order; their values at the
+        runs' bounds come back with the bounds (and how many pairs are taken), in one
+        download."""
         runs_key = _size_index(group)
         if part is not None:
             runs_key = cp.add(cp.multiply(part, len(FILL_GROUPS)), runs_key)
@@ -251,12 +263,14 @@ class _Plan:
         if taken is not None:
             runs_key = cp.where(taken, runs_key, left)
         sort = cp.argsort(_arithmetic()["plan_key"](runs_key, major, minor))
-        at = {name: _exclusive_cumsum(values[sort]) for name, values in (sums or {}).items()}
-        bounds = cp.searchsorted(runs_key[sort], cp.arange(left + 1))
+        keys = runs_key[sort]
+        bounds = cp.searchsorted(keys, cp.arange(left + 1))
         # queued before the download, so that the host has nothing to launch after it
         dev = {"q_start": pairs.q_start[sort], "q_len": pairs.q_len[sort].astype(np.int32),
                "t_start": pairs.t_start[sort], "t_len": pairs.t_len[sort].astype(np.int32),
                **{name: a[sort] for name, a in extra.items()}}
+        at = {name: _exclusive_cumsum(values(dev, keys) if callable(values) else values[sort])
+              for name, values in (sums or {}).items()}
         fetched = cp.stack([bounds, *(a[bounds] for a in at.values())]).get()
         bounds = fetched[0].tolist()
         kept = bounds[-1]
@@ -288,6 +302,15 @@ class _Plan:
         d = self.dev
         return (inputs.q_res, d["q_start"][lo:hi], d["q_len"][lo:hi], inputs.t_res,
                 d["t_start"][lo:hi], d["t_len"][lo:hi], np.int32(hi - lo))
+
+
+def _ends_spill_words(dev: dict[str, cp.ndarray], keys: cp.ndarray) -> cp.ndarray:
+    """ends.cu's spill words at each plan position (a PositionSum): its run begins at
+    the first position of its key."""
+    count = len(keys)
+    return _arithmetic()["ends_spill_words"](
+        cp.arange(count), cp.searchsorted(keys, keys), dev["q_len"], dev["t_len"],
+        dev["tile"], keys, count)
 
 
 def _bandable(matrix: np.ndarray, gap_open: int, gap_extend: int, mode: str) -> bool:
@@ -333,17 +356,14 @@ class _EndsPass:
                                 cp.arange(len(pairs.q_len)), side="right")
                 if len(starts) > 2 else None)       # one part: no key to sort by
         groups = _ends_groups(pairs.q_len)
-        passes = _arithmetic()["ceil_div"](pairs.q_len, cp.multiply(groups, ROWS))
+        tile = cp.multiply(groups, ROWS)
+        passes = _arithmetic()["ceil_div"](pairs.q_len, tile)
         plan = _Plan.make(pairs, banded, groups, passes, pairs.t_len, part=part,
-                          parts=len(starts) - 1)
+                          parts=len(starts) - 1, sums={"spill": _ends_spill_words}, tile=tile)
         if not len(plan.order):
             return None
-        table = cp.asarray(np.array([(lo, hi, group * ROWS) for lo, hi, group in plan.runs],
-                                    dtype=np.int64).reshape(-1, 3).T.copy())
-        spill_at = _exclusive_cumsum(_arithmetic()["ends_spill_words"](
-            cp.arange(len(plan.order)), plan.dev["q_len"], plan.dev["t_len"], table[0],
-            table[1], table[2], np.int32(len(plan.runs))))
-        return cls(plan, cp.empty(max(int(spill_at[-1]), 1), dtype=np.uint32), spill_at)
+        return cls(plan, cp.empty(max(plan.total("spill"), 1), dtype=np.uint32),
+                   plan.at["spill"])
 
     def run(self, inputs: _Inputs, upload: Upload, gap_open: int, gap_extend: int, mode: str,
             top: int, ends: cp.ndarray) -> None:

@@ -96,17 +96,17 @@ class Upload:
         """Start the copies of the first ``parts`` parts (in chunk order, as the ring's
         slots are reused in that order)."""
         end = self._parts[parts].start if parts < len(self._parts) else len(self._chunks)
-        self._tasks += [_threads().submit(self._copy, self._ring, self._slots, k, *self._chunks[k])
-                        for k in range(len(self._tasks), end)]
+        self._tasks += [_threads().submit(self._copy, k) for k in range(len(self._tasks), end)]
 
     def resume(self) -> None:
         """Start the copies of every part."""
         self._start(len(self._parts))
 
-    def _copy(self, ring: cp.cuda.PinnedMemoryPointer, slots: int, k: int, host: np.ndarray,
-              address: int) -> None:
-        """Chunk k: into its slot of ``ring`` (once the chunk before it there has left),
+    def _copy(self, k: int) -> None:
+        """Chunk k: into its slot of the ring (once the chunk before it there has left),
         then out to the GPU."""
+        ring, slots = self._ring, self._slots
+        host, address = self._chunks[k]
         try:
             if k >= slots:
                 self._issued[k - slots].wait()
