@@ -19,8 +19,8 @@ from swath.kernels import one_line
 
 HERE = Path(__file__).resolve().parent
 GROUP_SIZES = (4, 8, 16, 32)   # threads per group (one warp at most)
-BANDED_GROUP = 2               # and of the traceback fill of a pair with a band (its
-FILL_GROUPS = (BANDED_GROUP, *GROUP_SIZES)   # passes of 32 rows: 1 and 4 measured slower)
+BANDED_GROUP = 2               # threads of codes16.cu's groups (pairs with a band)
+FILL_GROUPS = (BANDED_GROUP, *GROUP_SIZES)   # the group sizes of a fill's plan
 ROWS = 16                      # query rows per thread (traceback)
 # (threads per group, query rows per thread) of the search kernels, by rows per pass
 SEARCH_CONFIGS = ((4, 16), (8, 16), (8, 32), (16, 16))
@@ -42,6 +42,11 @@ ENDS_MODES = ("local", "semiglobal")    # ends.cu's modes (global pairs are comp
 
 def ends_name(group: int, mode: str) -> str:
     return f"traceback_ends<{group}, {MODES[mode]}>"
+
+
+def codes_name(mode: str) -> str:
+    """codes16.cu's kernel: the codes of banded pairs (BANDED_GROUP), two a register."""
+    return f"banded_codes<{MODES[mode]}>"
 
 
 TILE_ROWS = {False: (4, 8, 16), True: (4, 8)}     # rows per lane: scores, origins
@@ -68,7 +73,8 @@ _NAMES = {
     "ends.cu": tuple(ends_name(g, m) for g in GROUP_SIZES for m in ENDS_MODES),
     "search.cu": tuple(search_name(g, r, c, m) for g, r in SEARCH_CONFIGS for c in CELLS
                        for m in MODES),
-    "traceback.cu": tuple([fill_name(g, m, d) for g in FILL_GROUPS for m in MODES
+    "codes16.cu": tuple(codes_name(m) for m in ENDS_MODES),
+    "traceback.cu": tuple([fill_name(g, m, d) for g in GROUP_SIZES for m in MODES
                            for d in (True, False)]
                           + ["compact_text", "cigar_counts"]),
     "tiles.cu": tuple(tile_name(r, local, origins, packed) for origins, rows in TILE_ROWS.items()

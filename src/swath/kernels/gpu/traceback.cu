@@ -1,27 +1,17 @@
-// Batched alignment with traceback: many (query, target) pairs, one pair a group.
+// Batched alignment with traceback: many (query, target) pairs, one pair a group, each
+// computed whole (pairs with a band from ends.cu go to codes16.cu).
 //
 // m: query length, n: target length, G: threads of a group, R: query rows per thread,
-// TILE = G * R rows per pass, P = ceil(m / TILE) passes.
-//
-// A pair may be given a band of diagonals lo .. hi (column - row; ends.cu finds one that
-// holds the pair's traced path): pass p then computes columns
-// max(1, p * TILE + 1 + lo) .. min(n, (p + 1) * TILE + hi) only, every band cell of its
-// rows. Without a band (lo = -BAND_FREE, hi = BAND_FREE) that is every column. A pass
-// takes S = min(n, TILE + hi - lo) + G - 1 steps. Cells outside the computed columns
-// take the boundary's values (the first row's or column's, as for a matrix that started
-// there): each is the score of some path, so every cell is at most its full-matrix value,
-// and the cells of the traced path, whose paths lie in the band, keep theirs; so do their
-// direction codes, and the same path is traced.
+// TILE = G * R rows per pass, P = ceil(m / TILE) passes of S = n + G - 1 steps (walk.cuh:
+// the band of every column, and where each code goes).
 //
 // fill: the group computes the exact 32-bit DP of its pair as in search.cu (rows in
 // registers, target columns streaming, warp shuffles between threads, H and F of a
 // pass's last row spilled for the next pass) and writes each cell's 4-bit direction
-// code. Thread t's 16 codes of one step form one 64-bit word; the G words of a step
-// are adjacent (anti-diagonal-major), so a step's writes coalesce. Word of cell
-// (r, c) in pass p, whose first column is c0: ((p * S + c - c0 + t) * G + t), nibble
-// (r - 1) % R, where t = ((r - 1) % TILE) / R. Code bits: 0-1 H's source (0 start,
-// 1 diagonal, 2 E, 3 F), 2 E extended E, 3 F extended F, with the tie rules of
-// swath.kernels.cpu.traceback.
+// code (walk.cuh's SourceCodes: bits 0-1 H's source, 0 start, 1 diagonal, 2 E, 3 F;
+// 2 E extended E, 3 F extended F), with the tie rules of swath.kernels.cpu.traceback.
+// Thread t's 16 codes of one step form one 64-bit word; the G words of a step are
+// adjacent (anti-diagonal-major), so a step's writes coalesce.
 //
 // Then, in the same kernel, the thread that holds the pair's end cell follows the codes
 // back from it (walk_pair) and writes the start coordinates and the extended CIGAR as
@@ -30,90 +20,7 @@
 //
 // With DIRS false, fill writes no codes: it gives each pair's score and end cell only
 // (score_ends).
-#include "cells.cuh"
-
-#define BAND_FREE (1 << 29)
-
-typedef unsigned long long u64;
-
-// Steps a pass of a pair: its widest pass's columns, plus the wavefront's G - 1.
-template <int G, int TILE>
-__device__ __forceinline__ int pass_steps(int n, int lo, int hi) {
-    return ::min(n, TILE + hi - lo) + G - 1;
-}
-
-// The first and last column of pass p (1-based; empty when first > last).
-template <int TILE>
-__device__ __forceinline__ int2 pass_columns(int p, int n, int lo, int hi) {
-    return make_int2(::max(1, p * TILE + 1 + lo), ::min(n, (p + 1) * TILE + hi));
-}
-
-// Follow the codes of one pair back from its end cell (i, j) and write its extended
-// CIGAR as text, backwards, ending at ``text_end`` (at most 2 (m + n) characters: a run
-// takes at most one digit a column and its letter); ``start``: the start cell. Returns
-// the text's length, or -1 for a path that leaves the computed columns (a bug).
-template <int G, int R>
-__device__ int walk_pair(const u8* q, const u8* tg, int n, int lo, int hi, int S,
-                         const u64* my_dirs, int mode, char* text_end, int i, int j,
-                         int* start)
-{
-    constexpr int TILE = G * R;
-    char* at = text_end;
-    char run_op = 0;
-    int run = 0;
-    // add `count` columns of `op` to the current run, or write the run out and start one
-    auto emit = [&](char op, int count) {
-        if (op != run_op) {
-            if (run > 0) {
-                *--at = run_op;
-                for (int v = run; v > 0; v /= 10) *--at = (char)('0' + v % 10);
-            }
-            run_op = op;
-            run = 0;
-        }
-        run += count;
-    };
-    int state = 0;
-    while (i > 0 && j > 0) {
-        const int r = i - 1;
-        const int tt = (r % TILE) / R;
-        const int2 cols = pass_columns<TILE>(r / TILE, n, lo, hi);
-        if (j < cols.x || j > cols.y) return -1;
-        const u64 word = my_dirs[((i64)(r / TILE) * S + j - cols.x + tt) * G + tt];
-        const int code = (int)(word >> (4 * (r % R))) & 15;
-        if (state == 0) {
-            const int src = code & 3;
-            if (src == 0) break;
-            if (src == 1) {
-                emit(q[i - 1] == tg[j - 1] ? '=' : 'X', 1);
-                --i;
-                --j;
-            } else {
-                state = src - 1;
-            }
-        } else if (state == 1) {
-            emit('D', 1);
-            --j;
-            state = (code & 4) ? 1 : 0;
-        } else {
-            emit('I', 1);
-            --i;
-            state = (code & 8) ? 2 : 0;
-        }
-    }
-    if (mode != 0 && i > 0) {
-        emit('I', i);
-        i = 0;
-    }
-    if (mode == 1 && j > 0) {
-        emit('D', j);
-        j = 0;
-    }
-    emit(0, 0);
-    start[0] = i;
-    start[1] = j;
-    return (int)(text_end - at);
-}
+#include "walk.cuh"
 
 // At most 128 registers (4 blocks an SM): the semiglobal fill takes 119 to 125 without
 // spilling; the local one 128, spilling a few words per pass (none in the steps)
@@ -122,7 +29,6 @@ __global__ void __launch_bounds__(128, 4) traceback_fill(
     const u8* __restrict__ q_res, const i64* __restrict__ q_start, const int* __restrict__ q_len,
     const u8* __restrict__ t_res, const i64* __restrict__ t_start, const int* __restrict__ t_len,
     int count,                         // pairs (in processing order), one a group
-    const int* __restrict__ band_lo, const int* __restrict__ band_hi,   // diagonals
     const short* __restrict__ matrix,  // (A, A)
     int A, int gap_open, int gap_extend,
     int* __restrict__ spill,           // 2 * n words per pair, when P > 1
@@ -149,8 +55,7 @@ __global__ void __launch_bounds__(128, 4) traceback_fill(
     const u8* q = q_res + (real ? q_start[p] : 0);
     const u8* tg = t_res + (real ? t_start[p] : 0);
     const int passes = (m + TILE - 1) / TILE;
-    const int lo = real ? band_lo[p] : 0, hi = real ? band_hi[p] : 0;
-    const int S = pass_steps<G, TILE>(n, lo, hi);
+    const int S = pass_steps<G, TILE>(n, -BAND_FREE, BAND_FREE);
     u64* my_dirs = dirs + (real ? dirs_at[p] : 0);
     int* my_spill = spill + (real && passes > 1 ? spill_at[p] : 0);
     const int goe = -(gap_open + gap_extend), ge = -gap_extend;
@@ -177,37 +82,24 @@ __global__ void __launch_bounds__(128, 4) traceback_fill(
             val_best[k] = 0;
             col_best[k] = 0;
         }
-        const int2 cols = pass_columns<TILE>(pass, n, lo, hi);
-        // the last column the pass above spilled (those after it take the boundary's)
-        const int spilled = pass > 0 ? pass_columns<TILE>(pass - 1, n, lo, hi).y : 0;
-        const int edge = MODE == 0 ? 0 : -(gap_open + gap_extend * row0);
-        // H(row0, c0 - 1): the corner is a band cell for thread 0 only, spilled above
-        int diag = MODE == 0 || row0 == 0 ? 0 : edge;
-        if (t == 0 && live && pass > 0 && 1 < cols.x && cols.x <= cols.y) diag = my_spill[2 * (cols.x - 2)];
+        // H(row0, 0)
+        int diag = MODE == 0 || row0 == 0 ? 0 : -(gap_open + gap_extend * row0);
         int out_h = diag, out_f = neg_inf;
         const int row_m = m - 1 - row0;
         const bool holds_m = MODE != 0 && live && pass == passes - 1 && row_m >= 0 && row_m < R;
-        // local: the rows where the best cell is looked for. A pair with a band has its end
-        // in the last 16 rows of its window (ends.cu's block), so in its last two passes;
-        // one without, anywhere. The passes where no lane of the warp looks (most) go
-        // without the comparisons (`search`, a Flag).
-        const bool searches = MODE == 0 && live && (lo == -BAND_FREE || pass >= passes - 2);
 
-        auto step = [&](auto search, const int s, const int (&prev)[R], int (&next)[R]) {
+        auto step = [&](const int s, const int (&prev)[R], int (&next)[R]) {
             int in_h = __shfl_up_sync(FULL_MASK, out_h, 1, G);
             int in_f = __shfl_up_sync(FULL_MASK, out_f, 1, G);
-            const int c = cols.x + s - t;
-            if (!live || c < cols.x || c > cols.y) return;
+            const int c = 1 + s - t;
+            if (!live || c < 1 || c > n) return;
             if (t == 0) {
                 if (pass == 0) {
                     in_h = MODE == 1 ? -(gap_open + gap_extend * c) : 0;
                     in_f = neg_inf;
-                } else if (c <= spilled) {
+                } else {
                     in_h = my_spill[2 * (c - 1)];
                     in_f = my_spill[2 * (c - 1) + 1];
-                } else {
-                    in_h = edge;
-                    in_f = neg_inf;
                 }
             }
             const short* column = sub + tg[c - 1];
@@ -230,7 +122,7 @@ __global__ void __launch_bounds__(128, 4) traceback_fill(
                 }
                 const u64 code = (u64)(src | (e_ext > e_open ? 4 : 0) | (f_ext > f_open ? 8 : 0));
                 if (DIRS) word |= code << (4 * k);
-                if (MODE == 0 && decltype(search)::value && h > val_best[k]) {
+                if (MODE == 0 && h > val_best[k]) {
                     val_best[k] = h;
                     col_best[k] = c;
                 }
@@ -259,14 +151,10 @@ __global__ void __launch_bounds__(128, 4) traceback_fill(
                 }
             }
         };
-        auto run = [&](auto search) {
-            for (int s = 0; s < steps; s += 2) {
-                step(search, s, Ha, Hb);
-                if (s + 1 < steps) step(search, s + 1, Hb, Ha);
-            }
-        };
-        if (MODE == 0 && __any_sync(FULL_MASK, searches)) run(Flag<true>());
-        else run(Flag<false>());
+        for (int s = 0; s < steps; s += 2) {
+            step(s, Ha, Hb);
+            if (s + 1 < steps) step(s + 1, Hb, Ha);
+        }
         if (MODE == 0 && live) {
             // rows ascend with k and with passes: strict > keeps the first best row
 #pragma unroll
@@ -308,9 +196,10 @@ __global__ void __launch_bounds__(128, 4) traceback_fill(
         if (writer || (real && m == 0 && t == 0)) {
             const int i = m == 0 ? 0 : (MODE == 0 ? best_row : m);
             const int j = m == 0 ? 0 : best_col;
-            cigar_len[p] = walk_pair<G, R>(q, tg, n, lo, hi, S, my_dirs, MODE,
-                                           cigar + 2 * (slot_at[p] + m + n), i, j,
-                                           starts + 2 * p);
+            cigar_len[p] = walk_pair<G, R, SourceCodes>(
+                q, tg, n, -BAND_FREE, BAND_FREE, S, my_dirs, MODE,
+                cigar + 2 * (slot_at[p] + m + n), i, j, starts + 2 * p, best, matrix, A,
+                gap_open, gap_extend);
         }
     }
 }

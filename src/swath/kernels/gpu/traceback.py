@@ -6,8 +6,9 @@
 Local and semiglobal pairs whose cells fit 16 bits (with ``gap_extend >= 1`` and an
 alphabet of at most ``ENDS_ALPHABET`` letters: DNA) first go through ends.cu, two pairs
 a register: their scores, and each a window of its matrix with a band of diagonals that
-holds its traced path. Their direction codes are then computed in that band only. The
-other pairs are computed whole.
+holds its traced path. Their direction codes are then computed in that band only, again
+two pairs a register (codes16.cu). The other pairs are computed whole, in 32-bit cells
+(traceback.cu).
 
 For the codes, pairs are put in a processing order: by group size, then passes, then
 the columns of a pass, so that a warp's groups finish together. Pairs are taken
@@ -41,6 +42,7 @@ from swath.kernels.gpu._cuda import (
     FILL_GROUPS,
     GROUP_SIZES,
     ROWS,
+    codes_name,
     ends_name,
     fill_name,
     kernel,
@@ -55,6 +57,7 @@ ENDS_ALPHABET = 5            # ends.cu's profiles of 128 threads fit 48 KiB of s
 UPLOAD_PARTS = 8             # parts of a large upload of pairs k: ends.cu starts on the first
 LIGHT_FIRST = 4              # the other parts weigh this many times the first
 PARTED = 32 << 20            # residue bytes from which an upload goes in parts
+CODES_STAGE = 1024           # codes16.cu's staged codes a warp: two steps of its 32 pairs
 
 
 # The spill words of a group whose deepest query is m rows and longest target n columns:
@@ -374,7 +377,7 @@ class _EndsPass:
         rows, first column, columns, band's lowest and highest diagonal."""
         plan = self.plan
         out = cp.empty((len(plan.order), 6), dtype=np.int32)
-        shared = (2 * int(inputs.alphabet) + 1) * 2 * BLOCK * 16
+        shared = _profile_bytes(inputs)
         here = cp.cuda.get_current_stream()
         planned = here.record()
         streams: dict[int, cp.cuda.Stream] = {}
@@ -426,14 +429,30 @@ def _fill(inputs: _Inputs, plan: _Plan, mode: str, lo: int, hi: int, group: int,
           gap_extend: int, spill: cp.ndarray, spill_at: cp.ndarray, dirs: cp.ndarray,
           dirs_at: cp.ndarray, out: cp.ndarray, walk: _Walk) -> None:
     """Run the fill kernel over positions lo..hi (one group size): with codes (``dirs``
-    not empty), walked; without, scores and end cells only."""
+    not empty), walked; without, scores and end cells only. Banded pairs (their group
+    BANDED_GROUP; their bands and ends.cu's scores in the plan) go to codes16.cu, two a
+    group, the others to traceback.cu, whole."""
     d = plan.dev
+    scoring = (inputs.matrix, inputs.alphabet, np.int32(gap_open), np.int32(gap_extend))
+    buffers = (spill, spill_at, dirs, dirs_at, out[lo:hi], *walk.args(lo))
+    if group == BANDED_GROUP:
+        threads = -(-(hi - lo) // 2) * group
+        kernel("codes16.cu", codes_name(mode))(
+            (-(-threads // BLOCK),), (BLOCK,),
+            (*plan.pair_args(inputs, lo, hi), d["band_lo"][lo:hi], d["band_hi"][lo:hi],
+             d["score"][lo:hi], *scoring, *buffers),
+            shared_mem=_profile_bytes(inputs) + BLOCK // 32 * CODES_STAGE)
+        return
     kernel("traceback.cu", fill_name(group, mode, directions=dirs.size > 1))(
         (-(-(hi - lo) * group // BLOCK),), (BLOCK,),
-        (*plan.pair_args(inputs, lo, hi), d["band_lo"][lo:hi], d["band_hi"][lo:hi],
-         inputs.matrix, inputs.alphabet, np.int32(gap_open), np.int32(gap_extend), spill,
-         spill_at, dirs, dirs_at, out[lo:hi], *walk.args(lo)),
+        (*plan.pair_args(inputs, lo, hi), *scoring, *buffers),
         shared_mem=int(inputs.alphabet) ** 2 * 2)
+
+
+def _profile_bytes(inputs: _Inputs) -> int:
+    """Shared memory of ends.cu's and codes16.cu's profiles: a block's threads, each
+    the 16 rows of two pairs against every residue and a padding one, 16-bit scores."""
+    return (2 * int(inputs.alphabet) + 1) * 2 * BLOCK * 16
 
 
 def _spill_words(pairs: _Pairs, group: cp.ndarray) -> cp.ndarray:
@@ -539,7 +558,8 @@ def _align(upload: Upload, whole: _Pairs, banded: cp.ndarray, ends_pass: _EndsPa
     if ends_pass is not None:
         cut = whole.window(banded, ends)
         band = {"band_lo": cp.where(banded, ends[:, 4], band["band_lo"]).astype(np.int32),
-                "band_hi": cp.where(banded, ends[:, 5], band["band_hi"]).astype(np.int32)}
+                "band_hi": cp.where(banded, ends[:, 5], band["band_hi"]).astype(np.int32),
+                "score": ends[:, 0].astype(np.int32)}
         group = cp.where(banded, BANDED_GROUP, group)
     budget_words = max(memory_budget // 8, 1)
     passes, columns, words, large = _arithmetic()["pass_shape"](
