@@ -24,7 +24,8 @@
 // which are traceback.cu's tie rules (diagonal, then E, then F; opening before
 // extending); a local path starts where H = 0. Profiles as in ends.cu (each thread's
 // slice of shared memory, padding rows and columns scoring PAD). Only pairs whose every
-// cell fits 16 bits come here (ends.cu's bound, which is wider).
+// cell fits 16 bits come here (ends.cu's bound, which is wider). A step's codes wait in
+// shared memory (after the profiles, 1 KiB a warp) and go out two steps at a time.
 //
 // The end cell: semiglobal, the window's last cell (m, n) (ends.cu's end column is the
 // window's last); local, the first cell in row-major order with H = S (ends.cu's score)
@@ -234,8 +235,8 @@ __global__ void __launch_bounds__(128, 4) banded_codes(
         };
         // the staged codes of steps s and s + 1 to their places, a pair's two steps (its
         // 32 contiguous bytes) by two lanes: whole sectors, where a step's words alone
-        // fill half of one (the codes' stores bound the fill: measured 7.1 against 3.3 ms
-        // without them). A pair's base and steps come from a lane of its group.
+        // fill half of one (B1's fill: 6.4 to 6.8 ms, against 7.1 to 7.9 with a store a
+        // step). A pair's base and steps come from a lane of its group.
         u64* const base0 = dirs0 + (i64)pass * S0 * G;
         u64* const base1 = dirs1 + (i64)pass * S1 * G;
         const int limit0 = live0 ? S0 : 0, limit1 = live1 ? S1 : 0;

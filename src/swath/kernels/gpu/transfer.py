@@ -106,6 +106,7 @@ class Upload:
         """Chunk k: into its slot of the ring (once the chunk before it there has left),
         then out to the GPU."""
         ring, slots = self._ring, self._slots
+        assert ring is not None, "an upload with chunks has a ring"
         host, address = self._chunks[k]
         try:
             if k >= slots:
