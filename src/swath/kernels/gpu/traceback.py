@@ -50,10 +50,11 @@ from swath.kernels.gpu._cuda import (
 from swath.kernels.gpu.transfer import Upload, download
 
 MEMORY_BUDGET = 4 << 30
-BAND_FREE = 1 << 29          # traceback.cu's band of a pair without one: every column
+BAND_FREE = 1 << 29          # walk.cuh's band of a pair computed whole: every column
 ENDS_PAD = 4096              # ends.cu's score of padding rows and columns (negated)
 ENDS_CELL = 30_000           # the largest magnitude an ends.cu cell may take, with room
-ENDS_ALPHABET = 5            # ends.cu's profiles of 128 threads fit 48 KiB of shared memory
+ENDS_ALPHABET = 5            # ends.cu's and codes16.cu's profiles of 128 threads (and the
+                             # latter's staged codes) fit 48 KiB of shared memory
 UPLOAD_PARTS = 8             # parts of a large upload of pairs k: ends.cu starts on the first
 LIGHT_FIRST = 4              # the other parts weigh this many times the first
 PARTED = 32 << 20            # residue bytes from which an upload goes in parts
@@ -81,8 +82,8 @@ def _arithmetic() -> dict[str, cp.ElementwiseKernel]:
             "key = ((unsigned long long)run << 58)"
             " | ((unsigned long long)min(major, (long long)0x3ffffff) << 32)"
             " | (unsigned long long)min(minor, (long long)0xffffffff)", "swath_plan_key"),
-        # traceback.cu's passes, widest pass's columns and words of codes (P * S * G) of a
-        # pair, and whether those pass ``budget``
+        # a fill's passes, widest pass's columns and words of codes (P * S * G, walk.cuh) of
+        # a pair, and whether those pass ``budget``
         "pass_shape": cp.ElementwiseKernel(
             "int64 m, int64 n, int64 group, int32 lo, int32 hi, int64 rows, int64 budget",
             "int64 passes, int64 columns, int64 words, bool large",
