@@ -324,12 +324,18 @@ def _bandable(matrix: np.ndarray, gap_open: int, gap_extend: int, mode: str) -> 
             and matrix.shape[0] <= ENDS_ALPHABET)
 
 
+def _top(matrix: np.ndarray) -> int:
+    """The best a diagonal step can score (at least 0): ends.cu's band bound's and the
+    16-bit bound's."""
+    return max(int(matrix.max()), 0)
+
+
 def _banded(pairs: _Pairs, matrix: np.ndarray, gap_open: int, gap_extend: int, mode: str
             ) -> cp.ndarray:
     """The pairs that go through ends.cu: every cell of theirs fits its 16 bits."""
     if not _bandable(matrix, gap_open, gap_extend, mode):
         return cp.zeros(len(pairs.q_len), dtype=bool)
-    top, low = max(int(matrix.max()), 0), max(-int(matrix.min()), 0)
+    top, low = _top(matrix), max(-int(matrix.min()), 0)
     open_ = gap_open + gap_extend
     # the highest cell: top * min(m, n), plus a gap opening in HG. The deepest value
     # ends.cu computes: a semiglobal boundary cell of row m plus a padding score, less two
@@ -344,12 +350,16 @@ def _banded(pairs: _Pairs, matrix: np.ndarray, gap_open: int, gap_extend: int, m
 
 @dataclass
 class _EndsPass:
-    """ends.cu's plan for some pairs, and its spill buffer with each group's first word
-    (at the group's first pair)."""
+    """ends.cu's plan for some pairs, and its spill buffer."""
 
     plan: _Plan
     spill: cp.ndarray
-    spill_at: cp.ndarray
+
+    @property
+    def spill_at(self) -> cp.ndarray:
+        """Each group's first spill word, at the group's first pair (a running sum of the
+        plan)."""
+        return self.plan.at["spill"]
 
     @classmethod
     def make(cls, pairs: _Pairs, banded: cp.ndarray, starts: list[int]) -> _EndsPass | None:
@@ -366,8 +376,7 @@ class _EndsPass:
                           parts=len(starts) - 1, sums={"spill": _ends_spill_words}, tile=tile)
         if not len(plan.order):
             return None
-        return cls(plan, cp.empty(max(plan.total("spill"), 1), dtype=np.uint32),
-                   plan.at["spill"])
+        return cls(plan, cp.empty(max(plan.total("spill"), 1), dtype=np.uint32))
 
     def run(self, inputs: _Inputs, upload: Upload, gap_open: int, gap_extend: int, mode: str,
             top: int, ends: cp.ndarray) -> None:
@@ -552,8 +561,7 @@ def _align(upload: Upload, whole: _Pairs, banded: cp.ndarray, ends_pass: _EndsPa
     # pair's first target column (the shift of its coordinates)
     ends = cp.zeros((count, 6), dtype=np.int64)
     if ends_pass is not None:       # launched first: the host's work below overlaps it
-        ends_pass.run(inputs, upload, gap_open, gap_extend, mode, max(int(matrix.max()), 0),
-                      ends)
+        ends_pass.run(inputs, upload, gap_open, gap_extend, mode, _top(matrix), ends)
     upload.resume()
     cut, band, group = whole, _unbanded(count), _groups(whole.q_len)
     if ends_pass is not None:
