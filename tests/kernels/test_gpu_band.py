@@ -207,16 +207,23 @@ def test_pairs_the_band_cannot_take_are_computed_whole():
     assert not banded(queries, targets, protein.matrix, 11, 1, "local").any()
 
 
-def test_banded_pairs_split_into_memory_batches_and_past_the_budget():
-    """Banded pairs in several batches of codes, and an unrelated long pair whose wide
-    band passes the budget (the CPU twin aligns it whole, its coordinates not shifted
-    by its window)."""
+@pytest.mark.parametrize("parted", [False, True])
+def test_banded_pairs_split_into_memory_batches_and_past_the_budget(monkeypatch, parted):
+    """Banded pairs in several batches of codes, and unrelated long pairs whose wide
+    bands pass the budget (the CPU twin aligns them whole, their coordinates not shifted
+    by their windows); parted: the upload in parts, the codes in two waves (a long pair
+    in each), each wave with half the budget."""
+    from swath.kernels.gpu import traceback
+
+    if parted:
+        monkeypatch.setattr(traceback, "PARTED", 0)
     rng = np.random.default_rng(11)
     queries, targets = mutated_pairs(rng, 40, (50, 300), (300, 800))
+    for at in (0, len(queries)):
+        queries.insert(at, rng.integers(0, 4, 900).astype(np.uint8))
+        targets.insert(at, rng.integers(0, 4, 1900).astype(np.uint8))
     queries.append(rng.integers(0, 4, 900).astype(np.uint8))
     targets.append(np.concatenate([rng.integers(0, 4, 1000).astype(np.uint8), queries[-1]]))
-    queries.append(rng.integers(0, 4, 900).astype(np.uint8))
-    targets.append(rng.integers(0, 4, 1900).astype(np.uint8))
     matrix = swath.Scoring.dna().matrix
     assert banded(queries, targets, matrix, 5, 2, "semiglobal").all()
     for mode in ("local", "semiglobal"):
@@ -227,14 +234,19 @@ def test_a_band_that_misses_the_path_is_an_error(monkeypatch):
     """The walk checks that the path stays in the computed columns, and the codes' score
     must be the ends' score: a band cut too narrow (a bug) raises instead of returning
     a wrong alignment."""
+    import cupy as cp
+
     from swath.kernels.gpu import traceback
 
     found = traceback._EndsPass.run
 
     def narrow(self, *args):
-        found(self, *args)
+        done = found(self, *args)
+        for event in done.values():      # the parts' streams write the rows
+            cp.cuda.get_current_stream().wait_event(event)
         ends = args[-1]
         ends[:, 4] = ends[:, 5] = ends[:, 5] - 3
+        return done
 
     monkeypatch.setattr(traceback._EndsPass, "run", narrow)
     rng = np.random.default_rng(2)
@@ -269,6 +281,41 @@ def test_staged_uploads_and_downloads_are_exact(small_ring, size):
         back = download(device)
         np.testing.assert_array_equal(back, host)
         assert back.dtype == host.dtype
+
+
+def test_small_arrays_go_to_the_device_through_one_block():
+    """to_device: arrays of several sizes, dtypes and layouts (one empty, one strided, one
+    at an odd offset of the block) equal their hosts, and a second call reusing the
+    pool's block does not disturb the first's arrays."""
+    from swath.kernels.gpu.transfer import to_device
+
+    rng = np.random.default_rng(3)
+    hosts = [rng.integers(0, 255, 7).astype(np.uint8), np.zeros(0, dtype=np.int64),
+             rng.integers(-9, 9, (50, 3)).astype(np.int64)[::2], np.arange(1001, dtype=np.int64)]
+    first = to_device(hosts)
+    again = to_device([host[::-1].copy() for host in hosts])
+    for host, device, reversed_ in zip(hosts, first, again, strict=True):
+        assert device.dtype == host.dtype and device.shape == host.shape
+        np.testing.assert_array_equal(device.get(), host)
+        np.testing.assert_array_equal(reversed_.get(), host[::-1])
+
+
+def test_group_sizes_and_their_run_keys_match_a_search():
+    """The threads a group of each query length (the smallest of GROUP_SIZES whose rows
+    hold the query, or a share of it) and their index in FILL_GROUPS, made by elementwise
+    kernels, against a search on the host."""
+    import cupy as cp
+
+    from swath.kernels.gpu._cuda import FILL_GROUPS, GROUP_SIZES, ROWS
+    from swath.kernels.gpu.traceback import _groups, _size_index
+
+    lengths, sizes = np.arange(3000), np.array(GROUP_SIZES)
+    for share in (1, 8):
+        expected = sizes[np.searchsorted(sizes[:-1] * ROWS * share, lengths)]
+        np.testing.assert_array_equal(_groups(cp.asarray(lengths), share).get(), expected)
+    groups = np.array(FILL_GROUPS * 3)
+    np.testing.assert_array_equal(_size_index(cp.asarray(groups)).get(),
+                                  np.searchsorted(FILL_GROUPS, groups))
 
 
 def test_an_upload_in_parts_has_each_part_ready_in_turn(small_ring):

@@ -47,7 +47,7 @@ from swath.kernels.gpu._cuda import (
     fill_name,
     kernel,
 )
-from swath.kernels.gpu.transfer import Upload, download
+from swath.kernels.gpu.transfer import Upload, download, to_device
 
 MEMORY_BUDGET = 4 << 30
 BAND_FREE = 1 << 29          # walk.cuh's band of a pair computed whole: every column
@@ -58,6 +58,7 @@ ENDS_ALPHABET = 5            # ends.cu's and codes16.cu's profiles of 128 thread
 UPLOAD_PARTS = 8             # parts of a large upload of pairs k: ends.cu starts on the first
 LIGHT_FIRST = 4              # the other parts weigh this many times the first
 PARTED = 32 << 20            # residue bytes from which an upload goes in parts
+URGENT = -(1 << 30)          # a stream's priority: the device's highest (CUDA clamps to it)
 CODES_STAGE = 1024           # codes16.cu's staged codes a warp: two steps of its 32 pairs
 
 
@@ -117,6 +118,17 @@ def _arithmetic() -> dict[str, cp.ElementwiseKernel]:
         "spill_words": cp.ElementwiseKernel("T m, T n, int64 tile", "int64 words",
                                             f"words = {SPILL_RULE.format(m='m', n='n')}",
                                             "swath_spill_words"),
+        # threads per group: the smallest of GROUP_SIZES whose ``rows`` rows a thread hold
+        # the query, the largest for longer ones (the sizes double from one to the next)
+        "group_size": cp.ElementwiseKernel(
+            "int64 m, int64 rows", "int64 group",
+            f"group = {GROUP_SIZES[0]};"
+            f" while (group < {GROUP_SIZES[-1]} && group * rows < m) group *= 2;",
+            "swath_group_size"),
+        # the index of a group size in FILL_GROUPS (which double from one to the next)
+        "size_index": cp.ElementwiseKernel(
+            "int64 group", "int64 index", f"index = 63 - __clzll(group / {FILL_GROUPS[0]})",
+            "swath_size_index"),
         # ends.cu's pairs: every cell fits its 16 bits (see _banded)
         "banded": cp.ElementwiseKernel(
             "int64 m, int64 n, int64 top, int64 open, int64 extend, int64 fixed, int64 cell",
@@ -127,6 +139,19 @@ def _arithmetic() -> dict[str, cp.ElementwiseKernel]:
     }
 
 
+_STREAMS: dict[tuple[int, int], list[cp.cuda.Stream]] = {}   # by device and priority
+
+
+def _stream(k: int, priority: int = 0) -> cp.cuda.Stream:
+    """The current device's k-th kept stream of this priority: batches reuse their
+    streams, since CuPy's memory pool keeps freed memory for reuse on the stream that
+    freed it (a new stream every batch would take new memory every time)."""
+    kept = _STREAMS.setdefault((cp.cuda.Device().id, priority), [])
+    while len(kept) <= k:
+        kept.append(cp.cuda.Stream(non_blocking=True, priority=priority))
+    return kept[k]
+
+
 def _exclusive_cumsum(sizes: cp.ndarray) -> cp.ndarray:
     at = cp.zeros(len(sizes) + 1, dtype=np.int64)
     cp.cumsum(sizes, out=at[1:])
@@ -135,15 +160,13 @@ def _exclusive_cumsum(sizes: cp.ndarray) -> cp.ndarray:
 
 def _size_index(groups: cp.ndarray) -> cp.ndarray:
     """The index of each group size in FILL_GROUPS."""
-    return cp.searchsorted(cp.asarray(FILL_GROUPS), groups)
+    return _arithmetic()["size_index"](groups)
 
 
 def _groups(query_lengths: cp.ndarray, share: int = 1) -> cp.ndarray:
     """Threads per group for each query: the smallest group whose rows hold it (or a
     ``share``-th of it); the largest for longer ones."""
-    sizes = np.array(GROUP_SIZES)
-    return cp.asarray(sizes)[cp.searchsorted(cp.asarray(sizes[:-1] * ROWS * share),
-                                             query_lengths)]
+    return _arithmetic()["group_size"](query_lengths, ROWS * share)
 
 
 def _ends_groups(query_lengths: cp.ndarray) -> cp.ndarray:
@@ -166,16 +189,20 @@ class _Pairs:
     def of(cls, q_off: np.ndarray, t_off: np.ndarray,
            pairs: tuple[np.ndarray, np.ndarray] | None) -> _Pairs:
         """Query k against target k, or query ``pairs[0][k]`` against ``pairs[1][k]``."""
-        def extents(offsets: np.ndarray, chosen: np.ndarray | None
-                    ) -> tuple[cp.ndarray, cp.ndarray]:
-            at = cp.asarray(offsets, dtype=np.int64)
+        def extents(at: cp.ndarray, chosen: cp.ndarray | None) -> tuple[cp.ndarray, cp.ndarray]:
             if chosen is None:
                 return at[:-1], cp.diff(at)
-            k = cp.asarray(chosen, dtype=np.int64)
-            return at[k], cp.diff(at)[k]
+            return at[chosen], cp.diff(at)[chosen]
 
-        return cls(*extents(q_off, None if pairs is None else pairs[0]),
-                   *extents(t_off, None if pairs is None else pairs[1]))
+        q_at, t_at, *chosen = to_device([np.asarray(a, dtype=np.int64)
+                                         for a in (q_off, t_off, *(pairs or ()))])
+        return cls(*extents(q_at, chosen[0] if chosen else None),
+                   *extents(t_at, chosen[1] if chosen else None))
+
+    def rows(self, rows: slice) -> _Pairs:
+        """Some of the pairs (views)."""
+        return _Pairs(self.q_start[rows], self.q_len[rows], self.t_start[rows],
+                      self.t_len[rows])
 
     def window(self, banded: cp.ndarray, ends: cp.ndarray) -> _Pairs:
         """The banded pairs cut to their windows (ends.cu's rows, c_lo and cols)."""
@@ -350,10 +377,12 @@ def _banded(pairs: _Pairs, matrix: np.ndarray, gap_open: int, gap_extend: int, m
 
 @dataclass
 class _EndsPass:
-    """ends.cu's plan for some pairs, and its spill buffer."""
+    """ends.cu's plan for some pairs, its spill buffer and its results in plan order
+    (kept with the plan: the parts' streams write them after ``run`` returns)."""
 
     plan: _Plan
     spill: cp.ndarray
+    out: cp.ndarray
 
     @property
     def spill_at(self) -> cp.ndarray:
@@ -376,42 +405,51 @@ class _EndsPass:
                           parts=len(starts) - 1, sums={"spill": _ends_spill_words}, tile=tile)
         if not len(plan.order):
             return None
-        return cls(plan, cp.empty(max(plan.total("spill"), 1), dtype=np.uint32))
+        return cls(plan, cp.empty(max(plan.total("spill"), 1), dtype=np.uint32),
+                   cp.empty((len(plan.order), 6), dtype=np.int32))
 
     def run(self, inputs: _Inputs, upload: Upload, gap_open: int, gap_extend: int, mode: str,
-            top: int, ends: cp.ndarray) -> None:
+            top: int, ends: cp.ndarray) -> dict[int, cp.cuda.Event]:
         """Launch ends.cu over the plan, each part's runs on a stream of their own once
         the part's residues are there (a part's launches fill the tail of the one
         before; the copies of the parts after the first start once its launches are
         queued); each pair's results go to its row of ``ends`` (N, 6): score, window
-        rows, first column, columns, band's lowest and highest diagonal."""
+        rows, first column, columns, band's lowest and highest diagonal.
+
+        Returns an event a part (of those with pairs here): its pairs' rows of ``ends``
+        are written once the event has passed."""
         plan = self.plan
-        out = cp.empty((len(plan.order), 6), dtype=np.int32)
         shared = _profile_bytes(inputs)
         here = cp.cuda.get_current_stream()
         planned = here.record()
-        streams: dict[int, cp.cuda.Stream] = {}
+        streams: list[cp.cuda.Stream] = []
+        done: dict[int, cp.cuda.Event] = {}
         try:
-            for (lo, hi, group), part in zip(plan.runs, plan.parts, strict=True):
-                if part not in streams:     # the part's first run: wait for its residues
-                    if streams:
-                        upload.resume()
-                    streams[part] = cp.cuda.Stream(non_blocking=True)
-                    streams[part].wait_event(planned)
-                    with streams[part]:
-                        upload.ready(part)
-                thread_groups = -(-(hi - lo) // 2)     # one a pair of pairs
-                with streams[part]:
-                    kernel("ends.cu", ends_name(group, mode))(
-                        (-(-thread_groups * group // BLOCK),), (BLOCK,),
-                        (*plan.pair_args(inputs, lo, hi), inputs.matrix, inputs.alphabet,
-                         np.int32(gap_open), np.int32(gap_extend), np.int32(top), self.spill,
-                         self.spill_at[lo:hi], out[lo:hi]),
-                        shared_mem=shared)
-        finally:    # raised or not, nothing is freed under a part's kernels
-            for stream in streams.values():
+            for part in sorted(set(plan.parts)):
+                if streams:
+                    upload.resume()
+                stream = _stream(part)
+                streams.append(stream)
+                stream.wait_event(planned)
+                runs = [run for run, p in zip(plan.runs, plan.parts, strict=True) if p == part]
+                with stream:
+                    upload.ready(part)          # the part's residues
+                    for lo, hi, group in runs:
+                        thread_groups = -(-(hi - lo) // 2)     # one a pair of pairs
+                        kernel("ends.cu", ends_name(group, mode))(
+                            (-(-thread_groups * group // BLOCK),), (BLOCK,),
+                            (*plan.pair_args(inputs, lo, hi), inputs.matrix, inputs.alphabet,
+                             np.int32(gap_open), np.int32(gap_extend), np.int32(top),
+                             self.spill, self.spill_at[lo:hi], self.out[lo:hi]),
+                            shared_mem=shared)
+                    first, last = runs[0][0], runs[-1][1]
+                    ends[plan.order[first:last]] = self.out[first:last]
+                    done[part] = stream.record()
+        except BaseException:     # nothing is freed under a part's kernels
+            for stream in streams:
                 here.wait_event(stream.record())
-        ends[plan.order] = out
+            raise
+        return done
 
 
 @dataclass
@@ -544,39 +582,31 @@ def align_batch(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: 
         banded = _banded(whole, matrix, gap_open, gap_extend, mode)
         ends_pass = (_EndsPass.make(whole, banded, starts)
                      if _bandable(matrix, gap_open, gap_extend, mode) else None)
-        return _align(upload, whole, banded, ends_pass, q_res, q_off, t_res, t_off, matrix,
-                      gap_open, gap_extend, mode, pairs, memory_budget)
+        return _align(upload, whole, banded, ends_pass, starts, q_res, q_off, t_res, t_off,
+                      matrix, gap_open, gap_extend, mode, pairs, memory_budget)
 
 
-def _align(upload: Upload, whole: _Pairs, banded: cp.ndarray, ends_pass: _EndsPass | None,
-           q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: np.ndarray,
-           matrix: np.ndarray, gap_open: int, gap_extend: int, mode: str,
-           pairs: tuple[np.ndarray, np.ndarray] | None, memory_budget: int
-           ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """align_batch while its residues travel: ends.cu takes each part's pairs as soon as
-    they are there, and the fill's plan is made while it runs."""
+def _fill_wave(inputs: _Inputs, whole: _Pairs, banded: cp.ndarray | None, ends: cp.ndarray,
+               mode: str, gap_open: int, gap_extend: int, budget_words: int,
+               found: cp.ndarray, large: cp.ndarray) -> tuple[_Plan, _Walk]:
+    """The fill of some pairs (``ends``: their rows of ends.cu's results; ``banded`` None
+    when ends.cu took no pair): their plan, made while ends.cu runs, and its kernels.
+    Writes each pair's row of ``found`` and of ``large`` (whether its codes pass the
+    budget: the CPU aligns it then)."""
     count = len(whole.q_len)
-    inputs = _Inputs.of(upload, matrix)
-    # ends.cu's results, zero for the pairs it does not take; its column 2 is a banded
-    # pair's first target column (the shift of its coordinates)
-    ends = cp.zeros((count, 6), dtype=np.int64)
-    if ends_pass is not None:       # launched first: the host's work below overlaps it
-        ends_pass.run(inputs, upload, gap_open, gap_extend, mode, _top(matrix), ends)
-    upload.resume()
     cut, band, group = whole, _unbanded(count), _groups(whole.q_len)
-    if ends_pass is not None:
+    if banded is not None:
         cut = whole.window(banded, ends)
         band = {"band_lo": cp.where(banded, ends[:, 4], band["band_lo"]).astype(np.int32),
                 "band_hi": cp.where(banded, ends[:, 5], band["band_hi"]).astype(np.int32),
                 "score": ends[:, 0].astype(np.int32)}
         group = cp.where(banded, BANDED_GROUP, group)
-    budget_words = max(memory_budget // 8, 1)
-    passes, columns, words, large = _arithmetic()["pass_shape"](
+    passes, columns, words, too_large = _arithmetic()["pass_shape"](
         cut.q_len, cut.t_len, group, band["band_lo"], band["band_hi"], ROWS, budget_words)
-    shift = cp.where(large, 0, ends[:, 2])      # the CPU aligns large pairs whole
+    large[...] = too_large
     # the direction words, spill words and CIGAR slot (m + n) of each pair, summed in
     # plan order: where each pair's go
-    plan = _Plan.make(cut, ~large, group, passes, columns,
+    plan = _Plan.make(cut, ~too_large, group, passes, columns,
                       sums={"words": words, "spill": _spill_words(cut, group),
                             "slots": cp.add(cut.q_len, cut.t_len)}, **band)
     on_gpu = len(plan.order)
@@ -589,20 +619,86 @@ def _align(upload: Upload, whole: _Pairs, banded: cp.ndarray, ends_pass: _EndsPa
     walk = _Walk(cp.zeros((on_gpu, 2), dtype=np.int32),
                  cp.empty(2 * max(plan.total("slots"), 1), dtype=np.int8),
                  slot_at, cp.zeros(on_gpu, dtype=np.int32))
-    upload.ready()
     for (lo, hi, size), (w0, w1), (s0, s1) in zip(runs, sizes[0], sizes[1], strict=True):
         dirs = cp.empty(max(int(w1 - w0), 2), dtype=np.uint64)
         spill = cp.empty(max(int(s1 - s0), 1), dtype=np.int32)
         _fill(inputs, plan, mode, lo, hi, size, gap_open, gap_extend, spill,
               _shifted(spill_at[lo:hi], int(s0)), dirs, _shifted(word_at[lo:hi], int(w0)),
               out, walk)
-
-    # score, coordinates (target columns shifted by the window) and CIGAR length of each
-    # pair, in the caller's order
-    found = cp.zeros((count, 6), dtype=np.int32)
     found[plan.order] = cp.stack([out[:, 0], walk.starts[:, 0], out[:, 1], walk.starts[:, 1],
                                   out[:, 2], walk.lengths], 1)
+    shift = cp.where(too_large, 0, ends[:, 2])      # the CPU aligns large pairs whole
     found[:, 3:5] += shift[:, None].astype(np.int32)
+    return plan, walk
+
+
+def _waves(starts: list[int]) -> list[tuple[int, int, range]]:
+    """The pairs whose codes are computed together: (first, end, upload parts), the first
+    half of the parts, then the other; one wave for an upload in one part."""
+    parts = len(starts) - 1
+    halves = [range(0, parts // 2), range(parts // 2, parts)] if parts > 1 else [range(1)]
+    return [(starts[h.start], starts[h.stop], h) for h in halves]
+
+
+@dataclass
+class _Wave:
+    """A wave's fill: its plan (positions of the wave's pairs, counted from ``first``) and
+    its walk."""
+
+    first: int
+    plan: _Plan
+    walk: _Walk
+
+
+def _align(upload: Upload, whole: _Pairs, banded: cp.ndarray, ends_pass: _EndsPass | None,
+           starts: list[int], q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray,
+           t_off: np.ndarray, matrix: np.ndarray, gap_open: int, gap_extend: int, mode: str,
+           pairs: tuple[np.ndarray, np.ndarray] | None, memory_budget: int
+           ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """align_batch while its residues travel: ends.cu takes each part's pairs as soon as
+    they are there; the codes of the first half of the parts' pairs are computed while
+    ends.cu runs over the other half (the two kernels share the GPU well: measured 1.8 ms
+    of B1's 16 quicker side by side than one after the other), each wave on a stream of
+    its own, urgent: its plan's small kernels and the fill's blocks go before the blocks
+    of ends.cu's later parts that wait for room."""
+    count = len(whole.q_len)
+    inputs = _Inputs.of(upload, matrix)
+    # ends.cu's results, zero for the pairs it does not take; its column 2 is a banded
+    # pair's first target column (the shift of its coordinates)
+    ends = cp.zeros((count, 6), dtype=np.int64)
+    # score, coordinates (target columns shifted by the window) and CIGAR length of each
+    # pair, in the caller's order; the pairs past the memory budget
+    found = cp.zeros((count, 6), dtype=np.int32)
+    large = cp.zeros(count, dtype=bool)
+    done: dict[int, cp.cuda.Event] = {}
+    if ends_pass is not None:       # launched first: the host's work below overlaps it
+        done = ends_pass.run(inputs, upload, gap_open, gap_extend, mode, _top(matrix), ends)
+    upload.resume()
+    here = cp.cuda.get_current_stream()
+    made = here.record()
+    waves, streams = [], []
+    budget_words = max(memory_budget // 8 // len(_waves(starts)), 1)
+    try:
+        for wave, (first, end, parts) in enumerate(_waves(starts)):
+            stream = _stream(wave, URGENT)
+            streams.append(stream)
+            stream.wait_event(made)
+            for part in parts:
+                if part in done:
+                    stream.wait_event(done[part])
+            with stream:
+                for part in parts:
+                    upload.ready(part)
+                rows = slice(first, end)
+                plan, walk = _fill_wave(
+                    inputs, whole.rows(rows), banded[rows] if ends_pass is not None else None,
+                    ends[rows], mode, gap_open, gap_extend, budget_words, found[rows],
+                    large[rows])
+                waves.append(_Wave(first, plan, walk))
+    finally:    # raised or not, nothing is freed under a wave's kernels
+        for stream in streams:
+            here.wait_event(stream.record())
+    on_gpu = sum(len(wave.plan.order) for wave in waves)
     # checked once the results are back (the host queues their kernels meanwhile), or
     # before the CPU aligns any pair
     lost = cp.less(found[:, 5], 0).any() | (banded & ~large & (found[:, 0] != ends[:, 0])).any()
@@ -612,13 +708,13 @@ def _align(upload: Upload, whole: _Pairs, banded: cp.ndarray, ends_pass: _EndsPa
         _no_path_lost(lost)
         from swath.kernels.cpu.traceback import align_batch as cpu_align_batch
 
-        rows, cols = (np.arange(count), np.arange(count)) if pairs is None else pairs
+        rows_, cols = (np.arange(count), np.arange(count)) if pairs is None else pairs
         big_scores, big_coords, *big_cigars = cpu_align_batch(
             q_res, q_off, t_res, t_off, matrix, gap_open, gap_extend, mode,
-            pairs=(np.asarray(rows)[big], np.asarray(cols)[big]))
+            pairs=(np.asarray(rows_)[big], np.asarray(cols)[big]))
         found[cp.asarray(big)] = cp.asarray(np.column_stack(
             [big_scores, big_coords, np.diff(big_cigars[1])]).astype(np.int32))
-    results = _results(found, plan, walk, big, big_cigars)
+    results = _results(found, waves, big, big_cigars)
     _no_path_lost(lost)
     return results
 
@@ -634,14 +730,15 @@ def _no_path_lost(lost: cp.ndarray) -> None:
                            "report it with the pairs that cause it)")
 
 
-def _results(found: cp.ndarray, plan: _Plan, walk: _Walk, big: np.ndarray,
+def _results(found: cp.ndarray, waves: list[_Wave], big: np.ndarray,
              big_cigars: list[np.ndarray] | None
              ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """align_batch's results from ``found`` (score, coordinates and CIGAR length of each
-    pair, in the caller's order), the walk's CIGARs of the plan's pairs and the CPU's of
+    pair, in the caller's order), the walks' CIGARs of the waves' pairs and the CPU's of
     pairs ``big`` (text and offsets): the CIGARs packed on the GPU, then two downloads
-    into page-locked memory."""
-    count, on_gpu = len(found), len(plan.order)
+    into page-locked memory (the text's once the first gives its length: the packing is
+    queued without waiting for it, into room for every slot's text)."""
+    count = len(found)
     # scores, coordinates and the CIGARs' offsets in one buffer: one download
     head = cp.empty(6 * count + 1, dtype=np.int64)
     head[:count] = found[:, 0]
@@ -649,15 +746,19 @@ def _results(found: cp.ndarray, plan: _Plan, walk: _Walk, big: np.ndarray,
     text_at = head[5 * count:]
     # a lost path's length is negative (align_batch raises): it takes no text
     text_at[...] = _exclusive_cumsum(cp.maximum(found[:, 5], 0).astype(np.int64))
-    total = int(text_at[-1])
-    text = cp.empty(total, dtype=np.uint8)
-    if on_gpu:
-        kernel("traceback.cu", "compact_text")(
-            (-(-on_gpu // BLOCK),), (BLOCK,),
-            (walk.cigar, walk.slot_at[1:] + walk.slot_at[1:] - walk.lengths,
-             text_at[plan.order], walk.lengths, np.int32(on_gpu), text))
-    head, text = download(head), download(text)
+    room = sum(wave.walk.cigar.size for wave in waves)
+    text = cp.empty(room + (0 if big_cigars is None else len(big_cigars[0])), dtype=np.uint8)
+    for wave in waves:
+        walk, on_gpu = wave.walk, len(wave.plan.order)
+        if on_gpu:
+            kernel("traceback.cu", "compact_text")(
+                (-(-on_gpu // BLOCK),), (BLOCK,),
+                (walk.cigar, walk.slot_at[1:] + walk.slot_at[1:] - walk.lengths,
+                 text_at[cp.add(wave.plan.order, wave.first)], walk.lengths,
+                 np.int32(on_gpu), text))
+    head = download(head)
     text_at = head[5 * count:]
+    text = download(text[:text_at[-1]])
     if big_cigars is not None:
         big_text, big_at = big_cigars
         for j, k in enumerate(big.tolist()):
