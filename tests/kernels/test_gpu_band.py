@@ -283,23 +283,6 @@ def test_staged_uploads_and_downloads_are_exact(small_ring, size):
         assert back.dtype == host.dtype
 
 
-def test_small_arrays_go_to_the_device_through_one_block():
-    """to_device: arrays of several sizes, dtypes and layouts (one empty, one strided, one
-    at an odd offset of the block) equal their hosts, and a second call reusing the
-    pool's block does not disturb the first's arrays."""
-    from swath.kernels.gpu.transfer import to_device
-
-    rng = np.random.default_rng(3)
-    hosts = [rng.integers(0, 255, 7).astype(np.uint8), np.zeros(0, dtype=np.int64),
-             rng.integers(-9, 9, (50, 3)).astype(np.int64)[::2], np.arange(1001, dtype=np.int64)]
-    first = to_device(hosts)
-    again = to_device([host[::-1].copy() for host in hosts])
-    for host, device, reversed_ in zip(hosts, first, again, strict=True):
-        assert device.dtype == host.dtype and device.shape == host.shape
-        np.testing.assert_array_equal(device.get(), host)
-        np.testing.assert_array_equal(reversed_.get(), host[::-1])
-
-
 def test_group_sizes_and_their_run_keys_match_a_search():
     """The threads a group of each query length (the smallest of GROUP_SIZES whose rows
     hold the query, or a share of it) and their index in FILL_GROUPS, made by elementwise

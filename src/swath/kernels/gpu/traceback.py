@@ -12,7 +12,8 @@ two pairs a register (codes16.cu). The other pairs are computed whole, in 32-bit
 
 For the codes, pairs are put in a processing order: by group size, then passes, then
 the columns of a pass, so that a warp's groups finish together. Pairs are taken
-in consecutive batches whose direction codes fit ``memory_budget`` bytes. The walk
+in consecutive batches whose direction codes fit ``memory_budget`` bytes (half of it
+each, when the codes go in two waves, see below). The walk
 writes each CIGAR into a slot of its own; one last kernel packs them in the caller's
 order. A pair whose direction codes alone exceed the budget is aligned by the CPU twin
 (identical results).
@@ -21,8 +22,10 @@ Every per-pair array is made on the GPU (the processing orders are GPU sorts). T
 residues travel (``transfer.Upload``: host threads and a ring of page-locked slots) in
 parts when they are large: the first while the host uploads the offsets and makes
 ends.cu's plan, then the others, ends.cu taking each part's pairs as soon as they land.
-The host makes the fill's plan while ends.cu runs, launches the kernels of a few runs of
-pairs, and downloads the results, packed on the GPU, into page-locked memory.
+The codes then go in two waves, the pairs of the first half of the parts and those of
+the other: the first wave's plan and fill run beside ends.cu's later parts (the two
+kernels share the GPU well), each wave on a stream of its own. The host downloads the
+results, packed on the GPU, into page-locked memory.
 """
 
 from __future__ import annotations
@@ -47,7 +50,7 @@ from swath.kernels.gpu._cuda import (
     fill_name,
     kernel,
 )
-from swath.kernels.gpu.transfer import Upload, download, to_device
+from swath.kernels.gpu.transfer import Upload, download
 
 MEMORY_BUDGET = 4 << 30
 BAND_FREE = 1 << 29          # walk.cuh's band of a pair computed whole: every column
@@ -189,15 +192,16 @@ class _Pairs:
     def of(cls, q_off: np.ndarray, t_off: np.ndarray,
            pairs: tuple[np.ndarray, np.ndarray] | None) -> _Pairs:
         """Query k against target k, or query ``pairs[0][k]`` against ``pairs[1][k]``."""
-        def extents(at: cp.ndarray, chosen: cp.ndarray | None) -> tuple[cp.ndarray, cp.ndarray]:
+        def extents(offsets: np.ndarray, chosen: np.ndarray | None
+                    ) -> tuple[cp.ndarray, cp.ndarray]:
+            at = cp.asarray(offsets, dtype=np.int64)
             if chosen is None:
                 return at[:-1], cp.diff(at)
-            return at[chosen], cp.diff(at)[chosen]
+            k = cp.asarray(chosen, dtype=np.int64)
+            return at[k], cp.diff(at)[k]
 
-        q_at, t_at, *chosen = to_device([np.asarray(a, dtype=np.int64)
-                                         for a in (q_off, t_off, *(pairs or ()))])
-        return cls(*extents(q_at, chosen[0] if chosen else None),
-                   *extents(t_at, chosen[1] if chosen else None))
+        return cls(*extents(q_off, None if pairs is None else pairs[0]),
+                   *extents(t_off, None if pairs is None else pairs[1]))
 
     def rows(self, rows: slice) -> _Pairs:
         """Some of the pairs (views)."""

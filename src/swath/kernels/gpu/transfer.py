@@ -147,36 +147,9 @@ class Upload:
         self._finish()
 
 
-def _pinned(nbytes: int) -> cp.cuda.PinnedMemoryPointer:
-    """Page-locked memory from CuPy's pool, in a power-of-two block (see the module's
-    docstring)."""
-    return cp.cuda.alloc_pinned_memory(1 << max(16, (nbytes - 1).bit_length()))
-
-
-def to_device(hosts: Sequence[np.ndarray]) -> list[cp.ndarray]:
-    """Small host arrays on the GPU now: copied into one page-locked block,
-    and from there on the current stream, which the call waits for (then the block can
-    go back to the pool). A copy from pageable memory would be synchronous too, and
-    slower."""
-    block = _pinned(sum(host.nbytes for host in hosts))
-    stream = cp.cuda.get_current_stream()
-    arrays, offset = [], 0
-    for host in hosts:
-        staged = np.frombuffer(block, dtype=host.dtype, count=host.size, offset=offset)
-        np.copyto(staged, host.reshape(-1))
-        device = cp.empty(host.shape, dtype=host.dtype)
-        if host.nbytes:
-            cp.cuda.runtime.memcpyAsync(device.data.ptr, block.ptr + offset, host.nbytes,
-                                        _TO_DEVICE, stream.ptr)
-        arrays.append(device)
-        offset += host.nbytes
-    stream.synchronize()
-    return arrays
-
-
 def download(device: cp.ndarray) -> np.ndarray:
     """``device`` copied into page-locked host memory (the returned array keeps it)."""
-    memory = _pinned(device.nbytes)
+    memory = cp.cuda.alloc_pinned_memory(1 << max(16, (device.nbytes - 1).bit_length()))
     host = np.frombuffer(memory, dtype=device.dtype, count=device.size).reshape(device.shape)
     device.get(out=host)
     return host
