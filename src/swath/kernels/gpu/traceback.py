@@ -22,8 +22,8 @@ Every per-pair array is made on the GPU (the processing orders are GPU sorts). T
 residues travel (``transfer.Upload``: host threads and a ring of page-locked slots) in
 parts when they are large: the first while the host uploads the offsets and makes
 ends.cu's plan, then the others, ends.cu taking each part's pairs as soon as they land.
-The codes then go in two waves, the pairs of the first half of the parts and those of
-the other: the first wave's plan and fill run beside ends.cu's later parts (the two
+The codes then go in two waves, the pairs of the first ``FIRST_WAVE`` parts and those
+of the others: the first wave's plan and fill run beside ends.cu's later parts (the two
 kernels share the GPU well), each wave on a stream of its own. The host downloads the
 results, packed on the GPU, into page-locked memory.
 """
@@ -60,6 +60,8 @@ ENDS_ALPHABET = 5            # ends.cu's and codes16.cu's profiles of 128 thread
                              # latter's staged codes) fit 48 KiB of shared memory
 UPLOAD_PARTS = 8             # parts of a large upload of pairs k: ends.cu starts on the first
 LIGHT_FIRST = 4              # the other parts weigh this many times the first
+FIRST_WAVE = 5               # parts whose codes are computed beside ends.cu's later parts
+                             # (B1, one H100: level with 4 semiglobal, 1 ms quicker local)
 PARTED = 32 << 20            # residue bytes from which an upload goes in parts
 URGENT = -(1 << 30)          # a stream's priority: the device's highest (CUDA clamps to it)
 CODES_STAGE = 1024           # codes16.cu's staged codes a warp: two steps of its 32 pairs
@@ -638,10 +640,11 @@ def _fill_wave(inputs: _Inputs, whole: _Pairs, banded: cp.ndarray | None, ends: 
 
 def _waves(starts: list[int]) -> list[tuple[int, int, range]]:
     """The pairs whose codes are computed together: (first, end, upload parts), the first
-    half of the parts, then the other; one wave for an upload in one part."""
+    FIRST_WAVE parts, then the others; one wave for an upload in one part."""
     parts = len(starts) - 1
-    halves = [range(0, parts // 2), range(parts // 2, parts)] if parts > 1 else [range(1)]
-    return [(starts[h.start], starts[h.stop], h) for h in halves]
+    cut = min(FIRST_WAVE, parts - 1)
+    waves = [range(0, cut), range(cut, parts)] if parts > 1 else [range(1)]
+    return [(starts[w.start], starts[w.stop], w) for w in waves]
 
 
 @dataclass
@@ -660,11 +663,11 @@ def _align(upload: Upload, whole: _Pairs, banded: cp.ndarray, ends_pass: _EndsPa
            pairs: tuple[np.ndarray, np.ndarray] | None, memory_budget: int
            ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """align_batch while its residues travel: ends.cu takes each part's pairs as soon as
-    they are there; the codes of the first half of the parts' pairs are computed while
-    ends.cu runs over the other half (the two kernels share the GPU well: measured 1.8 ms
-    of B1's 16 quicker side by side than one after the other), each wave on a stream of
-    its own, urgent: its plan's small kernels and the fill's blocks go before the blocks
-    of ends.cu's later parts that wait for room."""
+    they are there; the codes of the first parts' pairs are computed while ends.cu runs
+    over the others (the two kernels share the GPU well: measured 1.8 ms of B1's 16
+    quicker side by side than one after the other), each wave on a stream of its own,
+    urgent: its plan's small kernels and the fill's blocks go before the blocks of
+    ends.cu's later parts that wait for room."""
     count = len(whole.q_len)
     inputs = _Inputs.of(upload, matrix)
     # ends.cu's results, zero for the pairs it does not take; its column 2 is a banded
