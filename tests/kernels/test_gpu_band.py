@@ -358,6 +358,8 @@ def test_batches_in_upload_parts_equal_cpu(monkeypatch):
     queries, targets = mutated_pairs(rng, 150, (20, 700), (100, 1500))
     for mode in ("local", "semiglobal"):
         assert_equal_cpu(queries, targets, swath.Scoring.dna().matrix, 5, 2, mode)
+        # three pairs in eight parts: most parts, and the first wave's first parts, empty
+        assert_equal_cpu(queries[:3], targets[:3], swath.Scoring.dna().matrix, 5, 2, mode)
 
 
 def test_a_part_that_fails_raises_and_the_next_batch_is_exact(monkeypatch):

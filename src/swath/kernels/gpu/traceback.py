@@ -683,10 +683,12 @@ def _align(upload: Upload, whole: _Pairs, banded: cp.ndarray, ends_pass: _EndsPa
     upload.resume()
     here = cp.cuda.get_current_stream()
     made = here.record()
-    waves, streams = [], []
-    budget_words = max(memory_budget // 8 // len(_waves(starts)), 1)
+    waves = _waves(starts)
+    filled: list[_Wave] = []
+    streams = []
+    budget_words = max(memory_budget // 8 // len(waves), 1)
     try:
-        for wave, (first, end, parts) in enumerate(_waves(starts)):
+        for wave, (first, end, parts) in enumerate(waves):
             stream = _stream(wave, URGENT)
             streams.append(stream)
             stream.wait_event(made)
@@ -696,16 +698,16 @@ def _align(upload: Upload, whole: _Pairs, banded: cp.ndarray, ends_pass: _EndsPa
             with stream:
                 for part in parts:
                     upload.ready(part)
-                rows = slice(first, end)
+                taken = slice(first, end)
                 plan, walk = _fill_wave(
-                    inputs, whole.rows(rows), banded[rows] if ends_pass is not None else None,
-                    ends[rows], mode, gap_open, gap_extend, budget_words, found[rows],
-                    large[rows])
-                waves.append(_Wave(first, plan, walk))
+                    inputs, whole.rows(taken), banded[taken] if ends_pass is not None else None,
+                    ends[taken], mode, gap_open, gap_extend, budget_words, found[taken],
+                    large[taken])
+                filled.append(_Wave(first, plan, walk))
     finally:    # raised or not, nothing is freed under a wave's kernels
         for stream in streams:
             here.wait_event(stream.record())
-    on_gpu = sum(len(wave.plan.order) for wave in waves)
+    on_gpu = sum(len(wave.plan.order) for wave in filled)
     # checked once the results are back (the host queues their kernels meanwhile), or
     # before the CPU aligns any pair
     lost = cp.less(found[:, 5], 0).any() | (banded & ~large & (found[:, 0] != ends[:, 0])).any()
@@ -715,13 +717,13 @@ def _align(upload: Upload, whole: _Pairs, banded: cp.ndarray, ends_pass: _EndsPa
         _no_path_lost(lost)
         from swath.kernels.cpu.traceback import align_batch as cpu_align_batch
 
-        rows_, cols = (np.arange(count), np.arange(count)) if pairs is None else pairs
+        rows, cols = (np.arange(count), np.arange(count)) if pairs is None else pairs
         big_scores, big_coords, *big_cigars = cpu_align_batch(
             q_res, q_off, t_res, t_off, matrix, gap_open, gap_extend, mode,
-            pairs=(np.asarray(rows_)[big], np.asarray(cols)[big]))
+            pairs=(np.asarray(rows)[big], np.asarray(cols)[big]))
         found[cp.asarray(big)] = cp.asarray(np.column_stack(
             [big_scores, big_coords, np.diff(big_cigars[1])]).astype(np.int32))
-    results = _results(found, waves, big, big_cigars)
+    results = _results(found, filled, big, big_cigars)
     _no_path_lost(lost)
     return results
 
