@@ -5,17 +5,20 @@ end-exclusive.
 """
 
 from swath.alignment import Alignment
-from swath.api import align, allpairs, scores, search
+from swath.api import align, allpairs, scores, search, verify
 from swath.errors import (
     BackendUnavailable,
     FormatVersionError,
     GpuOutOfMemory,
     GpuUnavailable,
+    InputChanged,
     InputNotFound,
     InvalidInput,
     InvalidParameter,
     InvalidSequence,
     KernelCompileError,
+    OutputExists,
+    StoreDamaged,
     StoreIncomplete,
     StoreLocked,
     StoreNotFound,
@@ -44,12 +47,15 @@ __all__ = [
     "FormatVersionError",
     "GpuOutOfMemory",
     "GpuUnavailable",
+    "InputChanged",
     "InputNotFound",
     "InvalidInput",
     "InvalidParameter",
     "InvalidSequence",
     "KernelCompileError",
+    "OutputExists",
     "Scoring",
+    "StoreDamaged",
     "StoreIncomplete",
     "StoreLocked",
     "StoreNotFound",
@@ -60,4 +66,5 @@ __all__ = [
     "allpairs",
     "scores",
     "search",
+    "verify",
 ]

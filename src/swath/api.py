@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from swath.alignment import MODES, Alignment
-from swath.errors import InvalidParameter
+from swath.errors import InvalidParameter, SwathError
 from swath.kernels import get_backend
 from swath.scoring import Scoring
 from swath.sequences import (
@@ -71,7 +71,8 @@ def align(query: SequenceLike, target: SequenceLike, scoring: Scoring | None = N
           mode: str = "local", device: str = "auto", *, wildcard: bool = False,
           store: str | None = None, tile_size: int | None = None, strip: int | None = None,
           client: Any = None, names: tuple[str, str] = ("query", "target"),
-          progress: Callable[[str, int, int, int], None] | None = None) -> Alignment:
+          progress: Callable[[str, int, int, int], None] | None = None,
+          overwrite: bool = False) -> Alignment:
     """Align one query against one target exactly, with traceback.
 
     Parameters
@@ -108,6 +109,9 @@ def align(query: SequenceLike, target: SequenceLike, scoring: Scoring | None = N
     progress : callable, optional
         ``progress(phase, done, total, cells)`` as the tiled engine's tiles, the path's
         splits (GPU) and segments finish.
+    overwrite : bool
+        Replace a swath store at ``store`` that holds another job (a path holding
+        anything else is refused whatever this says: swath deletes only its own stores).
 
     Returns
     -------
@@ -129,7 +133,7 @@ def align(query: SequenceLike, target: SequenceLike, scoring: Scoring | None = N
     t = encode_sequence(target, scoring.alphabet, wildcard=wildcard, name="target")
     if store is not None or tile_size is not None or len(q) * len(t) // 2 > TILED_ABOVE:
         return _align_tiled(q, t, scoring, mode, device, store, tile_size, strip, client,
-                            names, progress)
+                            names, progress, overwrite)
     scores, coords, cigar, _ = backend.align_batch(
         q, np.array([0, len(q)]), t, np.array([0, len(t)]), scoring.matrix, scoring.gap_open,
         scoring.gap_extend, mode)
@@ -141,7 +145,8 @@ def align(query: SequenceLike, target: SequenceLike, scoring: Scoring | None = N
 def _align_tiled(q: np.ndarray, t: np.ndarray, scoring: Scoring, mode: str, device: str,
                  store: str | None, tile_size: int | None, strip: int | None, client: Any,
                  names: tuple[str, str],
-                 progress: Callable[[str, int, int, int], None] | None) -> Alignment:
+                 progress: Callable[[str, int, int, int], None] | None,
+                 overwrite: bool) -> Alignment:
     """One pair through the tiled long-pair engine (Dask tiles, Zarr boundaries)."""
     from swath.engine.longpair import align_pair
 
@@ -149,7 +154,8 @@ def _align_tiled(q: np.ndarray, t: np.ndarray, scoring: Scoring, mode: str, devi
         if value is not None and (not isinstance(value, int) or value < 1):
             raise InvalidParameter(f"{name} must be a positive integer, got {value!r}")
     aln = align_pair(store, q, t, scoring, mode=mode, device=device, tile_size=tile_size,
-                     strip=strip, client=client, names=names, progress=progress)
+                     strip=strip, client=client, names=names, progress=progress,
+                     overwrite=overwrite)
     assert isinstance(aln, Alignment)
     return aln
 
@@ -191,8 +197,8 @@ def search(queries: SequencesLike, database: SequencesLike, scoring: Scoring | N
            top_k: int = 10, client: Any = None, store: str | None = None, *,
            mode: str = "local", device: str = "auto", max_evalue: float | None = None,
            statistics: dict[str, float] | None = None, query_block: int = 32,
-           wildcard: bool = False, progress: Callable[[int, int], None] | None = None
-           ) -> SearchResult:
+           wildcard: bool = False, progress: Callable[[int, int], None] | None = None,
+           overwrite: bool = False) -> SearchResult:
     """Search queries against a database: the top hits of each query, fully aligned.
 
     Parameters
@@ -204,7 +210,8 @@ def search(queries: SequencesLike, database: SequencesLike, scoring: Scoring | N
     scoring : Scoring, optional
         Default: BLOSUM62, gap 11 + 1 per residue.
     top_k : int
-        Hits kept per query (highest score first, then lowest database index).
+        Hits kept per query (highest score first, then lowest database index); more
+        than the database holds keeps them all.
     client : distributed.Client, optional
         The Dask cluster to run on; default: this process on the CPU or one GPU (no
         cluster is started; database partitions stay on the GPU for the next search of
@@ -224,6 +231,9 @@ def search(queries: SequencesLike, database: SequencesLike, scoring: Scoring | N
         Queries per work unit (the unit of resumption).
     progress : callable, optional
         Called with (units done, units) as the job advances.
+    overwrite : bool
+        Replace a swath store at ``store`` that holds another job (a path holding
+        anything else is refused whatever this says: swath deletes only its own stores).
 
     Returns
     -------
@@ -266,7 +276,8 @@ def search(queries: SequencesLike, database: SequencesLike, scoring: Scoring | N
         params = dataclasses.asdict(gapped_parameters(scoring, **(statistics or {})))
     path = store or f"{tempfile.mkdtemp(prefix='swath-')}/result.zarr"
     job = prepare(path, qs, db_path, scoring, top_k=top_k, mode=mode, device=device,
-                  query_block=query_block, max_evalue=max_evalue, statistics=params)
+                  query_block=query_block, max_evalue=max_evalue, statistics=params,
+                  overwrite=overwrite)
     logger.debug("search: %d queries read, store %s ready", len(qs), path)
     with session(client, device=device) as (client, _):
         run(job, client, progress)
@@ -301,7 +312,8 @@ def allpairs(sequences: SequencesLike, scoring: Scoring | None = None, *, mode: 
              min_identity: float = 0.97, iddef: str | int = "pident", store: str | None = None,
              client: Any = None, device: str = "auto", scores: bool = False,
              clusters: bool = False, block: int | None = None, wildcard: bool = False,
-             progress: Callable[[int, int, int], None] | None = None) -> AllPairsResult:
+             progress: Callable[[int, int, int], None] | None = None,
+             overwrite: bool = False) -> AllPairsResult:
     """Align every unordered pair of sequences (none with itself); keep the close ones.
 
     Every pair is scored; a pair is aligned with traceback only if its lengths and score
@@ -340,6 +352,9 @@ def allpairs(sequences: SequencesLike, scoring: Scoring | None = None, *, mode: 
         memory grows with ``block ** 2``, never with the number of sequences.
     progress : callable, optional
         Called with (tiles done, tiles, pairs done) as the job advances.
+    overwrite : bool
+        Replace a swath store at ``store`` that holds another job (a path holding
+        anything else is refused whatever this says: swath deletes only its own stores).
 
     Returns
     -------
@@ -384,7 +399,60 @@ def allpairs(sequences: SequencesLike, scoring: Scoring | None = None, *, mode: 
         raise InvalidParameter("sequences is empty: give at least one sequence")
     path = store or f"{tempfile.mkdtemp(prefix='swath-')}/allpairs.zarr"
     job = prepare(path, seqs, scoring, mode=mode, min_identity=float(min_identity),
-                  iddef=iddef, block=block, scores=scores, clusters=clusters, device=device)
+                  iddef=iddef, block=block, scores=scores, clusters=clusters, device=device,
+                  overwrite=overwrite)
     with session(client, device=device) as (client, _):
         run(job, client, progress)
     return AllPairsResult(path)
+
+
+def verify(store: str) -> dict[str, int]:
+    """Check a store's data against the digests written with it.
+
+    Every done unit of a result store (search units, all-pairs tiles, long-pair tiles
+    and segments) and every array written whole is read back and digested again; every
+    partition of a database store too.
+
+    Parameters
+    ----------
+    store : str
+        Path or fsspec URL of a swath store (a result store or a database).
+
+    Returns
+    -------
+    dict
+        How many units of each kind (``"array"``: arrays written whole, ``"partition"``:
+        database partitions) were checked; all of them are sound.
+
+    Raises
+    ------
+    StoreDamaged
+        Some are not: the message names them (``swath resume`` recomputes a result
+        store's damaged units).
+    StoreNotFound
+        No swath store is at ``store``.
+    """
+    from swath.errors import StoreDamaged
+    from swath.storage.common import store_layout
+    from swath.storage.database import LAYOUT, Database
+    from swath.storage.layouts import open_result
+
+    layout, _ = store_layout(store)
+    if layout == LAYOUT:
+        db = Database.open(store)
+        bad = []
+        for p in range(db.partitions):
+            try:
+                db.partition(p)
+            except SwathError:
+                bad.append(p)
+        if bad:
+            shown = ", ".join(map(str, bad[:8])) + (" and more" if len(bad) > 8 else "")
+            raise StoreDamaged(f"{store}: damaged: {len(bad)} partition(s) ({shown}); rebuild "
+                               "it with swath makedb --overwrite")
+        return {"partition": db.partitions}
+    result = open_result(store)
+    result.check_sound()
+    counts = {kind: int(np.count_nonzero(result.marks(kind))) for kind, name in
+              result.MARKS.items() if name in result.group}
+    return counts | {"array": len(result.attrs.get("digests", {}))}

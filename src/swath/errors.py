@@ -57,6 +57,20 @@ class StoreIncomplete(SwathError, ValueError):
     """A store was not finished (a job was interrupted) or lacks data it should have."""
 
 
+class StoreDamaged(SwathError, ValueError):
+    """A store's chunks no longer match the digests written with them (deleted, truncated
+    or altered): the message names the damaged units; ``resume`` recomputes them."""
+
+
+class OutputExists(InvalidParameter):
+    """An output path holds something swath did not write (or another swath store):
+    swath will not delete it."""
+
+
+class InputChanged(SwathError, ValueError):
+    """An input of a job (its database) differs from the one the store was started with."""
+
+
 class StoreLocked(SwathError, RuntimeError):
     """Another job is writing the store."""
 

@@ -295,7 +295,7 @@ def test_worker_killed_mid_job_loses_nothing(data, tmp_path):
 
 
 def test_second_writer_is_refused(data, client, tmp_path):
-    from swath.storage.common import store_lock
+    from swath.storage.locking import store_lock
 
     store = str(tmp_path / "r.zarr")
     swath.search(data["qfasta"], data["db"], top_k=2, client=client, store=store)

@@ -62,7 +62,7 @@ def test_a_tile_round_trips_and_only_finalize_completes_the_store(tmp_path):
     kept |= {"i": np.array([0, 1]), "j": np.array([3, 4]), "score": np.array([5, 7]),
              "cigar": np.array(["2=", "1=1X"], dtype=object)}
     chunk = np.arange(9, dtype=np.int32).reshape(3, 3)
-    store.write_tile(1, kept, counters(9, 2), [(0, 1, chunk), (1, 0, chunk.T)])
+    store.write_tile(1, kept, counters(9, 2), [chunk, chunk.T])
     assert store.done().tolist() == [False, True, False, False, False, False]
     got = store.kept(1)
     assert got.keys() == KEPT_FIELDS.keys()
@@ -87,8 +87,8 @@ def test_tiles_written_side_by_side_leave_no_chunk_missing(tmp_path):
 
     def write(t):
         bi, bj = blocks[t]
-        chunks = [(bi, bj, np.full((1, 1), t, np.int32)), (bj, bi, np.full((1, 1), t, np.int32))]
-        store.write_tile(t, empty_kept(), counters(int(bi != bj)), chunks[:1 + (bi != bj)])
+        chunks = [np.full((1, 1), t, np.int32)] * (1 + (bi != bj))
+        store.write_tile(t, empty_kept(), counters(int(bi != bj)), chunks)
 
     with ThreadPoolExecutor(8) as pool:
         list(pool.map(write, range(store.tiles)))
@@ -100,6 +100,31 @@ def test_tiles_written_side_by_side_leave_no_chunk_missing(tmp_path):
     assert done.counters()[:, 0].sum() == 21
     assert all(len(done.kept(t)["i"]) == 0 for t in range(done.tiles))
     assert np.array_equal(done.scores(), done.scores().T)
+    assert not any(done.damaged().values())
+
+
+def test_damaged_tiles_are_named_and_repaired(tmp_path):
+    # a deleted chunk of the score matrix, altered kept pairs, a lost cluster array: each
+    # names its tile (or array); repair clears exactly those marks
+    store = create(tmp_path, block=1)
+    blocks = tile_blocks(7).tolist()
+    for t, (bi, bj) in enumerate(blocks):
+        chunks = [np.full((1, 1), t + 1, np.int32)] * (1 + (bi != bj))
+        store.write_tile(t, empty_kept(), counters(int(bi != bj)), chunks)
+    store.write_clusters(np.arange(7, dtype=np.int64))
+    store.finalize()
+    root = tmp_path / "a.zarr"
+    (root / "score" / "c" / "2" / "5").unlink()              # tile (2, 5)
+    (root / "kept" / "0" / "cigar" / "zarr.json").write_text("{}")   # tile 0, unreadable
+    (root / "cluster" / "c" / "0").write_bytes(b"garbage")
+    opened = AllPairsStore.open(root, mode="r+")
+    damage = opened.damaged()
+    assert damage == {"tile": [0, blocks.index([2, 5])], "array": ["cluster"]}
+    with pytest.raises(swath.StoreDamaged, match=r"damaged: 2 tiles \(0, 16\); array cluster"):
+        opened.check_sound()
+    opened.repair(damage)
+    assert opened.done().sum() == len(blocks) - 2 and opened.attrs["complete"] is False
+    assert "cluster" not in opened.attrs["digests"]
 
 
 def test_a_job_without_scores_or_clusters_says_so(tmp_path):

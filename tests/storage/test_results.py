@@ -1,19 +1,20 @@
-"""The search result store: chunks of empty units, written concurrently, all counted."""
+"""The search result store: units written concurrently, each marked with its digest."""
 
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
+import pytest
 
+from swath.errors import StoreDamaged
 from swath.sequences import sequence_set
 from swath.storage.results import SearchStore, empty_hits
 from tests.conftest import PROTEIN
 
 
-def test_units_written_side_by_side_leave_no_chunk_missing(tmp_path):
-    """Every unit's chunks exist, even all-empty ones written while other units write
-    (a global zarr config switch, undone by one writer while another writes, lost some)."""
+def test_units_written_side_by_side_are_all_sound(tmp_path):
+    """Units written at once are all done and their marks match what they wrote."""
     queries = sequence_set(["ACDEFG"] * 64, PROTEIN.alphabet)
     store = SearchStore.create(str(tmp_path / "r.zarr"), queries, top_k=3, query_block=1)
     with ThreadPoolExecutor(8) as pool:
@@ -21,3 +22,24 @@ def test_units_written_side_by_side_leave_no_chunk_missing(tmp_path):
     store.finalize()
     assert store.done().all()
     assert np.all(store.hits()["target"] == -1)
+    assert not any(store.damaged().values())
+
+
+def test_a_damaged_unit_is_found_and_only_it_is_recomputed(tmp_path):
+    queries = sequence_set(["ACDEFG"] * 4, PROTEIN.alphabet)
+    store = SearchStore.create(str(tmp_path / "r.zarr"), queries, top_k=2, query_block=2)
+    hits = empty_hits(2, 2)
+    hits["target"][:] = [[3, 1], [0, -1]]
+    hits["score"][:] = [[9, 5], [4, 0]]
+    hits["cigar"][:] = [["3=", "1X"], ["2=", ""]]
+    for unit in range(2):
+        store.write_unit(unit, hits)
+    store.finalize()
+    root = tmp_path / "r.zarr"
+    (root / "score" / "c" / "1" / "0").unlink()           # a deleted chunk: unit 1
+    assert store.damaged() == {"unit": [1], "array": []}
+    (root / "cigar" / "c" / "0" / "0").write_bytes(b"\x00" * 7)   # corrupt bytes: unit 0
+    (root / "query_name" / "c" / "0").unlink()              # an input kept in the store
+    assert store.damaged() == {"unit": [0, 1], "array": ["query_name"]}
+    with pytest.raises(StoreDamaged, match="damaged beyond repair: query_name"):
+        store.repair(store.damaged())

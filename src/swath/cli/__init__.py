@@ -21,7 +21,7 @@ from swath.cli.allpairs import allpairs
 from swath.cli.makedb import makedb
 from swath.cli.options import SwathGroup
 from swath.cli.search import search
-from swath.cli.stores import inspect, resume
+from swath.cli.stores import inspect, resume, verify
 
 __all__ = ["main", "run"]
 
@@ -37,7 +37,7 @@ def main() -> None:
     """
 
 
-for command in (align, makedb, search, allpairs, resume, inspect):
+for command in (align, makedb, search, allpairs, resume, inspect, verify):
     main.add_command(command)
 
 

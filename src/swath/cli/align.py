@@ -19,6 +19,7 @@ from swath.cli.options import (
     device_option,
     job_runner,
     mode_option,
+    overwrite_option,
     probe_gpu_early,
     progress_option,
     scheduler_option,
@@ -66,6 +67,7 @@ def _tsv_value(value: object) -> str:
                    "without -o); json: one object; tsv: a header line and one row. json and "
                    "tsv coordinates are 0-based, end exclusive. With -o nothing is printed "
                    "unless a format is given.")
+@overwrite_option
 @scoring_options
 @mode_option("local")
 @wildcard_option
@@ -77,7 +79,7 @@ def _tsv_value(value: object) -> str:
 def align(query: str, target: str, output: str | None, tile_size: int | None,
           strip: int | None, score_only: bool, fmt: str | None, scoring: Scoring, mode: str,
           wildcard: bool, device: str, scheduler: str | None, workers: int | None,
-          progress: bool | None) -> None:
+          progress: bool | None, overwrite: bool) -> None:
     """Align the first sequence of A.fasta against the first sequence of B.fasta.
 
     Files are FASTA or FASTQ, plain or gzip; only their first records are read.
@@ -113,7 +115,8 @@ def align(query: str, target: str, output: str | None, tile_size: int | None,
                 _tile_bar(report) as bar:
             result = align_pair(output, q, t, scoring, mode=mode, device=kind,
                                 tile_size=tile_size, strip=strip, client=client,
-                                names=(query_id, target_id), traceback=False, progress=bar)
+                                names=(query_id, target_id), traceback=False, progress=bar,
+                                overwrite=overwrite)
         if report:
             click.echo(f"swath: done in {time.perf_counter() - started:.2f} s, score "
                        f"{result.score}", err=True)
@@ -126,7 +129,8 @@ def align(query: str, target: str, output: str | None, tile_size: int | None,
                 _tile_bar(report) as bar:
             alignment = swath.align(q, t, scoring=scoring, mode=mode, device=device,
                                     store=output, tile_size=tile_size, strip=strip,
-                                    client=client, names=(query_id, target_id), progress=bar)
+                                    client=client, names=(query_id, target_id), progress=bar,
+                                    overwrite=overwrite)
     else:
         alignment = swath.align(q, t, scoring=scoring, mode=mode, device=device)
     elapsed = time.perf_counter() - started

@@ -29,6 +29,7 @@ from swath.cli.options import (
     device_option,
     job_runner,
     mode_option,
+    overwrite_option,
     probe_gpu_early,
     progress_option,
     scheduler_option,
@@ -117,6 +118,7 @@ def _tile_bar(enabled: bool) -> Iterator[ProgressCallback | None]:
                    "of sequences.")
 @click.option("--format", "--outfmt", "fmt", type=click.Choice(FORMATS), default=None,
               help="Also print the kept pairs to stdout in this format (as `swath inspect`).")
+@overwrite_option
 @scoring_options
 @mode_option("global")
 @wildcard_option
@@ -128,7 +130,7 @@ def _tile_bar(enabled: bool) -> Iterator[ProgressCallback | None]:
 def allpairs(sequences: str, output: str, min_identity: float, iddef: str, scores: bool,
              clusters: bool, block: int, fmt: str | None, scoring: Scoring, mode: str,
              wildcard: bool, device: str, scheduler: str | None, workers: int | None,
-             progress: bool | None) -> None:
+             progress: bool | None, overwrite: bool) -> None:
     """Align every pair of sequences of SEQS.fasta; keep those above an identity.
 
     Pairs are unordered and no sequence is paired with itself. Every pair is scored;
@@ -150,7 +152,7 @@ def allpairs(sequences: str, output: str, min_identity: float, iddef: str, score
         result = swath.allpairs(sequences, scoring, mode=mode, min_identity=min_identity,
                                 iddef=_iddef(iddef), store=output, client=client,
                                 device=device, scores=scores, clusters=clusters, block=block,
-                                wildcard=wildcard, progress=bar)
+                                wildcard=wildcard, progress=bar, overwrite=overwrite)
     click.echo(summary_line(result, time.perf_counter() - started), err=True)
     if fmt:
         print_allpairs(output, fmt)

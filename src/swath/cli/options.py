@@ -14,6 +14,7 @@ error of click into one.
 
 from __future__ import annotations
 
+import errno
 import functools
 import logging
 import os
@@ -36,6 +37,7 @@ __all__ = [
     "build_scoring",
     "device_option",
     "mode_option",
+    "overwrite_option",
     "progress_option",
     "scoring_options",
     "setup_logging",
@@ -88,6 +90,24 @@ def _one_line_errors() -> Iterator[None]:
         raise CommandError(_usage_message(exc)) from None
     except SwathError as exc:
         raise CommandError(str(exc)) from None
+    except OSError as exc:
+        if exc.errno not in _OS_ERRORS:
+            raise
+        raise CommandError(os_message(exc)) from None
+
+
+# what the file system says, in one line: a full or read-only disk, permissions, paths
+_OS_ERRORS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM,
+              errno.EEXIST, errno.ENOENT, errno.EISDIR, errno.ENOTDIR, errno.ENOTEMPTY,
+              errno.ENAMETOOLONG, errno.EFBIG}
+
+
+def os_message(exc: OSError) -> str:
+    """``PATH: No space left on device`` (the path where the system names one)."""
+    reason = exc.strerror or str(exc)
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        reason += " (free space, then run `swath resume` on the store, or the same command)"
+    return f"{exc.filename}: {reason}" if exc.filename else reason
 
 
 class _OneLineErrors(click.Command):
@@ -265,6 +285,11 @@ wildcard_option = click.option(
     "--wildcard", is_flag=True, default=False,
     help="Map residues outside the alphabet to its wildcard (X for protein, N for DNA) "
          "instead of failing.")
+
+overwrite_option = click.option(
+    "--overwrite", is_flag=True, default=False,
+    help="Replace a swath store at -o that holds another job. A path holding anything "
+         "swath did not write is refused whatever this says.")
 
 device_option = click.option(
     "--device", type=click.Choice(DEVICES), default="auto", show_default=True,

@@ -17,6 +17,7 @@ from swath.cli.options import (
     device_option,
     job_runner,
     mode_option,
+    overwrite_option,
     probe_gpu_early,
     progress_option,
     scheduler_option,
@@ -75,6 +76,7 @@ def _progress_bar(enabled: bool) -> Iterator[Callable[[int, int], None] | None]:
               help="Karlin-Altschul K (with --lambda and --h).")
 @click.option("--h", "H", type=click.FloatRange(min=0, min_open=True), default=None,
               help="Karlin-Altschul H [nats per aligned pair] (with --lambda and --k).")
+@overwrite_option
 @scoring_options
 @mode_option("local")
 @wildcard_option
@@ -86,7 +88,8 @@ def _progress_bar(enabled: bool) -> Iterator[Callable[[int, int], None] | None]:
 def search(queries: str, database: str, output: str, top_k: int, max_evalue: float | None,
            outfmt: str | None, query_block: int, lambda_: float | None, K: float | None,
            H: float | None, scoring: Scoring, mode: str, wildcard: bool, device: str,
-           scheduler: str | None, workers: int | None, progress: bool | None) -> None:
+           scheduler: str | None, workers: int | None, progress: bool | None,
+           overwrite: bool) -> None:
     """Search QUERIES.fasta against a database (a `swath makedb` store or a FASTA file).
 
     \b
@@ -101,7 +104,7 @@ def search(queries: str, database: str, output: str, top_k: int, max_evalue: flo
         swath.search(queries, database, scoring=scoring, top_k=top_k, client=client,
                      store=output, mode=mode, device=device, max_evalue=max_evalue,
                      statistics=given or None, query_block=query_block, wildcard=wildcard,
-                     progress=bar)
+                     progress=bar, overwrite=overwrite)
     if outfmt:
         print_search(output, outfmt)
 

@@ -1,15 +1,17 @@
-"""``swath inspect`` and ``swath resume``: any swath result store, by its layout.
+"""``swath inspect``, ``swath resume`` and ``swath verify``: any swath store, by its layout.
 
 The result stores are a search's (``swath search``), a long pair's (``swath align
 -o``: with origins, with its path found by splits, or scores only) and an all-pairs job's
-(``swath allpairs``). ``inspect`` prints a finished one; ``resume`` finishes an unfinished
-one and leaves a finished one alone.
+(``swath allpairs``). ``inspect`` prints a finished one whose data match their digests;
+``resume`` recomputes damaged units, finishes an unfinished one and leaves a finished,
+sound one alone; ``verify`` checks any store (databases too) against its digests.
 """
 
 from __future__ import annotations
 
 import click
 
+import swath
 from swath.cli.options import (
     SwathCommand,
     device_option,
@@ -20,25 +22,9 @@ from swath.cli.options import (
 )
 from swath.errors import InvalidParameter, StoreIncomplete
 
-__all__ = ["inspect", "resume"]
+__all__ = ["inspect", "resume", "verify"]
 
 FORMATS = ("tsv", "json", "text")
-
-
-def _layout(store: str) -> tuple[str, bool]:
-    """The result store's layout (its version checked), and whether its job has finished."""
-    from swath.storage.allpairs import AllPairsStore
-    from swath.storage.common import store_layout
-    from swath.storage.longpair import AlignmentStore
-    from swath.storage.results import SearchStore
-
-    layout, version = store_layout(store)
-    kinds = {"search": SearchStore, "alignment": AlignmentStore, "allpairs": AllPairsStore}
-    if layout not in kinds:
-        raise InvalidParameter(f"{store} is a {layout!r} store version {version}: inspect and "
-                               "resume read search, alignment and allpairs result stores")
-    opened = kinds[layout].open(store, complete=False)
-    return layout, opened.attrs.get("complete") is True
 
 
 @click.command(cls=SwathCommand)
@@ -51,16 +37,27 @@ def _layout(store: str) -> tuple[str, bool]:
 def resume(store: str, device: str, scheduler: str | None, workers: int | None,
            progress: bool | None) -> None:
     """Finish an interrupted job (a search, all pairs, or a long pair in any phase): run
-    only the work not marked done. A finished store is left as it is."""
-    layout, complete = _layout(store)
-    if complete:
+    only the work not marked done, and again the work whose data no longer match their
+    digests. A finished, sound store is left as it is."""
+    from swath.storage.common import describe_damage
+    from swath.storage.layouts import open_result
+    from swath.storage.locking import store_lock
+
+    opened = open_result(store, mode="r+")
+    damage = {kind: units for kind, units in opened.damaged().items() if units}
+    if damage:
+        with store_lock(store):
+            opened.repair(damage)
+        click.echo(f"swath: {store}: recomputing what was damaged: {describe_damage(damage)}",
+                   err=True)
+    elif opened.attrs.get("complete") is True:
         click.echo(f"swath: {store} is complete already: nothing to resume", err=True)
         return
-    if layout == "search":
+    if opened.LAYOUT == "search":
         from swath.cli.search import resume_search
 
         resume_search(store, device, scheduler, workers, progress)
-    elif layout == "allpairs":
+    elif opened.LAYOUT == "allpairs":
         from swath.cli.allpairs import resume_allpairs
 
         resume_allpairs(store, device, scheduler, workers, progress)
@@ -69,6 +66,17 @@ def resume(store: str, device: str, scheduler: str | None, workers: int | None,
 
         resume_alignment(store, device, scheduler, workers, progress)
     click.echo(f"swath: {store} is complete", err=True)
+
+
+@click.command(cls=SwathCommand)
+@click.argument("store", metavar="STORE")
+@verbose_option
+def verify(store: str) -> None:
+    """Check every done unit of a store (a result store or a database) against the digest
+    written with it; exit status 2 and one line naming the damaged units if any."""
+    counts = swath.verify(store)
+    checked = ", ".join(f"{n} {kind}{'s' if n != 1 else ''}" for kind, n in counts.items())
+    click.echo(f"swath: {store} is sound ({checked} checked)", err=True)
 
 
 @click.command(cls=SwathCommand)
@@ -87,18 +95,23 @@ def resume(store: str, device: str, scheduler: str | None, workers: int | None,
                                        "(needs matplotlib).")
 @verbose_option
 def inspect(store: str, fmt: str | None, plot: str | None) -> None:
-    """Print the results of a finished search, all-pairs or alignment store."""
-    layout, complete = _layout(store)
+    """Print the results of a finished search, all-pairs or alignment store (refused if
+    any of its data no longer match their digests)."""
+    from swath.storage.layouts import open_result
+
+    opened = open_result(store)
+    layout = opened.LAYOUT
     if layout in ("search", "allpairs") and plot:
         kind, what = (("a search store", "hits'") if layout == "search" else
                       ("an allpairs store", "kept pairs'"))
         raise InvalidParameter(f"--plot draws the path of a long pair's alignment store "
                                f"(swath align -o); {store} is {kind} (--format text shows "
                                f"its {what} alignments)")
-    if not complete:
+    if opened.attrs.get("complete") is not True:
         raise StoreIncomplete(f"{store}: the store was not finished (the job writing it was "
                               "interrupted or is still running; finish it with `swath resume "
                               f"{store}`)")
+    opened.check_sound()
     if layout == "search":
         from swath.cli.search import print_search
 

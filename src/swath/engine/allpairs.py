@@ -273,13 +273,13 @@ def run_tile(job: AllPairsJob, t: int) -> tuple[int, int]:
 
 def _score_chunks(job: AllPairsJob, bi: int, bj: int, rows: tuple[np.ndarray, np.ndarray],
                   cols: tuple[np.ndarray, np.ndarray], pairs: np.ndarray, forward: np.ndarray
-                  ) -> list[tuple[int, int, np.ndarray]]:
+                  ) -> list[np.ndarray]:
     """The tile's chunks of the score matrix: its own (row block the query) and the
     transposed one (column block the query): one chunk, both halves, on the diagonal."""
     reverse = forward.T if _symmetric(job) else score_pass(job, cols, rows, pairs.T)
     if bi == bj:
-        return [(bi, bi, np.where(pairs, forward, reverse))]
-    return [(bi, bj, forward), (bj, bi, reverse)]
+        return [np.where(pairs, forward, reverse)]
+    return [forward, reverse]
 
 
 # ---------------------------------------------------------------------------------
@@ -348,7 +348,7 @@ def run(job: AllPairsJob, client: Any, progress: Progress | None = None) -> AllP
     import dask
 
     from swath.engine.cluster import runner
-    from swath.storage.common import store_lock
+    from swath.storage.locking import store_lock
 
     with store_lock(job.store):
         store = AllPairsStore.open(job.store, mode="r+", complete=False)
@@ -388,7 +388,7 @@ def run(job: AllPairsJob, client: Any, progress: Progress | None = None) -> AllP
 
 def prepare(store_path: str, sequences: SequenceSet, scoring: Scoring, *, mode: str,
             min_identity: float, iddef: str | int, block: int, scores: bool, clusters: bool,
-            device: str) -> AllPairsJob:
+            device: str, overwrite: bool = False) -> AllPairsJob:
     """Create the store of a new all-pairs job, or reopen it if it holds the same job.
 
     ``block`` (the API's ``ALLPAIRS_BLOCK``: 2,048) bounds a task's memory by its tile: about 40
@@ -399,17 +399,19 @@ def prepare(store_path: str, sequences: SequenceSet, scoring: Scoring, *, mode: 
 
     Raises
     ------
-    InvalidParameter
-        The store exists and holds another job (other sequences, scoring or options).
+    OutputExists
+        The path holds another job (other sequences, scoring or options) or anything
+        but a swath store, and ``overwrite`` is false (see ``reopen_or_create``).
     """
-    from swath.storage.common import reopen_or_create
+    from swath.storage.creation import reopen_or_create
 
     inputs = {"sequences_sha256": _digest(sequences), "scoring": scoring.to_dict(),
               "mode": mode, "min_identity": min_identity, "iddef": iddef, "block": block,
               "scores": scores, "clusters": clusters}
-    reopen_or_create(store_path, LAYOUT, VERSION, inputs, lambda: AllPairsStore.create(
-        store_path, sequences, block=block, scores=scores, clusters=clusters, inputs=inputs),
-        what="allpairs", differs="other sequences, scoring or options")
+    reopen_or_create(store_path, LAYOUT, VERSION, inputs, lambda replace: AllPairsStore.create(
+        store_path, sequences, block=block, scores=scores, clusters=clusters, replace=replace,
+        inputs=inputs), what="allpairs", differs="other sequences, scoring or options",
+        overwrite=overwrite)
     return job_from_store(store_path, device)
 
 

@@ -509,7 +509,7 @@ def run(job: PairJob, client: Any,
     without origins) and segments finish.
     """
     from swath.engine.cluster import InProcess, runner
-    from swath.storage.common import store_lock
+    from swath.storage.locking import store_lock
 
     with store_lock(job.store):
         store = _open(job.store)
@@ -624,8 +624,8 @@ def tile_device(device: str) -> str:
 def align_pair(path: str | None, query: np.ndarray, target: np.ndarray, scoring: Any, *,
                mode: str, device: str, tile_size: int | None, strip: int | None,
                client: Any, names: tuple[str, str], traceback: bool = True,
-               progress: Callable[[str, int, int, int], None] | None = None
-               ) -> Alignment | PairScore:
+               progress: Callable[[str, int, int, int], None] | None = None,
+               overwrite: bool = False) -> Alignment | PairScore:
     """A long-pair job from start to end (or from where an earlier run on ``path``
     stopped; without ``path``, in a scratch store removed afterwards): ``client`` as
     given, else a local cluster of ``device`` workers."""
@@ -634,11 +634,11 @@ def align_pair(path: str | None, query: np.ndarray, target: np.ndarray, scoring:
 
     if path is not None:
         return _align_pair(path, query, target, scoring, mode, device, tile_size, strip,
-                           client, names, traceback, progress)
+                           client, names, traceback, progress, overwrite)
     scratch = tempfile.mkdtemp(prefix="swath-")
     try:
         return _align_pair(f"{scratch}/pair.zarr", query, target, scoring, mode, device,
-                           tile_size, strip, client, names, traceback, progress)
+                           tile_size, strip, client, names, traceback, progress, False)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
@@ -646,18 +646,19 @@ def align_pair(path: str | None, query: np.ndarray, target: np.ndarray, scoring:
 def _align_pair(path: str, query: np.ndarray, target: np.ndarray, scoring: Any, mode: str,
                 device: str, tile_size: int | None, strip: int | None, client: Any,
                 names: tuple[str, str], traceback: bool,
-                progress: Callable[[str, int, int, int], None] | None
+                progress: Callable[[str, int, int, int], None] | None, overwrite: bool
                 ) -> Alignment | PairScore:
     from swath.engine.cluster import session
 
     kind = tile_device(device)
     with session(client, device=kind, tile_tasks=True) as (where, _):
         origins = traceback and kind == "cpu"
-        tile = ((tile_size, tile_size) if tile_size else _stored_tile(path) or
+        tile = ((tile_size, tile_size) if tile_size else
+                (None if overwrite else _stored_tile(path)) or
                 default_tile(kind, len(query), len(target), where.workers, origins))
         job = prepare(path, query, target, scoring, mode=mode, tile=tile,
                       strip=strip or DEFAULT_STRIP, names=names, device=kind,
-                      traceback=traceback, origins=origins)
+                      traceback=traceback, origins=origins, overwrite=overwrite)
         return run(job, where, progress)
 
 
@@ -675,14 +676,15 @@ def _stored_tile(path: str) -> tuple[int, int] | None:
 
 def prepare(store_path: str, query: np.ndarray, target: np.ndarray, scoring: Any, *,
             mode: str, tile: tuple[int, int], strip: int, names: tuple[str, str],
-            device: str = "cpu", traceback: bool = True, origins: bool | None = None
-            ) -> PairJob:
+            device: str = "cpu", traceback: bool = True, origins: bool | None = None,
+            overwrite: bool = False) -> PairJob:
     """Create the store of a new long-pair job, or reopen one holding the same job.
 
     ``origins`` (default: with a traceback) says whether phase 1 records origins, or a
     traceback finds the path by splits."""
     from swath.kernels.bounds import fits_every_mode
-    from swath.storage.common import array_digest, reopen_or_create
+    from swath.storage.common import array_digest
+    from swath.storage.creation import reopen_or_create
     from swath.storage.longpair import LAYOUT, VERSION
 
     origins = traceback if origins is None else origins and traceback
@@ -696,10 +698,10 @@ def prepare(store_path: str, query: np.ndarray, target: np.ndarray, scoring: Any
     inputs = {"query_sha256": array_digest(query), "target_sha256": array_digest(target),
               "scoring": scoring.to_dict(), "mode": mode, "strip": strip, "tile": list(tile),
               "traceback": traceback, "origins": origins}
-    reopen_or_create(store_path, LAYOUT, VERSION, inputs, lambda: AlignmentStore.create(
-        store_path, query, target, tile=tile, origins=origins, inputs=inputs,
+    reopen_or_create(store_path, LAYOUT, VERSION, inputs, lambda replace: AlignmentStore.create(
+        store_path, query, target, tile=tile, origins=origins, replace=replace, inputs=inputs,
         names=list(names), id=uuid.uuid4().hex), what="alignment",
-        differs="other sequences, scoring or tiles")
+        differs="other sequences, scoring or tiles", overwrite=overwrite)
     return job_from_store(str(store_path), device)
 
 

@@ -56,6 +56,7 @@ class SearchJob:
     top_k: int
     max_evalue: float | None
     statistics: dict[str, Any] | None   # KarlinAltschul fields (local mode)
+    database_sha256: str                # the database the search started with
     # this process scores every partition (a job in this process): each score task starts
     # reading the next unread partition while it computes
     read_ahead: bool = False
@@ -64,6 +65,22 @@ class SearchJob:
 @functools.lru_cache(maxsize=4)
 def _database(path: str) -> Database:
     return Database.open(path)
+
+
+def _job_database(job: SearchJob) -> Database:
+    """The job's database as this process has it open, checked to be the one the search
+    started with (a database rebuilt since is opened again, and refused if it differs)."""
+    from swath.errors import InputChanged
+
+    if _database(job.database).sha256 != job.database_sha256:
+        _database.cache_clear()
+        _device_partition.cache_clear()
+        _PARTITIONS.forget(job.database)
+        if Database.open(job.database).sha256 != job.database_sha256:
+            raise InputChanged(f"{job.store}: its database {job.database} has changed since "
+                               "the search started (another source file); rebuild it from "
+                               "the original, or search again into a new store")
+    return _database(job.database)
 
 
 class _Partitions:
@@ -110,6 +127,13 @@ class _Partitions:
                     del self._reads[(path, p)]
                     self._asked[path].discard(p)
             raise
+
+    def forget(self, path: str) -> None:
+        """Drop what was read of the database at ``path`` (it was replaced)."""
+        with self._lock:
+            for key in [key for key in self._reads if key[0] == path]:
+                del self._reads[key]
+            self._asked.pop(path, None)
 
     def read_ahead(self, path: str) -> None:
         """Start reading the first partition of ``path`` never asked for, if any (one the
@@ -202,6 +226,7 @@ def score_partition(job: SearchJob, q_res: np.ndarray, q_off: np.ndarray, p: int
                     ) -> tuple[np.ndarray, np.ndarray]:
     """Top-k (scores, target ids) of each query against database partition ``p``."""
     started = time.perf_counter()
+    _job_database(job)
     t_res, t_off, ids = _partition(job.database, p)
     read = time.perf_counter()
     if job.read_ahead:
@@ -244,7 +269,7 @@ def align_hits(job: SearchJob, q_res: np.ndarray, q_off: np.ndarray,
     rows, ranks = np.nonzero(ids >= 0)
     if not len(rows):
         return hits
-    db = _database(job.database)
+    db = _job_database(job)
     targets = _fetch(job.database, ids[rows, ranks])
     queries = [q_res[q_off[r]:q_off[r + 1]] for r in rows]
     t_off = np.concatenate([[0], np.cumsum([len(t) for t in targets])]).astype(np.int64)
@@ -312,7 +337,7 @@ def build_graph(job: SearchJob, store: SearchStore, units: list[int]) -> list[An
 
     run_id = uuid.uuid4().hex[:8]   # keys of an earlier (failed) run must not be reused
     queries = store.queries()
-    partitions = _database(job.database).partitions
+    partitions = _job_database(job).partitions
     writes = []
     for unit in units:
         first, last = store.unit_queries(unit)
@@ -338,7 +363,7 @@ def run(job: SearchJob, client: Any, progress: Callable[[int, int], None] | None
     """Run every unit not yet done on ``client`` (a runner of ``engine.cluster`` or a
     ``distributed.Client``), then finalize the store."""
     from swath.engine.cluster import InProcess, runner
-    from swath.storage.common import store_lock
+    from swath.storage.locking import store_lock
 
     with store_lock(job.store):
         store = SearchStore.open(job.store, mode="r+", complete=False)
@@ -368,22 +393,28 @@ def run(job: SearchJob, client: Any, progress: Callable[[int, int], None] | None
 
 def prepare(store_path: str, queries: Any, database_path: str, scoring: Any, *, top_k: int,
             mode: str, device: str, query_block: int, max_evalue: float | None,
-            statistics: dict[str, Any] | None) -> SearchJob:
+            statistics: dict[str, Any] | None, overwrite: bool = False) -> SearchJob:
     """Create the result store of a new search, or reopen it if it holds the same search.
 
-    A store that exists with other inputs is refused (``InvalidParameter``).
+    A path holding anything else is refused (``OutputExists``) unless ``overwrite``
+    and it is a swath store. ``top_k`` beyond the database's size keeps them all.
     """
-    from swath.storage.common import array_digest, reopen_or_create
+    from swath.storage.common import array_digest, is_local, local_path
+    from swath.storage.creation import reopen_or_create
     from swath.storage.results import LAYOUT, VERSION
 
+    if is_local(database_path):
+        database_path = local_path(database_path)   # resume works from any directory
     db = _database(database_path)
+    top_k = max(1, min(top_k, db.sequences))
     inputs = {"database": str(database_path), "database_sha256": db.sha256,
               "queries_sha256": array_digest(queries.residues, queries.offsets),
               "scoring": scoring.to_dict(), "mode": mode, "top_k": top_k,
               "max_evalue": max_evalue, "statistics": statistics}
-    reopen_or_create(store_path, LAYOUT, VERSION, inputs, lambda: SearchStore.create(
-        store_path, queries, top_k=top_k, query_block=query_block, inputs=inputs),
-        what="search", differs="other queries, database or options")
+    reopen_or_create(store_path, LAYOUT, VERSION, inputs, lambda replace: SearchStore.create(
+        store_path, queries, top_k=top_k, query_block=query_block, replace=replace,
+        inputs=inputs), what="search", differs="other queries, database or options",
+        overwrite=overwrite)
     return job_from_store(store_path, device)
 
 
@@ -395,10 +426,24 @@ def stored_scoring(store: SearchStore) -> Any:
 
 
 def job_from_store(store_path: str, device: str = "auto") -> SearchJob:
-    """The job a result store was created for (what ``resume`` runs)."""
+    """The job a result store was created for (what ``resume`` runs).
+
+    Raises
+    ------
+    InputChanged
+        The database is no longer the one the search started with (rebuilt, replaced).
+    """
+    from swath.errors import InputChanged, StoreNotFound
+
     store = SearchStore.open(store_path, complete=False)
     inputs = store.attrs["inputs"]
     scoring = stored_scoring(store)
-    return SearchJob(str(store_path), inputs["database"], scoring.matrix, scoring.gap_open,
-                     scoring.gap_extend, inputs["mode"], device, int(inputs["top_k"]),
-                     inputs["max_evalue"], inputs["statistics"])
+    job = SearchJob(str(store_path), inputs["database"], scoring.matrix, scoring.gap_open,
+                    scoring.gap_extend, inputs["mode"], device, int(inputs["top_k"]),
+                    inputs["max_evalue"], inputs["statistics"], inputs["database_sha256"])
+    try:
+        _job_database(job)
+    except (StoreNotFound, OSError) as exc:
+        raise InputChanged(f"{store_path}: its database {inputs['database']} cannot be read "
+                           f"({exc})") from None
+    return job

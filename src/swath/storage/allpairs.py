@@ -11,7 +11,8 @@ the shorter one.
 
     name, order      (n,)  sorted order, dimension ``sequence``
     residues         the sorted sequences' codes, concatenated; ``offsets`` (n + 1,)
-    done             (T,)  uint8, chunks (1,): a tile's mark, written last
+    done             (T,)  uint64, chunks (1,): a tile's mark, written last: the digest of
+                     what the tile wrote (``damaged`` reads it back and compares)
     counters         (T, C) int64, chunks (1, C): pairs, length_filtered, score_filtered,
                      traced, kept
     kept/{t}         a subgroup per tile: its kept pairs in the arrays of ``KEPT_ARRAYS``:
@@ -28,14 +29,14 @@ the shorter one.
                      sorted sequence, written after every tile
 
 A tile writes its kept pairs, its chunks of ``score`` (its own and the transposed
-one), its counters, then its done mark; ``finalize`` checks every tile is done and
-every chunk is there, then marks the store complete.
+one), its counters, then its done mark; ``finalize`` checks every tile is done, then
+marks the store complete.
 """
 
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, cast
+from typing import Any, ClassVar, cast
 
 import numpy as np
 import zarr
@@ -47,12 +48,12 @@ from swath.storage.common import (
     StorePath,
     mark_complete,
     missing,
-    open_group,
-    write_attrs,
+    write_whole,
 )
+from swath.storage.creation import creating
 
 LAYOUT = "allpairs"
-VERSION = 2          # 1: one array per kept field (13 a tile, each a few ms to create)
+VERSION = 3          # 1: one array per kept field; 2: done marks were flags, not digests
 RESIDUE_CHUNK = 1 << 22
 NO_SCORE = int(np.iinfo(np.int32).min)     # a cell with no score: the diagonal
 COUNTERS = ("pairs", "length_filtered", "score_filtered", "traced", "kept")
@@ -106,45 +107,52 @@ class AllPairsStore(LayoutStore):
 
     LAYOUT = LAYOUT
     VERSION = VERSION
+    MARKS: ClassVar[dict[str, str]] = {"tile": "done"}
+    RECOMPUTED: ClassVar[frozenset[str]] = frozenset({"cluster"})
 
     @classmethod
     def create(cls, path: StorePath, sequences: SequenceSet, *, block: int, scores: bool,
-               clusters: bool, **fields: Any) -> AllPairsStore:
+               clusters: bool, replace: bool = False, **fields: Any) -> AllPairsStore:
         """Create an empty store for ``sequences`` (input order; kept sorted by length)
         in blocks of ``block``, with a score matrix if ``scores``, to hold clusters if
-        ``clusters``; ``fields`` go to the root attributes."""
-        group = open_group(path, mode="w")
+        ``clusters``, whole or not at all (``creating``); ``fields`` go to the root
+        attributes, ``replace`` replaces a store at ``path``."""
         n = len(sequences)
         order = np.argsort(sequences.lengths, kind="stable")
         blocks = -(-n // block)
         tiles = blocks * (blocks + 1) // 2
-        write_attrs(group, LAYOUT, VERSION, sequences=n, block=block, blocks=blocks,
-                    tiles=tiles, scores=scores, clusters=clusters, **fields)
-        names = np.array(sequences.names, dtype=object)[order]
-        _strings(group, "name", names, "sequence")
-        group.create_array("order", data=order.astype(np.int64), chunks=(max(n, 1),),
-                           dimension_names=("sequence",))
-        lengths = sequences.lengths[order]
-        residues = np.concatenate([sequences[int(s)] for s in order]).astype(np.uint8)
-        group.create_array("residues", data=residues,
-                           chunks=(min(max(len(residues), 1), RESIDUE_CHUNK),),
-                           dimension_names=("residue",))
-        offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
-        group.create_array("offsets", data=offsets, chunks=(len(offsets),),
-                           dimension_names=("sequence_edge",))
-        group.create_array("done", shape=(tiles,), chunks=(1,), dtype=np.uint8, fill_value=0,
-                           dimension_names=("tile",))
-        counters = group.create_array("counters", shape=(tiles, len(COUNTERS)),
-                                      chunks=(1, len(COUNTERS)), dtype=np.int64, fill_value=0,
-                                      dimension_names=("tile", "counter"))
-        counters.attrs["counters"] = list(COUNTERS)
-        group.create_group("kept")
-        if scores:
-            group.create_array("score", shape=(n, n), chunks=(block, block), dtype=np.int32,
-                               fill_value=NO_SCORE, dimension_names=("query", "target"))
-            _strings(group, "query", names, "query")
-            _strings(group, "target", names, "target")
-        return cls(str(path), group, dict(cast(dict[str, Any], group.attrs["swath"])))
+        with creating(path, LAYOUT, VERSION, dict(sequences=n, block=block, blocks=blocks,
+                                                  tiles=tiles, scores=scores,
+                                                  clusters=clusters, **fields),
+                      replace=replace) as group:
+            names = np.array(sequences.names, dtype=object)[order]
+            _strings(group, "name", names, "sequence")
+            write_whole(group, "order", order.astype(np.int64), chunks=(max(n, 1),),
+                        dimension_names=("sequence",))
+            lengths = sequences.lengths[order]
+            residues = (np.concatenate([sequences[int(s)] for s in order]).astype(np.uint8)
+                        if n else np.zeros(0, np.uint8))
+            write_whole(group, "residues", residues,
+                        chunks=(min(max(len(residues), 1), RESIDUE_CHUNK),),
+                        dimension_names=("residue",))
+            offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+            write_whole(group, "offsets", offsets, chunks=(len(offsets),),
+                        dimension_names=("sequence_edge",))
+            group.create_array("done", shape=(tiles,), chunks=(1,), dtype=np.uint64,
+                               fill_value=0, dimension_names=("tile",))
+            counters = group.create_array("counters", shape=(tiles, len(COUNTERS)),
+                                          chunks=(1, len(COUNTERS)), dtype=np.int64,
+                                          fill_value=0, dimension_names=("tile", "counter"))
+            counters.attrs["counters"] = list(COUNTERS)
+            group.create_group("kept")
+            if scores:
+                group.create_array("score", shape=(n, n), chunks=(block, block),
+                                   dtype=np.int32, fill_value=NO_SCORE,
+                                   dimension_names=("query", "target"))
+                _strings(group, "query", names, "query")
+                _strings(group, "target", names, "target")
+        return cls.open(path, mode="r+", complete=False)
+
 
     @property
     def sequences(self) -> int:
@@ -194,43 +202,60 @@ class AllPairsStore(LayoutStore):
 
     def done(self) -> np.ndarray:
         """Which tiles are finished (bool, one per tile)."""
-        return np.asarray(self.array("done")[:], dtype=bool)
+        return self.marks("tile") != 0
+
+    def _score_ranges(self, t: int) -> list[tuple[slice, slice]]:
+        """The chunks of ``score`` tile ``t`` writes: its own and the transposed one."""
+        bi, bj = self.tile_blocks(t)
+        rows, cols = (slice(*self.block_range(b)) for b in (bi, bj))
+        return [(rows, cols)] if bi == bj else [(rows, cols), (cols, rows)]
+
+    def unit_values(self, kind: str, t: int) -> list[np.ndarray]:
+        tile = cast(zarr.Group, self.group[f"kept/{t}"])
+        values = [np.asarray(cast(zarr.Array, tile[name])[...]) for name in KEPT_ARRAYS]
+        if self.has_scores:
+            values += [np.asarray(self.array("score")[r, c]) for r, c in self._score_ranges(t)]
+        return [*values, np.asarray(self.array("counters")[t])]
 
     def counters(self) -> np.ndarray:
         """Every tile's counters, ``(T, C)`` (zeros for tiles not done)."""
         return np.asarray(self.array("counters")[:], dtype=np.int64)
 
     def write_tile(self, t: int, kept: dict[str, np.ndarray], counters: dict[str, int],
-                   score_chunks: list[tuple[int, int, np.ndarray]]) -> None:
-        """Write tile ``t``: its kept pairs, its ``(block row, block column, values)``
-        chunks of ``score``, its counters, then its done mark."""
+                   score_chunks: list[np.ndarray]) -> None:
+        """Write tile ``t``: its kept pairs, its chunks of ``score`` (in the order of
+        ``_score_ranges``: its own, then the transposed one off the diagonal), its
+        counters, then its done mark."""
         tile = cast(zarr.Group, self.group["kept"]).require_group(str(t))
 
-        def write(name: str) -> None:
+        def write(name: str) -> np.ndarray:
             fields = KEPT_ARRAYS[name]
-            values = (kept[fields[0]] if len(fields) == 1 else
-                      np.column_stack([kept[f] for f in fields]).astype(KEPT_FIELDS[fields[0]]))
+            dtype = KEPT_FIELDS[fields[0]]
+            values = np.asarray(kept[fields[0]] if len(fields) == 1 else
+                                np.column_stack([kept[f] for f in fields]),
+                                dtype=object if dtype is str else dtype)
             array = tile.create_array(name, shape=values.shape,
                                       chunks=(max(len(values), 1), *values.shape[1:]),
-                                      dtype=KEPT_FIELDS[fields[0]],
+                                      dtype=dtype,
                                       dimension_names=KEPT_DIMENSIONS.get(name, ("pair",)),
                                       attributes={"fields": list(fields)} if values.ndim > 1
                                       else None, overwrite=True)
             if len(values):
                 array[:] = values
+            return values
 
         # the arrays at once: each is a few round trips to Zarr's I/O loop, which overlaps
         # them
         with ThreadPoolExecutor(len(KEPT_ARRAYS)) as pool:
-            list(pool.map(write, KEPT_ARRAYS))
-        score = self.array("score").with_config({"write_empty_chunks": True}) \
-            if score_chunks else None
-        for bi, bj, values in score_chunks:
-            (r0, r1), (c0, c1) = self.block_range(bi), self.block_range(bj)
-            assert score is not None
-            score[r0:r1, c0:c1] = values
-        self.array("counters")[t] = [counters[name] for name in COUNTERS]
-        self.array("done")[t] = 1
+            written = list(pool.map(write, KEPT_ARRAYS))
+        if self.has_scores:
+            for (rows, cols), values in zip(self._score_ranges(t), score_chunks, strict=True):
+                chunk = np.asarray(values, dtype=np.int32)
+                self.array("score")[rows, cols] = chunk
+                written.append(chunk)
+        count = np.array([counters[name] for name in COUNTERS], dtype=np.int64)
+        self.array("counters")[t] = count
+        self.mark("tile", t, *written, count)
 
     def kept(self, t: int) -> dict[str, np.ndarray]:
         """The kept pairs of tile ``t`` (``StoreIncomplete`` if it is not written)."""
@@ -259,9 +284,10 @@ class AllPairsStore(LayoutStore):
 
     def write_clusters(self, cluster: np.ndarray) -> None:
         """Write the cluster of every sorted sequence."""
-        self.group.create_array("cluster", data=cluster.astype(np.int64),
-                                chunks=(max(len(cluster), 1),), dimension_names=("sequence",),
-                                overwrite=True)
+        write_whole(self.group, "cluster", cluster.astype(np.int64),
+                    chunks=(max(len(cluster), 1),), dimension_names=("sequence",),
+                    overwrite=True)
+        self.reload_attrs()
 
     def clusters(self) -> np.ndarray:
         """The cluster of every sorted sequence (``StoreIncomplete`` without them)."""
@@ -278,14 +304,9 @@ class AllPairsStore(LayoutStore):
                                   f"done (run `swath resume {self.path}`)")
 
     def finalize(self) -> None:
-        """Check that every tile, chunk and asked-for array is there, then mark the store
+        """Check that every tile and asked-for array is there, then mark the store
         complete."""
         self.check_done()
-        if self.has_scores:
-            array = self.array("score")
-            if array.nchunks_initialized < array.nchunks:
-                raise missing(f"{array.nchunks - array.nchunks_initialized} chunk(s) of score",
-                              self.path)
         if self.has_clusters:
             self.array("cluster")   # StoreIncomplete if they were not written
         mark_complete(self.group)
@@ -293,8 +314,7 @@ class AllPairsStore(LayoutStore):
 
 
 def _strings(group: zarr.Group, name: str, values: np.ndarray, dimension: str) -> None:
-    """A (len(values),) array of variable-length strings along ``dimension``."""
-    array = group.create_array(name, shape=(len(values),), chunks=(max(len(values), 1),),
-                               dtype=str, dimension_names=(dimension,))
-    if len(values):
-        array[:] = values
+    """A (len(values),) array of variable-length strings along ``dimension``, its digest
+    recorded."""
+    write_whole(group, name, values, chunks=(max(len(values), 1),), dtype=str,
+                dimension_names=(dimension,))

@@ -1,4 +1,4 @@
-"""What every swath store shares: opening, the layout check, attributes, a writer lock.
+"""What every swath store shares: opening, the layout check, attributes, done marks.
 
 A swath store is a Zarr v3 group whose root attributes hold one object under the
 key ``"swath"``::
@@ -11,22 +11,18 @@ in one go end with :func:`mark_complete`, which sets ``"complete": true`` last, 
 a store whose writer died is recognised as unfinished.
 
 Paths are local paths or fsspec URLs (``file://``, ``memory://``, ``s3://``, ...);
-Zarr opens both. :func:`store_lock` keeps two jobs from writing one store at once:
-it creates a lock file atomically (``O_CREAT | O_EXCL``) on local filesystems and
-best effort (exists, then write) through fsspec elsewhere.
+Zarr opens both. :mod:`swath.storage.creation` says where a store may be created and
+makes it appear whole; :mod:`swath.storage.locking` keeps two jobs from writing one
+store at once; :mod:`swath.storage.integrity` digests what units write.
 """
 
 from __future__ import annotations
 
-import contextlib
+import functools
 import hashlib
 import json
 import logging
 import os
-import socket
-import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeVar, cast
 
@@ -38,30 +34,30 @@ from fsspec.implementations.local import LocalFileSystem
 
 from swath.errors import (
     FormatVersionError,
-    InvalidParameter,
+    StoreDamaged,
     StoreIncomplete,
-    StoreLocked,
     StoreNotFound,
 )
+from swath.storage.integrity import check, digest
 
 __all__ = [
-    "LOCK_NAME",
     "ROOT_KEY",
+    "LayoutStore",
     "StorePath",
-    "acquire_lock",
     "array_digest",
     "check_layout",
+    "display",
     "is_local",
     "local_path",
-    "lock_path",
     "mark_complete",
     "missing",
     "open_group",
     "open_store",
-    "release_lock",
-    "store_lock",
+    "store_layout",
+    "swath_attrs",
     "update_attrs",
     "write_attrs",
+    "write_whole",
 ]
 
 logger = logging.getLogger(__name__)
@@ -69,7 +65,6 @@ logger = logging.getLogger(__name__)
 StorePath = str | os.PathLike[str]
 
 ROOT_KEY = "swath"
-LOCK_NAME = ".swath-lock"
 
 
 def array_digest(*arrays: np.ndarray) -> str:
@@ -84,13 +79,14 @@ def array_digest(*arrays: np.ndarray) -> str:
 # Paths
 
 
-def _display(path: StorePath) -> str:
+def display(path: StorePath) -> str:
+    """A store path or URL as a string, for messages."""
     return os.fspath(path)
 
 
 def _filesystem(path: StorePath) -> tuple[fsspec.AbstractFileSystem, str]:
     """The fsspec filesystem of a local path or URL, and the path within it."""
-    fs, inner = fsspec.core.url_to_fs(_display(path))
+    fs, inner = fsspec.core.url_to_fs(display(path))
     return fs, inner
 
 
@@ -116,7 +112,7 @@ def local_path(path: StorePath) -> str:
     """
     fs, inner = _filesystem(path)
     if not isinstance(fs, LocalFileSystem):
-        raise ValueError(f"{_display(path)} is not a local path")
+        raise ValueError(f"{display(path)} is not a local path")
     return os.path.abspath(inner)
 
 
@@ -147,17 +143,17 @@ def open_group(path: StorePath, mode: str = "r") -> zarr.Group:
     >>> open_group("memory://doc-open-group").attrs.asdict()
     {}
     """
-    display = _display(path)
+    shown = display(path)
     try:
-        return zarr.open_group(display, mode=mode, zarr_format=3)  # type: ignore[arg-type]
+        return zarr.open_group(shown, mode=mode, zarr_format=3)  # type: ignore[arg-type]
     except FileNotFoundError:
         reason = "no Zarr v3 group" if _exists(path) else "the path does not exist"
-        raise StoreNotFound(f"{display}: no swath store here ({reason})") from None
+        raise StoreNotFound(f"{shown}: no swath store here ({reason})") from None
     except zarr.errors.ContainsArrayError:
-        raise StoreNotFound(f"{display}: no swath store here (it holds a Zarr array, "
+        raise StoreNotFound(f"{shown}: no swath store here (it holds a Zarr array, "
                             "not a group)") from None
     except (zarr.errors.BaseZarrError, json.JSONDecodeError, NotADirectoryError) as exc:
-        raise StoreNotFound(f"{display}: no swath store here ({_reason(exc)})") from None
+        raise StoreNotFound(f"{shown}: no swath store here ({_reason(exc)})") from None
 
 
 def _exists(path: StorePath) -> bool:
@@ -218,10 +214,10 @@ def check_layout(group: zarr.Group, path: StorePath, layout: str, version: int, 
     ...
     swath.errors.FormatVersionError: db.swdb is a 'database' store version 1, this swath ...
     """
-    display = _display(path)
+    shown = display(path)
     attrs = group.attrs.get(ROOT_KEY)
     if not isinstance(attrs, dict) or "layout" not in attrs or "version" not in attrs:
-        raise StoreNotFound(f"{display}: no swath store here (a Zarr group without "
+        raise StoreNotFound(f"{shown}: no swath store here (a Zarr group without "
                             f"{ROOT_KEY!r} attributes)")
     found_layout, found_version = attrs["layout"], attrs["version"]
     if found_layout != layout or found_version != version:
@@ -231,11 +227,11 @@ def check_layout(group: zarr.Group, path: StorePath, layout: str, version: int, 
         elif found_layout == layout:
             hint = " (it was written by an older swath: write it again with this one)"
         raise FormatVersionError(
-            f"{display} is a {found_layout!r} store version {found_version}, this swath "
+            f"{shown} is a {found_layout!r} store version {found_version}, this swath "
             f"reads {layout!r} version {version}{hint}")
     if complete and attrs.get("complete") is not True:
         raise StoreIncomplete(
-            f"{display}: the store was not finished (the job writing it was interrupted or "
+            f"{shown}: the store was not finished (the job writing it was interrupted or "
             "is still running; write it again)")
     return dict(attrs)
 
@@ -266,7 +262,7 @@ def store_layout(path: StorePath) -> tuple[str, int]:
     """The layout name and version of the swath store at ``path`` (``StoreNotFound`` if none)."""
     attrs = open_group(path, mode="r").attrs.get(ROOT_KEY)
     if not isinstance(attrs, dict) or not isinstance(attrs.get("layout"), str):
-        raise StoreNotFound(f"{_display(path)}: no swath store here (a Zarr group without "
+        raise StoreNotFound(f"{display(path)}: no swath store here (a Zarr group without "
                             f"{ROOT_KEY!r} attributes)")
     return str(attrs["layout"]), int(attrs.get("version", 0))
 
@@ -274,13 +270,27 @@ def store_layout(path: StorePath) -> tuple[str, int]:
 _S = TypeVar("_S", bound="LayoutStore")
 
 
+#: a unit of a kind of work (search units, all-pairs tiles, long-pair tiles, segments)
+Unit = Any
+
+
 @dataclass(frozen=True)
 class LayoutStore:
     """A store of one layout (a subclass names it in ``LAYOUT`` and ``VERSION``): its
-    path, root group and ``"swath"`` attributes, with each array opened once."""
+    path, root group and ``"swath"`` attributes, with each array opened once.
+
+    Work is done in units of the kinds in ``MARKS`` (kind -> its done array). A unit
+    writes its chunks, then its done mark: the digest of the values it wrote
+    (:mod:`swath.storage.integrity`), which :meth:`damaged` compares with the values
+    read back (``unit_values``, per layout). Arrays written whole are recorded by
+    :func:`write_whole` and checked the same way.
+    """
 
     LAYOUT: ClassVar[str]
     VERSION: ClassVar[int]
+    MARKS: ClassVar[dict[str, str]] = {}
+    #: arrays written whole that a run writes again (the others hold the job's inputs)
+    RECOMPUTED: ClassVar[frozenset[str]] = frozenset()
 
     path: str
     group: zarr.Group
@@ -302,33 +312,115 @@ class LayoutStore:
                 raise missing(f"array {name!r}", self.path) from None
         return self._arrays[name]
 
+    # done marks ----------------------------------------------------------------
 
-def reopen_or_create(path: StorePath, layout: str, version: int, inputs: dict[str, Any],
-                     create: Callable[[], object], *, what: str, differs: str) -> None:
-    """Reopen the ``layout`` store at ``path`` if it holds the job of ``inputs`` (its
-    ``"inputs"`` attribute), or ``create`` it where nothing is.
+    def unit_values(self, kind: str, unit: Unit) -> list[np.ndarray]:
+        """The values a unit of ``kind`` wrote, read back (in the order it digested them)."""
+        raise NotImplementedError(f"{type(self).__name__} has no units of kind {kind!r}")
 
-    Raises
-    ------
-    InvalidParameter
-        The store holds another job (``differs`` says what may differ), or the path
-        holds something that is not a swath store.
-    FormatVersionError
-        The path holds a swath store of another layout or version.
-    """
-    try:
-        _, attrs = open_store(path, layout, version, complete=False)
-    except StoreNotFound:
-        try:
-            open_group(path, mode="r")
-        except StoreNotFound:
-            create()
-            return
-        raise InvalidParameter(f"{path} exists and is not a swath {what} store") from None
-    if attrs.get("inputs") != inputs:
-        raise InvalidParameter(f"{path} holds another {what} ({differs}); choose another "
-                               "output path or remove it")
-    logger.info("%s: same %s found, running what is missing", path, what)
+    def marks(self, kind: str) -> np.ndarray:
+        """The done marks of ``kind`` (uint64 digests; 0: not done)."""
+        return np.asarray(self.array(self.MARKS[kind])[:], dtype=np.uint64)
+
+    def mark(self, kind: str, unit: Unit, *values: np.ndarray) -> None:
+        """Mark a unit done: its mark is the digest of the values it wrote."""
+        self.array(self.MARKS[kind])[unit] = np.uint64(digest(*values))
+
+    def unmark(self, kind: str, units: list[Unit]) -> None:
+        """Clear the done marks of ``units`` (their work runs again)."""
+        done = self.array(self.MARKS[kind])
+        for unit in units:
+            done[unit] = 0
+
+    def damaged(self) -> dict[str, list[Unit]]:
+        """Per kind of unit (and ``"array"`` for arrays written whole), the done units and
+        arrays whose values no longer digest to their marks: deleted, truncated or altered
+        chunks. Empty lists everywhere for a sound store."""
+        found: dict[str, list[Unit]] = {}
+        for kind, name in self.MARKS.items():
+            if name not in self.group:       # a later phase's marks, not made yet
+                found[kind] = []
+                continue
+            marks = self.marks(kind)
+            done = [(tuple(int(i) for i in at) if marks.ndim > 1 else int(at[0]),
+                     int(marks[tuple(at)])) for at in np.argwhere(marks != 0)]
+            found[kind] = check(done, functools.partial(self.unit_values, kind))
+        wholes = dict(self.attrs.get("digests", {}))
+        found["array"] = check(wholes.items(), self._whole)
+        return found
+
+    def _whole(self, name: str) -> list[np.ndarray]:
+        return [np.asarray(self.array(name)[...])]
+
+    def reload_attrs(self) -> None:
+        """Read the ``"swath"`` attributes again (after a write through ``group``)."""
+        self.attrs.clear()
+        self.attrs.update(swath_attrs(self.group))
+
+    def check_sound(self) -> None:
+        """Raise :class:`StoreDamaged`, naming what, if any unit or whole array is damaged."""
+        damage = {kind: units for kind, units in self.damaged().items() if units}
+        if damage:
+            raise StoreDamaged(f"{self.path}: damaged: {describe_damage(damage)}; "
+                               f"`swath resume {self.path}` recomputes what it can")
+
+    def repair(self, damage: dict[str, list[Unit]]) -> None:
+        """Clear the done marks of damaged units (and forget damaged arrays a run writes
+        again), and mark the store unfinished: a run then recomputes what was damaged.
+
+        Raises
+        ------
+        StoreDamaged
+            An array holding the job's inputs is damaged: nothing can recompute it.
+        """
+        lost = [name for name in damage.get("array", []) if name not in self.RECOMPUTED]
+        if lost:
+            raise StoreDamaged(f"{self.path}: damaged beyond repair: {', '.join(lost)} (the "
+                               "job's inputs, kept in the store) no longer match their "
+                               "digests; run the job again with --overwrite")
+        for kind in self.MARKS:
+            if damage.get(kind):
+                self.unmark(kind, damage[kind])
+        self.forget(damage)
+        update_attrs(self.group, complete=False)
+        self.attrs["complete"] = False
+
+    def forget(self, damage: dict[str, list[Unit]]) -> None:
+        """Drop the digests of damaged arrays that a run writes again (a layout whose
+        later phases depend on damaged units drops those phases too)."""
+        attrs = swath_attrs(self.group)
+        damaged = set(damage.get("array", []))
+        attrs["digests"] = {k: v for k, v in attrs.get("digests", {}).items()
+                            if k not in damaged}
+        self.group.attrs[ROOT_KEY] = attrs
+        self.attrs["digests"] = attrs["digests"]
+
+
+def describe_damage(damage: dict[str, list[Unit]], shown: int = 8) -> str:
+    """``2 units (3, 7); array query_name`` for a message (at most ``shown`` of a kind)."""
+    parts = []
+    for kind, units in damage.items():
+        names = [str(u) if not isinstance(u, tuple) else ",".join(map(str, u))
+                 for u in units[:shown]]
+        if len(units) == 1:
+            parts.append(f"{kind} {names[0]}")
+            continue
+        more = f" and {len(units) - shown} more" if len(units) > shown else ""
+        parts.append(f"{len(units)} {kind}s ({', '.join(names)}{more})")
+    return "; ".join(parts)
+
+
+def write_whole(group: zarr.Group, name: str, data: np.ndarray, **create: Any) -> zarr.Array:
+    """Create array ``name`` holding ``data`` (``create``: ``create_array``'s other
+    arguments) and record its digest in the store's attributes (``"digests"``)."""
+    array = group.create_array(name, shape=data.shape, dtype=create.pop("dtype", data.dtype),
+                               **create)
+    if data.size:
+        array[...] = data
+    attrs = swath_attrs(group)
+    attrs["digests"] = {**attrs.get("digests", {}), name: digest(data)}
+    group.attrs[ROOT_KEY] = attrs
+    return array
 
 
 def write_attrs(group: zarr.Group, layout: str, version: int, **fields: Any) -> None:
@@ -343,181 +435,28 @@ def write_attrs(group: zarr.Group, layout: str, version: int, **fields: Any) -> 
     group.attrs[ROOT_KEY] = attrs
 
 
-def _swath_attrs(group: zarr.Group) -> dict[str, Any]:
+def swath_attrs(group: zarr.Group) -> dict[str, Any]:
+    """A copy of the store's ``"swath"`` attributes as they are now ({} without them)."""
     value: Any = group.attrs.get(ROOT_KEY)
     return dict(value) if isinstance(value, dict) else {}
 
 
 def update_attrs(group: zarr.Group, **fields: Any) -> None:
     """Add or replace fields of the ``"swath"`` attributes (``complete`` untouched)."""
-    attrs = _swath_attrs(group)
+    attrs = swath_attrs(group)
     attrs.update(fields)
     group.attrs[ROOT_KEY] = attrs
 
 
 def mark_complete(group: zarr.Group) -> None:
     """Set ``"complete": true``, as the last write of a store (its key is the last one)."""
-    attrs = _swath_attrs(group)
+    attrs = swath_attrs(group)
     attrs.pop("complete", None)
     attrs["complete"] = True
     group.attrs[ROOT_KEY] = attrs
 
 
-# ---------------------------------------------------------------------------------
-# Writer lock
-
-
-def lock_path(path: StorePath) -> str:
-    """The lock file of a store written in place: ``<store>/.swath-lock``."""
-    display = _display(path).rstrip("/")
-    return f"{display}/{LOCK_NAME}"
-
-
-def _owner() -> dict[str, Any]:
-    return {"pid": os.getpid(), "host": socket.gethostname(),
-            "time": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
-
-
-def _pid_alive(pid: int) -> bool:
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # alive, another user's
-        return True
-    except OSError:
-        return True
-    return True
-
-
-def _read_owner(fs: fsspec.AbstractFileSystem, inner: str) -> dict[str, Any] | None:
-    """The lock file's owner, or None when it is gone; {} when it cannot be parsed."""
-    try:
-        raw = fs.cat_file(inner)
-    except FileNotFoundError:
-        return None
-    try:
-        owner = json.loads(raw)
-    except (ValueError, UnicodeDecodeError):
-        return {}
-    return owner if isinstance(owner, dict) else {}
-
-
-def _create_lock(fs: fsspec.AbstractFileSystem, inner: str, content: bytes) -> bool:
-    """Create the lock file unless it exists; whether this call created it."""
-    if isinstance(fs, LocalFileSystem):
-        os.makedirs(os.path.dirname(inner) or ".", exist_ok=True)
-        try:
-            fd = os.open(inner, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
-        except FileExistsError:
-            return False
-        with os.fdopen(fd, "wb") as out:
-            out.write(content)
-        return True
-    # Object stores have no exclusive create: check, then write (best effort).
-    if fs.exists(inner):
-        return False
-    fs.pipe_file(inner, content)
-    return True
-
-
-def acquire_lock(path: StorePath, *, lockfile: str | None = None) -> str:
-    """Take the writer lock of a store; return the lock file's path.
-
-    The lock file (``<store>/.swath-lock`` unless ``lockfile`` names another)
-    records the pid, host and start time of this process. A lock held by a
-    process that no longer runs on this host is taken over, with a warning.
-
-    Raises
-    ------
-    StoreLocked
-        Another live job (or one on another host) holds the lock.
-
-    Examples
-    --------
-    >>> lock = acquire_lock("memory://doc-lock/db.swdb")
-    >>> acquire_lock("memory://doc-lock/db.swdb")  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ...
-    swath.errors.StoreLocked: memory://doc-lock/db.swdb is being written by pid ...
-    >>> release_lock("memory://doc-lock/db.swdb")
-    """
-    display = _display(path)
-    lockfile = lock_path(path) if lockfile is None else lockfile
-    fs, inner = _filesystem(lockfile)
-    me = _owner()
-    content = json.dumps(me).encode()
-    for attempt in range(2):
-        if _create_lock(fs, inner, content):
-            logger.debug("locked %s (%s)", display, lockfile)
-            return lockfile
-        owner = _read_owner(fs, inner)
-        if owner is None:  # released in between: try again
-            continue
-        pid, host, since = owner.get("pid"), owner.get("host"), owner.get("time", "?")
-        stale = (isinstance(pid, int) and host == me["host"] and pid != me["pid"]
-                 and not _pid_alive(pid))
-        if stale and attempt == 0:
-            logger.warning("%s: taking over the lock of pid %s on %s since %s (that process "
-                           "is gone)", display, pid, host, since)
-            with contextlib.suppress(FileNotFoundError):
-                fs.rm_file(inner)
-            continue
-        if not owner:
-            raise StoreLocked(f"{display} is being written by another job (an unreadable lock; "
-                              f"remove {lockfile} if no job is writing it)")
-        raise StoreLocked(f"{display} is being written by pid {pid} on {host} since {since} "
-                          f"(remove {lockfile} if that job is dead)")
-    raise StoreLocked(f"{display} is being written by another job (remove {lockfile} if no "
-                      "job is writing it)")
-
-
-def release_lock(path: StorePath, *, lockfile: str | None = None) -> None:
-    """Give back the writer lock taken by :func:`acquire_lock` in this process.
-
-    A lock file that another process has taken over in the meantime is left alone
-    (with a warning); one that is already gone is fine.
-    """
-    lockfile = lock_path(path) if lockfile is None else lockfile
-    fs, inner = _filesystem(lockfile)
-    owner = _read_owner(fs, inner)
-    if owner is None:
-        return
-    me = _owner()
-    if owner.get("pid") != me["pid"] or owner.get("host") != me["host"]:
-        logger.warning("%s: the lock %s now belongs to pid %s on %s; leaving it",
-                       _display(path), lockfile, owner.get("pid"), owner.get("host"))
-        return
-    with contextlib.suppress(FileNotFoundError):
-        fs.rm_file(inner)
-    logger.debug("unlocked %s", _display(path))
-
-
-@contextmanager
-def store_lock(path: StorePath, *, lockfile: str | None = None) -> Iterator[str]:
-    """Hold the writer lock of a store for the ``with`` block; yields the lock file.
-
-    Raises
-    ------
-    StoreLocked
-        Another live job holds the lock (see :func:`acquire_lock`).
-
-    Examples
-    --------
-    >>> with store_lock("memory://doc-store-lock/result.zarr") as lock:
-    ...     lock
-    'memory://doc-store-lock/result.zarr/.swath-lock'
-    """
-    taken = acquire_lock(path, lockfile=lockfile)
-    try:
-        yield taken
-    finally:
-        release_lock(path, lockfile=taken)
-
-
 def missing(what: str, path: StorePath) -> StoreIncomplete:
     """A :class:`StoreIncomplete` for a store that lacks an array or chunk it should have."""
-    return StoreIncomplete(f"{_display(path)}: the store was not finished or is damaged "
+    return StoreIncomplete(f"{display(path)}: the store was not finished or is damaged "
                            f"({what} is missing)")

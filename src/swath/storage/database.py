@@ -34,43 +34,39 @@ alphabet's wildcard letter ``alphabet_wildcard`` when the store was written.
 :func:`write_database` holds all encoded residues of the source in memory at
 once (one byte per residue, plus about 60 bytes per sequence for names and
 lengths); building databases larger than memory in a streaming way is future
-work. On a local filesystem it writes into a hidden sibling directory and renames
-it into place at the end, so an interrupted run never leaves a store at the
-target path; through fsspec (object stores) it writes in place and sets
-``"complete": true`` last, so readers refuse an unfinished store.
+work. It appears whole (:func:`swath.storage.creation.creating`): an interrupted run
+never leaves a store at the target path that reads as finished. Each partition's
+digest (its residues, starts and record ids) is in the attribute
+``partition_digests``; reading a partition checks it (``StoreDamaged``).
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 import os
-import shutil
-import uuid
 from array import array
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-import fsspec
 import numpy as np
 import zarr
 
-from swath.errors import InvalidParameter, StoreIncomplete
+from swath.errors import InvalidParameter, OutputExists, StoreDamaged, StoreIncomplete
 from swath.scoring import Alphabet
 from swath.sequences import iter_records
 from swath.storage.common import (
     StorePath,
     check_layout,
-    is_local,
-    local_path,
     mark_complete,
     missing,
     open_group,
-    store_lock,
-    write_attrs,
+    update_attrs,
 )
+from swath.storage.creation import creating, found_at
+from swath.storage.integrity import digest
+from swath.storage.locking import store_lock
 
 __all__ = [
     "DEFAULT_PARTITION_RESIDUES",
@@ -216,8 +212,7 @@ def write_database(source: str | os.PathLike[str], store: StorePath, alphabet: A
     display = os.fspath(store)
     records = iter_records(source, alphabet, wildcard=wildcard)  # checks source and alphabet
     with store_lock(store, lockfile=database_lock_path(store)):
-        _check_target(display, overwrite)
-        digest = _sha256(source)
+        source_sha256 = _sha256(source)
         buffer, lengths, names = _read(records, progress)
         logger.info("read %d sequences, %d residues from %s", len(names), len(buffer),
                     os.fspath(source))
@@ -228,7 +223,7 @@ def write_database(source: str | os.PathLike[str], store: StorePath, alphabet: A
             "alphabet_wildcard": alphabet.wildcard,
             "wildcard": bool(wildcard),
             "source": os.fspath(source),
-            "sha256": digest,
+            "sha256": source_sha256,
             "sequences": layout.sequences,
             "residues": layout.residues,
             "partitions": layout.partitions,
@@ -237,20 +232,22 @@ def write_database(source: str | os.PathLike[str], store: StorePath, alphabet: A
             "created_by": f"swath {_version()}",
         }
 
-        def fill(group: zarr.Group) -> None:
-            write_attrs(group, LAYOUT, VERSION, **attrs)
-            _write_arrays(group, layout, np.frombuffer(buffer, dtype=np.uint8), names,
-                          progress)
+        found = found_at(store)
+        if found is not None and not overwrite:
+            raise OutputExists(f"{display} already exists (use --overwrite, or "
+                               "overwrite=True, to replace it)")
+        if found is not None and found.get("layout") != LAYOUT:
+            raise OutputExists(f"{display} exists and is not a swath database; swath will not "
+                               "delete it (remove it yourself or choose another path)")
+        with creating(store, LAYOUT, VERSION, attrs, replace=found is not None) as group:
+            digests = _write_arrays(group, layout, np.frombuffer(buffer, dtype=np.uint8),
+                                    names, progress)
+            update_attrs(group, partition_digests=digests)
             mark_complete(group)
-
-        if is_local(store):
-            _write_local(local_path(store), overwrite, fill)
-        else:
-            _write_remote(display, overwrite, fill)
     logger.info("wrote %s: %d sequences, %d residues, %d partitions (width %d)", display,
                 layout.sequences, layout.residues, layout.partitions, layout.width)
     return DatabaseInfo(display, layout.sequences, layout.residues, layout.partitions,
-                        layout.width, digest)
+                        layout.width, source_sha256)
 
 
 def cache_dir() -> str:
@@ -278,7 +275,7 @@ def cached_database(source: str | os.PathLike[str], alphabet: Alphabet, *,
         return path
     try:
         info = write_database(source, path, alphabet, wildcard=wildcard)
-    except InvalidParameter:
+    except OutputExists:
         if not os.path.exists(os.path.join(path, "zarr.json")):
             raise
         return path                # another process made it meanwhile
@@ -294,11 +291,11 @@ def _version() -> str:
 
 
 def _sha256(path: str | os.PathLike[str]) -> str:
-    digest = hashlib.sha256()
+    hasher = hashlib.sha256()
     with open(path, "rb") as stream:
         while block := stream.read(1 << 20):
-            digest.update(block)
-    return digest.hexdigest()
+            hasher.update(block)
+    return hasher.hexdigest()
 
 
 def _read(records: Iterable[Any], progress: ProgressCallback | None
@@ -394,7 +391,8 @@ def partition_bounds(lengths: np.ndarray, size: int) -> np.ndarray:
 
 
 def _write_arrays(group: zarr.Group, layout: _Layout, residues: np.ndarray, names: list[str],
-                  progress: ProgressCallback | None) -> None:
+                  progress: ProgressCallback | None) -> list[int]:
+    """Write the arrays; the digest of each partition (:func:`_partition_digest`)."""
     n, parts, width = layout.sequences, layout.partitions, max(layout.width, 1)
     chunk = max(1, min(n, _TARGET_CHUNK))
 
@@ -424,15 +422,25 @@ def _write_arrays(group: zarr.Group, layout: _Layout, residues: np.ndarray, name
                               chunks=(1, width), fill_value=PAD,
                               dimension_names=("partition", "position"))
     offsets = np.concatenate([[0], np.cumsum(layout.lengths)]).astype(np.int64)
+    digests = []
     for p in range(parts):
         b0, b1 = int(layout.bounds[p]), int(layout.bounds[p + 1])
         row = np.full(width, PAD, dtype=np.uint8)
         _fill_row(row, residues, offsets[layout.order[b0:b1]], ordered[b0:b1],
                   layout.starts[b0:b1])
         rows[p] = row
+        digests.append(_partition_digest(row[:int(layout.sizes[p])], layout.starts[b0:b1],
+                                         layout.order[b0:b1]))
         logger.debug("partition %d: targets %d:%d, %d residues", p, b0, b1, layout.sizes[p])
         if progress is not None:
             progress("write", p + 1, parts)
+    return digests
+
+
+def _partition_digest(residues: np.ndarray, starts: np.ndarray, ids: np.ndarray) -> int:
+    """What a partition's digest covers: its residues, where its targets start, their ids."""
+    return digest(residues.astype(np.uint8, copy=False), starts.astype(np.int64, copy=False),
+                  ids.astype(np.int64, copy=False))
 
 
 def _fill_row(row: np.ndarray, residues: np.ndarray, sources: np.ndarray, lengths: np.ndarray,
@@ -460,82 +468,6 @@ def _fill_row(row: np.ndarray, residues: np.ndarray, sources: np.ndarray, length
     for k in range(short, len(lengths)):
         s, length = int(sources[k]), int(lengths[k])
         row[int(starts[k]):int(starts[k]) + length] = residues[s:s + length]
-
-
-def _existing(fs: fsspec.AbstractFileSystem, inner: str) -> str | None:
-    """What is at a store path: None (nothing), "empty", "database" or "other"."""
-    if not fs.exists(inner):
-        return None
-    if fs.isfile(inner):
-        return "other"
-    try:
-        listing = fs.ls(inner, detail=False)
-    except FileNotFoundError:
-        return None
-    if not listing:
-        return "empty"
-    try:
-        meta = json.loads(fs.cat_file(inner.rstrip("/") + "/zarr.json"))
-        attrs = meta.get("attributes", {}).get("swath", {})
-        if meta.get("node_type") == "group" and attrs.get("layout") == LAYOUT:
-            return "database"
-    except (FileNotFoundError, ValueError, AttributeError, OSError):
-        pass
-    return "other"
-
-
-def _check_target(display: str, overwrite: bool) -> None:
-    fs, inner = fsspec.core.url_to_fs(display)
-    found = _existing(fs, inner)
-    if found is None:
-        return
-    if not overwrite:
-        raise InvalidParameter(f"{display} already exists (use --overwrite, or overwrite=True, "
-                               "to replace it)")
-    if found == "other":
-        raise InvalidParameter(f"{display} exists and is not a swath database; swath will not "
-                               "delete it (remove it yourself or choose another path)")
-
-
-def _write_local(target: str, overwrite: bool, fill: Callable[[zarr.Group], None]) -> None:
-    """Write into a hidden sibling directory, then rename it to ``target``."""
-    parent, name = os.path.split(target)
-    os.makedirs(parent, exist_ok=True)
-    tag = uuid.uuid4().hex[:12]
-    temporary = os.path.join(parent, f".{name}.tmp-{tag}")
-    try:
-        fill(open_group(temporary, mode="w-"))
-        if os.path.lexists(target):
-            if not overwrite:
-                raise InvalidParameter(f"{target} appeared while the database was written "
-                                       "(use overwrite=True to replace it)")
-            old = os.path.join(parent, f".{name}.old-{tag}")
-            os.rename(target, old)
-            os.rename(temporary, target)
-            if os.path.isdir(old) and not os.path.islink(old):
-                shutil.rmtree(old, ignore_errors=True)
-            else:
-                os.remove(old)
-        else:
-            os.rename(temporary, target)
-    except BaseException:
-        shutil.rmtree(temporary, ignore_errors=True)
-        raise
-
-
-def _write_remote(display: str, overwrite: bool, fill: Callable[[zarr.Group], None]) -> None:
-    """Write in place (no atomic rename on object stores); ``complete`` is set last."""
-    fs, inner = fsspec.core.url_to_fs(display)
-    if overwrite and fs.exists(inner):
-        fs.rm(inner, recursive=True)
-    try:
-        fill(open_group(display, mode="w"))
-    except BaseException:
-        try:
-            fs.rm(inner, recursive=True)
-        except Exception:  # best effort: an unfinished store is refused by readers anyway
-            logger.warning("could not remove the unfinished store %s", display)
-        raise
 
 
 # ---------------------------------------------------------------------------------
@@ -756,6 +688,10 @@ class Database:
             raise missing(f"a chunk of array 'starts' or 'lengths' (partition {p})", self._path)
         if np.any(ids < 0):
             raise missing(f"a chunk of array 'order' (partition {p})", self._path)
+        marks = self._attrs.get("partition_digests")
+        if marks is not None and _partition_digest(residues, starts, ids) != marks[p]:
+            raise StoreDamaged(f"{self._path}: damaged: partition {p} no longer matches its "
+                               "digest (rebuild the database with swath makedb --overwrite)")
         return residues, offsets, ids
 
     def names(self, ids: Iterable[int] | np.ndarray) -> list[str]:

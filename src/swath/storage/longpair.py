@@ -33,23 +33,25 @@ its origins.
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import Any, ClassVar
 
 import numpy as np
 
 from swath.alignment import Alignment
 from swath.errors import InvalidParameter, StoreIncomplete
 from swath.storage.common import (
+    ROOT_KEY,
     LayoutStore,
     StorePath,
     mark_complete,
-    open_group,
+    swath_attrs,
     update_attrs,
-    write_attrs,
+    write_whole,
 )
+from swath.storage.creation import creating
 
 LAYOUT = "alignment"
-VERSION = 1
+VERSION = 2          # 1: done marks were flags, not digests
 SEQUENCE_CHUNK = 1 << 24
 
 
@@ -58,38 +60,45 @@ class AlignmentStore(LayoutStore):
 
     LAYOUT = LAYOUT
     VERSION = VERSION
+    MARKS: ClassVar[dict[str, str]] = {"tile": "tile_done", "segment": "segment_done"}
+    RECOMPUTED: ClassVar[frozenset[str]] = frozenset({"segment", "cigar"})
 
     @classmethod
     def create(cls, path: StorePath, query: np.ndarray, target: np.ndarray, *,
-               tile: tuple[int, int], origins: bool = True, **attrs: Any) -> AlignmentStore:
+               tile: tuple[int, int], origins: bool = True, replace: bool = False,
+               **attrs: Any) -> AlignmentStore:
         """An empty store for ``query`` against ``target`` in tiles of ``tile`` cells,
-        with boundary origins (for traceback) or without; ``attrs`` (JSON values) go to
-        the root attributes."""
-        group = open_group(path, mode="w")
+        with boundary origins (for traceback) or without, whole or not at all
+        (``creating``); ``attrs`` (JSON values) go to the root attributes, ``replace``
+        replaces a store at ``path``."""
         m, n = len(query), len(target)
         rows, cols = -(-m // tile[0]), -(-n // tile[1])
         fields = 4 if origins else 2
         dtype = np.int64 if origins else np.int32      # origins are matrix-wide cell codes
-        write_attrs(group, LAYOUT, VERSION, tile=list(tile), tiles=[rows, cols], fields=fields,
-                    **attrs)
-        for name, seq, dim in (("query", query, "query_residue"),
-                               ("target", target, "target_residue")):
-            group.create_array(name, data=seq, chunks=(min(max(len(seq), 1), SEQUENCE_CHUNK),),
-                               dimension_names=(dim,))
-        # boundaries are written and read once each, on the critical path: not compressed
-        group.create_array("bottom", shape=(rows, fields, n), chunks=(1, fields, tile[1]),
-                           dtype=dtype,
-                           compressors=None,
-                           dimension_names=("tile_row", "field", "target_residue"))
-        group.create_array("right", shape=(cols, fields, m), chunks=(1, fields, tile[0]),
-                           dtype=dtype,
-                           compressors=None,
-                           dimension_names=("tile_column", "field", "query_residue"))
-        group.create_array("tile_best", shape=(rows, cols, 4), chunks=(1, 1, 4), dtype=np.int64,
-                           fill_value=-1, dimension_names=("tile_row", "tile_column", "field"))
-        group.create_array("tile_done", shape=(rows, cols), chunks=(1, 1), dtype=np.uint8,
-                           fill_value=0, dimension_names=("tile_row", "tile_column"))
-        return cls(str(path), group, dict(cast(dict[str, Any], group.attrs["swath"])))
+        with creating(path, LAYOUT, VERSION, dict(tile=list(tile), tiles=[rows, cols],
+                                                  fields=fields, **attrs),
+                      replace=replace) as group:
+            for name, seq, dim in (("query", query, "query_residue"),
+                                   ("target", target, "target_residue")):
+                write_whole(group, name, seq,
+                            chunks=(min(max(len(seq), 1), SEQUENCE_CHUNK),),
+                            dimension_names=(dim,))
+            # boundaries are written and read once each, on the critical path: not
+            # compressed
+            group.create_array("bottom", shape=(rows, fields, n), chunks=(1, fields, tile[1]),
+                               dtype=dtype, compressors=None,
+                               dimension_names=("tile_row", "field", "target_residue"))
+            group.create_array("right", shape=(cols, fields, m), chunks=(1, fields, tile[0]),
+                               dtype=dtype, compressors=None,
+                               dimension_names=("tile_column", "field", "query_residue"))
+            group.create_array("tile_best", shape=(rows, cols, 4), chunks=(1, 1, 4),
+                               dtype=np.int64, fill_value=-1,
+                               dimension_names=("tile_row", "tile_column", "field"))
+            group.create_array("tile_done", shape=(rows, cols), chunks=(1, 1),
+                               dtype=np.uint64, fill_value=0,
+                               dimension_names=("tile_row", "tile_column"))
+        return cls.open(path, mode="r+", complete=False)
+
 
     @property
     def tile(self) -> tuple[int, int]:
@@ -134,18 +143,35 @@ class AlignmentStore(LayoutStore):
 
     def tiles_done(self) -> np.ndarray:
         """(TR, TC) bool: which tiles have their boundary written."""
-        return np.asarray(self.array("tile_done")[:], dtype=bool)
+        return self.marks("tile") != 0
+
+    def _tile_ranges(self, ti: int, tj: int) -> tuple[slice, slice]:
+        """The columns of tile row ``ti``'s bottom and the rows of tile column ``tj``'s
+        right boundary that tile (ti, tj) writes."""
+        (th, tw), m, n = self.tile, self.array("query").shape[0], self.array("target").shape[0]
+        return (slice(tj * tw, min((tj + 1) * tw, n)), slice(ti * th, min((ti + 1) * th, m)))
 
     def write_tile(self, ti: int, tj: int, bottom: np.ndarray, right: np.ndarray,
                    best: tuple[int, int, int, int]) -> None:
         """A tile's output boundary and best cell, then its done mark."""
-        th, tw = self.tile
-        rows, columns = self.array("bottom"), self.array("right")
-        rows[ti, :, tj * tw:tj * tw + bottom.shape[1]] = bottom.astype(rows.dtype, copy=False)
-        columns[tj, :, ti * th:ti * th + right.shape[1]] = right.astype(columns.dtype,
-                                                                        copy=False)
-        self.array("tile_best")[ti, tj] = np.asarray(best, dtype=np.int64)
-        self.array("tile_done")[ti, tj] = 1
+        columns, rows = self._tile_ranges(ti, tj)
+        lower, side = self.array("bottom"), self.array("right")
+        values = [bottom.astype(lower.dtype, copy=False), right.astype(side.dtype, copy=False),
+                  np.asarray(best, dtype=np.int64)]
+        lower[ti, :, columns] = values[0]
+        side[tj, :, rows] = values[1]
+        self.array("tile_best")[ti, tj] = values[2]
+        self.mark("tile", (ti, tj), *values)
+
+    def unit_values(self, kind: str, unit: Any) -> list[np.ndarray]:
+        if kind == "segment":
+            per = self.segments_per_chunk
+            return [np.asarray(self.array("segment_cigar")[unit * per:(unit + 1) * per])]
+        ti, tj = unit
+        columns, rows = self._tile_ranges(ti, tj)
+        return [np.asarray(self.array("bottom")[ti, :, columns]),
+                np.asarray(self.array("right")[tj, :, rows]),
+                np.asarray(self.array("tile_best")[ti, tj])]
 
     def bottom(self, ti: int, first: int, last: int) -> np.ndarray:
         """(V, last - first) of tile row ``ti``'s last row, matrix columns ``first+1..last``."""
@@ -171,36 +197,39 @@ class AlignmentStore(LayoutStore):
     def write_segments(self, segments: np.ndarray, end: dict[str, int], per_chunk: int = 1
                        ) -> None:
         """Phase 2's result: the segments, their piece and done arrays (``per_chunk``
-        segments a chunk: phase 3 writes a chunk at a time), the path's end."""
+        segments a chunk, one done mark a chunk: phase 3 writes a chunk at a time), the
+        path's end."""
         count = len(segments)
-        self.group.create_array("segment", data=segments.astype(np.int64).reshape(count, 4),
-                                chunks=(max(count, 1), 4), dimension_names=("segment", "field"),
-                                overwrite=True)
+        write_whole(self.group, "segment", segments.astype(np.int64).reshape(count, 4),
+                    chunks=(max(count, 1), 4), dimension_names=("segment", "field"),
+                    overwrite=True)
         self.group.create_array("segment_cigar", shape=(count,), chunks=(per_chunk,), dtype=str,
                                 dimension_names=("segment",), overwrite=True)
-        self.group.create_array("segment_done", shape=(count,), chunks=(per_chunk,),
-                                dtype=np.uint8, fill_value=0, dimension_names=("segment",),
-                                overwrite=True)
-        update_attrs(self.group, segments=count, end=end)
-        self.attrs.update(segments=count, end=end)
+        self.group.create_array("segment_done", shape=(-(-count // per_chunk),), chunks=(1,),
+                                dtype=np.uint64, fill_value=0,
+                                dimension_names=("segment_chunk",), overwrite=True)
+        self._arrays.clear()
+        update_attrs(self.group, segments=count, end=end, segments_per_chunk=per_chunk)
+        self.reload_attrs()
 
     # phase 3 -------------------------------------------------------------------
 
     def segments_done(self) -> np.ndarray:
         """(S,) bool: which segments have their CIGAR piece written."""
-        return np.asarray(self.array("segment_done")[:], dtype=bool)
+        done = self.marks("segment") != 0
+        return np.repeat(done, self.segments_per_chunk)[:int(self.attrs["segments"])]
 
     @property
     def segments_per_chunk(self) -> int:
-        """Segments a chunk of the piece and done arrays holds."""
-        return int(self.array("segment_done").chunks[0])
+        """Segments a chunk of the piece array (and a done mark) holds."""
+        return int(self.attrs["segments_per_chunk"])
 
     def write_pieces(self, first: int, cigars: list[str]) -> None:
-        """The CIGAR pieces of segments ``first ..`` (whole chunks, or the last), then
-        their done marks."""
-        last = first + len(cigars)
-        self.array("segment_cigar")[first:last] = np.array(cigars, dtype=object)
-        self.array("segment_done")[first:last] = 1
+        """The CIGAR pieces of one chunk of segments (``first`` its first), then its
+        done mark."""
+        values = np.array(cigars, dtype=object)
+        self.array("segment_cigar")[first:first + len(cigars)] = values
+        self.mark("segment", first // self.segments_per_chunk, values)
 
     def pieces(self) -> list[str]:
         """Every segment's CIGAR piece, in path order from the end."""
@@ -215,11 +244,25 @@ class AlignmentStore(LayoutStore):
         """Write the assembled alignment (no CIGAR for a scores-only job), then mark the
         store complete."""
         if cigar is not None:
-            self.group.create_array("cigar", shape=(1,), chunks=(1,), dtype=str,
-                                    dimension_names=("alignment",), overwrite=True)[0] = cigar
+            write_whole(self.group, "cigar", np.array([cigar], dtype=object), chunks=(1,),
+                        dtype=str, dimension_names=("alignment",), overwrite=True)
+            self._arrays.pop("cigar", None)
         update_attrs(self.group, alignment=alignment)
         mark_complete(self.group)
-        self.attrs.update(alignment=alignment, complete=True)
+        self.reload_attrs()
+
+    def forget(self, damage: dict[str, list[Any]]) -> None:
+        """After damage: go back to the first phase whose output is lost (damaged tiles
+        or segments: phase 2; damaged pieces or CIGAR: the assembly)."""
+        attrs = swath_attrs(self.group)
+        drop = ["alignment"]
+        if damage.get("tile") or "segment" in damage.get("array", []):
+            drop += ["segments", "end", "segments_per_chunk"]
+        digests = {k: v for k, v in attrs.get("digests", {}).items()
+                   if k not in damage.get("array", [])}
+        attrs = {k: v for k, v in attrs.items() if k not in drop} | {"digests": digests}
+        self.group.attrs[ROOT_KEY] = attrs
+        self.reload_attrs()
 
     def cigar(self) -> str:
         """The assembled CIGAR."""

@@ -4,9 +4,10 @@
 
 Every per-hit array has shape (Q, k) and chunks (B, k), so that a work unit owns
 exactly one chunk of each; a unit writes its chunks, then its chunk of ``done``
-(shape (U,), chunks (1,)). ``finalize`` checks that every unit is done and every
-chunk exists, then marks the store complete. The queries themselves (codes, names)
-are kept in the store, so ``swath resume`` needs nothing but the store.
+(shape (U,), chunks (1,)): the digest of what it wrote, which ``damaged`` checks.
+``finalize`` checks that every unit is done, then marks the store complete. The
+queries themselves (codes, names) are kept in the store, so ``swath resume`` needs
+nothing but the store.
 
 Arrays carry dimension names (``query``, ``rank``, ``unit``, ``residue``), so xarray
 opens them.
@@ -14,7 +15,7 @@ opens them.
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -24,13 +25,12 @@ from swath.storage.common import (
     LayoutStore,
     StorePath,
     mark_complete,
-    missing,
-    open_group,
-    write_attrs,
+    write_whole,
 )
+from swath.storage.creation import creating
 
 LAYOUT = "search"
-VERSION = 1
+VERSION = 2          # 1: done marks were flags, not digests
 
 # per-hit fields: dtype and the value of an empty rank
 HIT_FIELDS: dict[str, tuple[Any, Any]] = {
@@ -63,30 +63,32 @@ class SearchStore(LayoutStore):
 
     LAYOUT = LAYOUT
     VERSION = VERSION
+    MARKS: ClassVar[dict[str, str]] = {"unit": "done"}
 
     @classmethod
     def create(cls, path: StorePath, queries: SequenceSet, *, top_k: int, query_block: int,
-               **fields: Any) -> SearchStore:
-        """Create an empty store for ``queries``; ``fields`` go to the root attributes."""
-        group = open_group(path, mode="w")
+               replace: bool = False, **fields: Any) -> SearchStore:
+        """Create an empty store for ``queries``, whole or not at all (``creating``);
+        ``fields`` go to the root attributes, ``replace`` replaces a store at ``path``."""
         nq = len(queries)
         units = -(-nq // query_block)
-        write_attrs(group, LAYOUT, VERSION, top_k=top_k, query_block=query_block, units=units,
-                    queries=nq, **fields)
-        for name, (dtype, fill) in HIT_FIELDS.items():
-            group.create_array(name, shape=(nq, top_k), chunks=(query_block, top_k),
-                               dtype=dtype, fill_value=fill, dimension_names=("query", "rank"))
-        names = group.create_array("query_name", shape=(nq,), chunks=(max(nq, 1),), dtype=str,
-                                   dimension_names=("query",))
-        names[:] = np.array(queries.names, dtype=object)
-        group.create_array("query_residues", data=queries.residues,
-                           chunks=(max(len(queries.residues), 1),),
-                           dimension_names=("residue",))
-        group.create_array("query_offsets", data=queries.offsets,
-                           chunks=(len(queries.offsets),), dimension_names=("query_edge",))
-        group.create_array("done", shape=(units,), chunks=(1,), dtype=np.uint8, fill_value=0,
-                           dimension_names=("unit",))
-        return cls(str(path), group, dict(cast(dict[str, Any], group.attrs["swath"])))
+        with creating(path, LAYOUT, VERSION, dict(top_k=top_k, query_block=query_block,
+                                                  units=units, queries=nq, **fields),
+                      replace=replace) as group:
+            for name, (dtype, fill) in HIT_FIELDS.items():
+                group.create_array(name, shape=(nq, top_k), chunks=(query_block, top_k),
+                                   dtype=dtype, fill_value=fill,
+                                   dimension_names=("query", "rank"))
+            write_whole(group, "query_name", np.array(queries.names, dtype=object),
+                        chunks=(max(nq, 1),), dtype=str, dimension_names=("query",))
+            write_whole(group, "query_residues", queries.residues,
+                        chunks=(max(len(queries.residues), 1),), dimension_names=("residue",))
+            write_whole(group, "query_offsets", queries.offsets,
+                        chunks=(len(queries.offsets),), dimension_names=("query_edge",))
+            group.create_array("done", shape=(units,), chunks=(1,), dtype=np.uint64,
+                               fill_value=0, dimension_names=("unit",))
+        return cls.open(path, mode="r+", complete=False)
+
 
     @property
     def units(self) -> int:
@@ -110,28 +112,27 @@ class SearchStore(LayoutStore):
 
     def done(self) -> np.ndarray:
         """Which work units are finished (bool, one per unit)."""
-        return np.asarray(self.array("done")[:], dtype=bool)
+        return self.marks("unit") != 0
+
+    def unit_values(self, kind: str, unit: int) -> list[np.ndarray]:
+        first, last = self.unit_queries(unit)
+        return [np.asarray(self.array(name)[first:last, :]) for name in HIT_FIELDS]
 
     def write_unit(self, unit: int, hits: dict[str, np.ndarray]) -> None:
-        """Write the unit's chunk of every per-hit array, then mark the unit done."""
+        """Write the unit's chunk of every per-hit array, then its done mark."""
         first, last = self.unit_queries(unit)
-        # every chunk is written, even an empty one: finalize counts them (per array, not
-        # zarr.config.set, which is global: a concurrent unit's exit would undo it)
-        for name in HIT_FIELDS:
-            self.array(name).with_config({"write_empty_chunks": True})[first:last, :] = hits[name]
-        self.array("done")[unit] = 1
+        values = [np.asarray(hits[name], dtype=object if dtype is str else dtype)
+                  for name, (dtype, _) in HIT_FIELDS.items()]
+        for name, value in zip(HIT_FIELDS, values, strict=True):
+            self.array(name)[first:last, :] = value
+        self.mark("unit", unit, *values)
 
     def finalize(self) -> None:
-        """Check that every unit and every chunk is there, then mark the store complete."""
+        """Check that every unit is done, then mark the store complete."""
         pending = np.flatnonzero(~self.done())
         if len(pending):
             raise StoreIncomplete(f"{self.path}: {len(pending)} of {self.units} work units are "
                                   f"not done (run `swath resume {self.path}`)")
-        for name in HIT_FIELDS:
-            array = self.array(name)
-            if array.nchunks_initialized < array.nchunks:
-                raise missing(f"{array.nchunks - array.nchunks_initialized} chunk(s) of {name}",
-                              self.path)
         mark_complete(self.group)
         self.attrs["complete"] = True
 

@@ -1,0 +1,214 @@
+"""Where a store may be created, and how it appears there whole.
+
+swath writes a store only where nothing is (no path, or an empty directory), where a
+store of the same job is (to finish it), or, asked to (``overwrite``), where a swath
+store is. Anything else at the path (a file, a directory holding other files, the
+current directory) is refused with :class:`~swath.errors.OutputExists`: swath never
+deletes or overwrites what it did not write.
+
+A new store appears whole (:func:`creating`). On a local filesystem it is built in a
+hidden sibling directory, ``.NAME.swath-new-PID-TAG@HOST``, and renamed into place
+when its arrays and attributes are written; a process killed while building leaves
+only that sibling, which the next creation beside it removes once its process is gone.
+Through fsspec (object stores have no rename) it is built in place, its attributes
+first with ``"created": false``; a store of swath's layout still marked so is one
+whose creation was interrupted, and the next run creates it again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import shutil
+import socket
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import fsspec
+import zarr
+from fsspec.implementations.local import LocalFileSystem
+
+from swath.errors import FormatVersionError, OutputExists
+from swath.storage.common import ROOT_KEY, StorePath, display, update_attrs
+from swath.storage.locking import store_lock
+
+__all__ = ["creating", "found_at", "reopen_or_create"]
+
+logger = logging.getLogger(__name__)
+
+_NEW, _OLD = "swath-new", "swath-old"
+
+
+class _Appeared(Exception):
+    """A store appeared at the path while this process built its own."""
+
+
+def found_at(path: StorePath) -> dict[str, Any] | None:
+    """What is at ``path``: None for nothing (no path, or an empty directory), the
+    ``"swath"`` attributes of a swath store, else :class:`OutputExists`'s message
+    material as ``{}`` (a file, a directory with other content, a foreign Zarr group)."""
+    fs, inner = fsspec.core.url_to_fs(display(path))
+    if not fs.exists(inner):
+        return None
+    if not fs.isdir(inner):
+        return {}
+    if not fs.ls(inner, detail=False):
+        return None
+    try:
+        attrs = zarr.open_group(display(path), mode="r", zarr_format=3).attrs.get(ROOT_KEY)
+    except Exception:  # anything that is not a readable Zarr v3 group is not swath's
+        return {}
+    return dict(attrs) if isinstance(attrs, dict) and "layout" in attrs else {}
+
+
+def _refuse(path: StorePath, why: str) -> OutputExists:
+    return OutputExists(f"{display(path)} {why}; swath will not delete or overwrite it "
+                        "(choose another output path)")
+
+
+def _check_not_cwd(path: StorePath) -> None:
+    fs, inner = fsspec.core.url_to_fs(display(path))
+    if isinstance(fs, LocalFileSystem):
+        target, here = os.path.realpath(inner), os.path.realpath(os.getcwd())
+        if here == target or here.startswith(target.rstrip("/") + "/"):
+            raise _refuse(path, "is the current directory (or holds it)")
+
+
+def reopen_or_create(path: StorePath, layout: str, version: int, inputs: dict[str, Any],
+                     create: Callable[[bool], object], *, what: str, differs: str,
+                     overwrite: bool = False) -> None:
+    """Reopen the ``layout`` store at ``path`` if it holds the job of ``inputs`` (its
+    ``"inputs"`` attribute), or ``create(replace)`` it: where nothing is
+    (``replace`` false), or in place of a swath store whose creation was interrupted
+    or, with ``overwrite``, of any swath store (``replace`` true).
+
+    Raises
+    ------
+    OutputExists
+        The path holds something swath did not write, another swath store, or a store
+        of another job (``differs`` says what may differ), and ``overwrite`` is false.
+    FormatVersionError
+        The path holds a store of this layout written by another swath version.
+    """
+    _check_not_cwd(path)
+    for _ in range(3):
+        attrs = found_at(path)
+        replace = attrs is not None
+        if attrs == {}:
+            raise _refuse(path, "exists and is not a swath store")
+        if attrs is not None and not overwrite:
+            if attrs["layout"] != layout:
+                raise OutputExists(f"{display(path)} is a swath {attrs['layout']!r} store, not "
+                                   f"a {what} store (choose another output path, or "
+                                   "--overwrite to replace it)")
+            if attrs.get("version") != version:
+                raise FormatVersionError(
+                    f"{display(path)} is a {layout!r} store version {attrs.get('version')}, "
+                    f"this swath writes version {version} (--overwrite replaces it)")
+            if attrs.get("created") is True:
+                if attrs.get("inputs") != inputs:
+                    raise OutputExists(f"{display(path)} holds another {what} ({differs}); "
+                                       "choose another output path, or --overwrite to "
+                                       "replace it")
+                logger.info("%s: same %s found, running what is missing", display(path), what)
+                return
+            logger.warning("%s: its creation was interrupted; creating it again",
+                           display(path))
+        try:
+            if replace:
+                with store_lock(path):
+                    create(True)
+            else:
+                create(False)
+            return
+        except _Appeared:
+            continue
+    raise OutputExists(f"{display(path)}: other jobs keep creating stores here; run again")
+
+
+def _tag() -> str:
+    return f"{os.getpid()}-{uuid.uuid4().hex[:8]}@{socket.gethostname()}"
+
+
+def _pid_gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:
+        return False
+    return False
+
+
+def sweep(parent: str, name: str) -> None:
+    """Remove the hidden siblings of ``parent/name`` that this host's dead swath
+    processes left while creating or replacing it."""
+    host = socket.gethostname()
+    with contextlib.suppress(OSError):
+        for entry in os.listdir(parent):
+            for kind in (_NEW, _OLD):
+                prefix = f".{name}.{kind}-"
+                if not entry.startswith(prefix) or "@" not in entry:
+                    continue
+                owner, _, where = entry[len(prefix):].partition("@")
+                pid = owner.split("-", 1)[0]
+                if where == host and pid.isdigit() and _pid_gone(int(pid)):
+                    logger.info("removing %s, left by a swath process that is gone", entry)
+                    shutil.rmtree(os.path.join(parent, entry), ignore_errors=True)
+
+
+@contextmanager
+def creating(path: StorePath, layout: str, version: int, fields: dict[str, Any], *,
+             replace: bool = False) -> Iterator[zarr.Group]:
+    """A new store's root group to fill in the ``with`` block; the store appears at
+    ``path`` only when the block ends without error (see the module's docstring).
+
+    Its ``"swath"`` attributes are ``layout``, ``version``, ``fields``, ``"created"``
+    (true once the block ends) and ``"complete": false``. ``replace`` puts it in place
+    of the store at ``path``; otherwise a store that appeared there in the meantime
+    is left alone and the new one dropped (the caller looks again).
+    """
+    attrs = {"layout": layout, "version": version, **fields, "created": False,
+             "complete": False}
+    fs, inner = fsspec.core.url_to_fs(display(path))
+    if not isinstance(fs, LocalFileSystem):
+        if fs.exists(inner):
+            fs.rm(inner, recursive=True)
+        group = zarr.open_group(display(path), mode="w", zarr_format=3,
+                                attributes={ROOT_KEY: attrs})
+        try:
+            yield group
+            update_attrs(group, created=True)
+        except BaseException:
+            with contextlib.suppress(Exception):
+                fs.rm(inner, recursive=True)
+            raise
+        return
+    target = os.path.abspath(inner)
+    parent, name = os.path.split(target)
+    os.makedirs(parent, exist_ok=True)
+    sweep(parent, name)
+    building = os.path.join(parent, f".{name}.{_NEW}-{_tag()}")
+    try:
+        group = zarr.open_group(building, mode="w-", zarr_format=3,
+                                attributes={ROOT_KEY: attrs})
+        yield group
+        update_attrs(group, created=True)
+        if replace and os.path.lexists(target):
+            old = os.path.join(parent, f".{name}.{_OLD}-{_tag()}")
+            os.rename(target, old)
+            os.rename(building, target)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            try:
+                os.rename(building, target)
+            except OSError as exc:
+                if os.path.lexists(target):
+                    raise _Appeared(target) from exc
+                raise
+    except BaseException:
+        shutil.rmtree(building, ignore_errors=True)
+        raise
