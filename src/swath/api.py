@@ -16,9 +16,11 @@ from swath.scoring import Scoring
 from swath.sequences import (
     SequenceLike,
     SequenceSet,
+    duplicate_name,
     encode_sequence,
     read_sequences,
     sequence_set,
+    unique_names,
 )
 
 if TYPE_CHECKING:
@@ -264,6 +266,11 @@ def search(queries: SequencesLike, database: SequencesLike, scoring: Scoring | N
     if not isinstance(query_block, int) or query_block < 1:
         raise InvalidParameter(f"query_block must be a positive integer, got {query_block!r}")
     qs = _sequences(queries, scoring, wildcard, "queries")
+    twice = duplicate_name(qs.names)
+    if twice is not None:
+        logger.warning("%s: query name %r is given twice (records %d and %d); its hits are "
+                       "told apart by the query's index only", qs.source or "queries",
+                       twice[0], twice[1] + 1, twice[2] + 1)
     db_path = _database_path(database, scoring, wildcard)
     db = Database.open(db_path)
     if db.alphabet.letters != scoring.alphabet.letters:
@@ -313,7 +320,7 @@ def allpairs(sequences: SequencesLike, scoring: Scoring | None = None, *, mode: 
              client: Any = None, device: str = "auto", scores: bool = False,
              clusters: bool = False, block: int | None = None, wildcard: bool = False,
              progress: Callable[[int, int, int], None] | None = None,
-             overwrite: bool = False) -> AllPairsResult:
+             overwrite: bool = False, rename_duplicates: bool = False) -> AllPairsResult:
     """Align every unordered pair of sequences (none with itself); keep the close ones.
 
     Every pair is scored; a pair is aligned with traceback only if its lengths and score
@@ -352,6 +359,10 @@ def allpairs(sequences: SequencesLike, scoring: Scoring | None = None, *, mode: 
         memory grows with ``block ** 2``, never with the number of sequences.
     progress : callable, optional
         Called with (tiles done, tiles, pairs done) as the job advances.
+    rename_duplicates : bool
+        Rename the second, third, ... sequence of a name ``NAME_2``, ``NAME_3``, ...;
+        otherwise a name given twice is refused (``InvalidInput``: pairs would be
+        ambiguous).
     overwrite : bool
         Replace a swath store at ``store`` that holds another job (a path holding
         anything else is refused whatever this says: swath deletes only its own stores).
@@ -394,7 +405,8 @@ def allpairs(sequences: SequencesLike, scoring: Scoring | None = None, *, mode: 
         raise InvalidParameter(f"block must be a positive integer, got {block!r}")
     if device not in DEVICES:
         raise InvalidParameter(f"device must be one of {', '.join(DEVICES)}, got {device!r}")
-    seqs = _sequences(sequences, scoring, wildcard, "sequences")
+    seqs = unique_names(_sequences(sequences, scoring, wildcard, "sequences"),
+                        rename=rename_duplicates)
     if not len(seqs):
         raise InvalidParameter("sequences is empty: give at least one sequence")
     path = store or f"{tempfile.mkdtemp(prefix='swath-')}/allpairs.zarr"

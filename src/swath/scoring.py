@@ -66,6 +66,12 @@ class Alphabet:
         return letters[np.asarray(codes, dtype=np.intp)].tobytes().decode("ascii")
 
 
+#: the largest gap cost swath takes: the kernels' widest arithmetic (int32, minus
+#: infinity at -2^30) holds every step of a matrix entry (at most 1,000) and a gap this
+#: large exactly; a pair whose whole score would leave it is refused by the kernels
+MAX_GAP = 1 << 20
+
+
 def _check_gaps(gap_open: int, gap_extend: int) -> tuple[int, int]:
     for name, value in (("gap_open", gap_open), ("gap_extend", gap_extend)):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
@@ -75,6 +81,9 @@ def _check_gaps(gap_open: int, gap_extend: int) -> tuple[int, int]:
                 f"{name} must be >= 0 (a gap of length k costs gap_open + k * gap_extend), "
                 f"got {value}"
             )
+        if value > MAX_GAP:
+            raise InvalidParameter(f"{name} must be at most {MAX_GAP:,} (the kernels' exact "
+                                   f"range), got {value:,}")
     if gap_open + gap_extend == 0:
         raise InvalidParameter(
             "gap_open and gap_extend are both 0: gaps would be free; give gap_extend >= 1"

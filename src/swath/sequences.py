@@ -18,6 +18,7 @@ broken FASTQ record, corrupt gzip, a header that is not UTF-8) raises
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import logging
 import os
@@ -345,6 +346,53 @@ def read_sequences(path: PathLike, alphabet: Alphabet, *, wildcard: bool = False
     logger.debug("read %d sequences, %d residues from %s", len(names), len(out), display)
     return SequenceSet(tuple(names), tuple(descriptions), np.frombuffer(out, dtype=np.uint8),
                        np.array(offsets, dtype=np.int64), display)
+
+
+def duplicate_name(names: Sequence[str]) -> tuple[str, int, int] | None:
+    """The first name given twice, with the (0-based) records of both, or None."""
+    first: dict[str, int] = {}
+    for i, name in enumerate(names):
+        if name in first:
+            return name, first[name], i
+        first[name] = i
+    return None
+
+
+def unique_names(seqs: SequenceSet, *, rename: bool = False, what: str = "sequence"
+                 ) -> SequenceSet:
+    """``seqs`` if its names are unique; with ``rename``, a copy whose second, third, ...
+    record of a name is ``NAME_2``, ``NAME_3``, ... (skipping names already taken).
+
+    Raises
+    ------
+    InvalidInput
+        A name is given twice and ``rename`` is false (the message names both records).
+
+    Examples
+    --------
+    >>> from swath.scoring import Alphabet
+    >>> s = sequence_set(["AC", "GG", "T"], Alphabet("ACGTN", "N"), names=["a", "a", "a_2"])
+    >>> unique_names(s, rename=True).names
+    ('a', 'a_3', 'a_2')
+    """
+    found = duplicate_name(seqs.names)
+    if found is None:
+        return seqs
+    if not rename:
+        name, first, second = found
+        raise InvalidInput(f"{seqs.source or 'the input'}: {what} name {name!r} is given twice "
+                           f"(records {first + 1} and {second + 1}): names must be unique, or "
+                           "renamed (--rename-duplicates, rename_duplicates=True)")
+    taken, seen, names = set(seqs.names), dict[str, int](), []
+    for name in seqs.names:
+        seen[name] = count = seen.get(name, 0) + 1
+        if count > 1:
+            while f"{name}_{count}" in taken:
+                count += 1
+            seen[name] = count
+            taken.add(name := f"{name}_{count}")
+        names.append(name)
+    return dataclasses.replace(seqs, names=tuple(names))
 
 
 def encode_sequence(seq: SequenceLike, alphabet: Alphabet, *, wildcard: bool = False,

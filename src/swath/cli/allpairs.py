@@ -32,6 +32,7 @@ from swath.cli.options import (
     overwrite_option,
     probe_gpu_early,
     progress_option,
+    rename_duplicates_option,
     scheduler_option,
     scoring_options,
     show_progress,
@@ -119,6 +120,7 @@ def _tile_bar(enabled: bool) -> Iterator[ProgressCallback | None]:
 @click.option("--format", "--outfmt", "fmt", type=click.Choice(FORMATS), default=None,
               help="Also print the kept pairs to stdout in this format (as `swath inspect`).")
 @overwrite_option
+@rename_duplicates_option
 @scoring_options
 @mode_option("global")
 @wildcard_option
@@ -130,7 +132,7 @@ def _tile_bar(enabled: bool) -> Iterator[ProgressCallback | None]:
 def allpairs(sequences: str, output: str, min_identity: float, iddef: str, scores: bool,
              clusters: bool, block: int, fmt: str | None, scoring: Scoring, mode: str,
              wildcard: bool, device: str, scheduler: str | None, workers: int | None,
-             progress: bool | None, overwrite: bool) -> None:
+             progress: bool | None, overwrite: bool, rename_duplicates: bool) -> None:
     """Align every pair of sequences of SEQS.fasta; keep those above an identity.
 
     Pairs are unordered and no sequence is paired with itself. Every pair is scored;
@@ -152,7 +154,8 @@ def allpairs(sequences: str, output: str, min_identity: float, iddef: str, score
         result = swath.allpairs(sequences, scoring, mode=mode, min_identity=min_identity,
                                 iddef=_iddef(iddef), store=output, client=client,
                                 device=device, scores=scores, clusters=clusters, block=block,
-                                wildcard=wildcard, progress=bar, overwrite=overwrite)
+                                wildcard=wildcard, progress=bar, overwrite=overwrite,
+                                rename_duplicates=rename_duplicates)
     click.echo(summary_line(result, time.perf_counter() - started), err=True)
     if fmt:
         print_allpairs(output, fmt)

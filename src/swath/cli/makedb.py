@@ -13,6 +13,7 @@ import click
 from swath.cli.options import (
     SwathCommand,
     progress_option,
+    rename_duplicates_option,
     show_progress,
     verbose_option,
     wildcard_option,
@@ -70,10 +71,11 @@ def _progress_bars(enabled: bool) -> Iterator[ProgressCallback | None]:
                    "chunk and one unit of search work [residues].")
 @click.option("--overwrite", is_flag=True, default=False,
               help="Replace an existing database store at DB.swdb.")
+@rename_duplicates_option
 @verbose_option
 @progress_option
 def makedb(source: str, store: str, dna: bool, wildcard: bool, partition_residues: int,
-           overwrite: bool, progress: bool | None) -> None:
+           overwrite: bool, rename_duplicates: bool, progress: bool | None) -> None:
     """Prepare a database store (Zarr) from DB.fasta for searches.
 
     DB.fasta is FASTA or FASTQ, plain or gzip. Its sequences are encoded, sorted
@@ -92,7 +94,7 @@ def makedb(source: str, store: str, dna: bool, wildcard: bool, partition_residue
 
         info = write_database(source, store, alphabet, wildcard=wildcard,
                               partition_residues=partition_residues, overwrite=overwrite,
-                              progress=report)
+                              progress=report, rename_duplicates=rename_duplicates)
     plural = "" if info.partitions == 1 else "s"
     click.echo(f"{info.path}: {info.sequences} sequences, {info.residues} residues, "
                f"{info.partitions} partition{plural}")

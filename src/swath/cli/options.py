@@ -39,6 +39,7 @@ __all__ = [
     "mode_option",
     "overwrite_option",
     "progress_option",
+    "rename_duplicates_option",
     "scoring_options",
     "setup_logging",
     "show_progress",
@@ -106,7 +107,8 @@ def os_message(exc: OSError) -> str:
     """``PATH: No space left on device`` (the path where the system names one)."""
     reason = exc.strerror or str(exc)
     if exc.errno in (errno.ENOSPC, errno.EDQUOT):
-        reason += " (free space, then run `swath resume` on the store, or the same command)"
+        reason += (" (free space, then run the same command again, or `swath resume` on its "
+                   "store: finished work is kept)")
     return f"{exc.filename}: {reason}" if exc.filename else reason
 
 
@@ -290,6 +292,11 @@ overwrite_option = click.option(
     "--overwrite", is_flag=True, default=False,
     help="Replace a swath store at -o that holds another job. A path holding anything "
          "swath did not write is refused whatever this says.")
+
+rename_duplicates_option = click.option(
+    "--rename-duplicates", is_flag=True, default=False,
+    help="Rename the second, third, ... sequence of a name NAME_2, NAME_3, ... (by default "
+         "a name given twice is refused: results would be ambiguous).")
 
 device_option = click.option(
     "--device", type=click.Choice(DEVICES), default="auto", show_default=True,

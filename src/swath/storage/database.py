@@ -55,7 +55,7 @@ import zarr
 
 from swath.errors import InvalidParameter, OutputExists, StoreDamaged, StoreIncomplete
 from swath.scoring import Alphabet
-from swath.sequences import iter_records
+from swath.sequences import SequenceSet, duplicate_name, iter_records, unique_names
 from swath.storage.common import (
     StorePath,
     check_layout,
@@ -151,7 +151,8 @@ def write_database(source: str | os.PathLike[str], store: StorePath, alphabet: A
                    wildcard: bool = False,
                    partition_residues: int = DEFAULT_PARTITION_RESIDUES,
                    overwrite: bool = False,
-                   progress: ProgressCallback | None = None) -> DatabaseInfo:
+                   progress: ProgressCallback | None = None,
+                   rename_duplicates: bool = False) -> DatabaseInfo:
     """Encode a FASTA/FASTQ file into a database store, sorted by length and partitioned.
 
     Parameters
@@ -173,6 +174,9 @@ def write_database(source: str | os.PathLike[str], store: StorePath, alphabet: A
         Anything else there is never deleted.
     progress : callable or None
         Called as ``progress(stage, done, total)``, see :data:`ProgressCallback`.
+    rename_duplicates : bool
+        Rename the second, third, ... record of a name ``NAME_2``, ``NAME_3``, ...;
+        otherwise a name given twice is refused (hits would be ambiguous).
 
     Returns
     -------
@@ -214,6 +218,7 @@ def write_database(source: str | os.PathLike[str], store: StorePath, alphabet: A
     with store_lock(store, lockfile=database_lock_path(store)):
         source_sha256 = _sha256(source)
         buffer, lengths, names = _read(records, progress)
+        names = _unique(names, os.fspath(source), rename_duplicates)
         logger.info("read %d sequences, %d residues from %s", len(names), len(buffer),
                     os.fspath(source))
         layout = _Layout.build(np.frombuffer(lengths, dtype=np.int64) if len(lengths)
@@ -313,6 +318,15 @@ def _read(records: Iterable[Any], progress: ProgressCallback | None
     if progress is not None:
         progress("read", len(names), None)
     return buffer, lengths, names
+
+
+def _unique(names: list[str], source: str, rename: bool) -> list[str]:
+    """The records' names, made unique or refused (``sequences.unique_names``)."""
+    if duplicate_name(names) is None:
+        return names
+    empty = SequenceSet(tuple(names), tuple(names), np.zeros(0, np.uint8),
+                        np.zeros(len(names) + 1, np.int64), source)
+    return list(unique_names(empty, rename=rename).names)
 
 
 @dataclass(frozen=True)

@@ -209,7 +209,7 @@ class AlignmentStore(LayoutStore):
                                 dtype=np.uint64, fill_value=0,
                                 dimension_names=("segment_chunk",), overwrite=True)
         self._arrays.clear()
-        update_attrs(self.group, segments=count, end=end, segments_per_chunk=per_chunk)
+        update_attrs(self.group, segments=count, end=end)
         self.reload_attrs()
 
     # phase 3 -------------------------------------------------------------------
@@ -217,12 +217,12 @@ class AlignmentStore(LayoutStore):
     def segments_done(self) -> np.ndarray:
         """(S,) bool: which segments have their CIGAR piece written."""
         done = self.marks("segment") != 0
-        return np.repeat(done, self.segments_per_chunk)[:int(self.attrs["segments"])]
+        return np.repeat(done, self.segments_per_chunk)[:self.array("segment_cigar").shape[0]]
 
     @property
     def segments_per_chunk(self) -> int:
         """Segments a chunk of the piece array (and a done mark) holds."""
-        return int(self.attrs["segments_per_chunk"])
+        return int(self.array("segment_cigar").chunks[0])
 
     def write_pieces(self, first: int, cigars: list[str]) -> None:
         """The CIGAR pieces of one chunk of segments (``first`` its first), then its
@@ -257,7 +257,7 @@ class AlignmentStore(LayoutStore):
         attrs = swath_attrs(self.group)
         drop = ["alignment"]
         if damage.get("tile") or "segment" in damage.get("array", []):
-            drop += ["segments", "end", "segments_per_chunk"]
+            drop += ["segments", "end"]
         digests = {k: v for k, v in attrs.get("digests", {}).items()
                    if k not in damage.get("array", [])}
         attrs = {k: v for k, v in attrs.items() if k not in drop} | {"digests": digests}

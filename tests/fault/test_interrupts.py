@@ -1,0 +1,290 @@
+"""Faults a job meets, injected: kills at random instants and at every instant of a
+store's creation, kills of a resume, a full disk, damaged chunks, a database rebuilt
+under a resume, and writers racing for one lock. After each, the store either refuses
+in one line or resumes to the very result of an uninterrupted run.
+
+The CI-sized loops run here; ``-m slow`` runs the fuller ones (more kills, every
+creation instant). Killed Dask workers are tested in ``tests/engine`` (a lost task's
+unit runs again)."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from swath.cli import main
+from swath.errors import StoreLocked
+from swath.storage.locking import acquire_lock, release_lock
+
+SWATH = [sys.executable, "-m", "swath"]
+AMINO = "ACDEFGHIKLMNPQRSTVWY"
+
+
+def _fasta(path: Path, prefix: str, count: int, length: int, seed: int) -> Path:
+    rng = random.Random(seed)
+    path.write_text("".join(f">{prefix}{i}\n{''.join(rng.choices(AMINO, k=length))}\n"
+                            for i in range(count)))
+    return path
+
+
+def _swath(*argv: str, cwd: Path | None = None, env: dict[str, str] | None = None
+           ) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*SWATH, *argv], capture_output=True, text=True, cwd=cwd,
+                          env=env, timeout=600)
+
+
+def _inspect(store: Path) -> str:
+    result = CliRunner().invoke(main, ["inspect", str(store)])
+    assert result.exit_code == 0, result.output
+    return result.stdout
+
+
+class Job:
+    """A search (48 queries, a unit each, against 1,500 proteins) and its uninterrupted
+    result."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.queries = _fasta(root / "q.fa", "q", 48, 120, 1)
+        _fasta(root / "db.fa", "t", 1500, 150, 2)
+        done = _swath("makedb", str(root / "db.fa"), str(root / "db.swdb"))
+        assert done.returncode == 0, done.stderr
+        started = time.perf_counter()
+        reference = self.run(root / "reference.zarr")
+        self.seconds = time.perf_counter() - started
+        assert reference.returncode == 0, reference.stderr
+        self.expected = _inspect(root / "reference.zarr")
+
+    def argv(self, store: Path) -> list[str]:
+        return ["search", str(self.queries), str(self.root / "db.swdb"), "-o", str(store),
+                "--query-block", "1", "--no-progress"]
+
+    def run(self, store: Path) -> subprocess.CompletedProcess[str]:
+        return _swath(*self.argv(store))
+
+    def finish(self, store: Path) -> None:
+        """Resume the store (or run the command again where none was created)."""
+        done = (_swath("resume", str(store), "--no-progress") if store.exists()
+                else self.run(store))
+        assert done.returncode == 0, done.stderr
+        assert _inspect(store) == self.expected
+        assert _swath("verify", str(store)).returncode == 0
+        assert sorted(os.listdir(store.parent)) == [store.name]   # nothing left beside it
+
+
+@pytest.fixture(scope="module")
+def job(tmp_path_factory: pytest.TempPathFactory) -> Job:
+    return Job(tmp_path_factory.mktemp("job"))
+
+
+def _kill_after(argv: list[str], seconds: float) -> int:
+    process = subprocess.Popen([*SWATH, *argv], stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
+    try:
+        process.wait(timeout=seconds)
+    except subprocess.TimeoutExpired:
+        process.send_signal(signal.SIGKILL)
+    return process.wait()
+
+
+def _kill_loop(job: Job, tmp_path: Path, trials: int, seed: int) -> int:
+    """Kill the job (and, every other trial, its resume too) at random instants; each
+    finishes to the uninterrupted result. How many runs were killed."""
+    rng = random.Random(seed)
+    killed = 0
+    for trial in range(trials):
+        store = tmp_path / f"trial{trial}" / "r.zarr"
+        store.parent.mkdir()
+        killed += _kill_after(job.argv(store), rng.uniform(0.2, job.seconds)) < 0
+        if trial % 2 and store.exists():
+            killed += _kill_after(["resume", str(store)], rng.uniform(0.2, job.seconds)) < 0
+        job.finish(store)
+    return killed
+
+
+def test_killed_jobs_and_resumes_finish_identically(job: Job, tmp_path: Path) -> None:
+    assert _kill_loop(job, tmp_path, trials=3, seed=7) >= 1
+
+
+@pytest.mark.slow
+def test_many_kills(job: Job, tmp_path: Path) -> None:
+    assert _kill_loop(job, tmp_path, trials=20, seed=11) >= 10
+
+
+KILL_AT = """
+import os, signal, sys
+import zarr
+from swath.cli import main
+
+target, count = int(os.environ["SWATH_KILL_AT"]), [0]
+
+
+def hit():
+    count[0] += 1
+    if count[0] == target:
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+create_array, rename = zarr.Group.create_array, os.rename
+zarr.Group.create_array = lambda self, *a, **k: hit() or create_array(self, *a, **k)
+os.rename = lambda *a, **k: hit() or rename(*a, **k)
+main(sys.argv[1:], prog_name="swath")
+"""
+
+
+def _kill_in_creation(job: Job, tmp_path: Path, points: list[int]) -> None:
+    """Kill the job at the given instants of its store's creation (the n-th array
+    created, the last one the rename into place); each re-run finishes identically."""
+    script = tmp_path / "kill_at.py"
+    script.write_text(KILL_AT)
+    for point in points:
+        store = tmp_path / f"at{point}" / "r.zarr"
+        store.parent.mkdir()
+        env = {**os.environ, "SWATH_KILL_AT": str(point)}
+        killed = subprocess.run([sys.executable, str(script), *job.argv(store)], env=env,
+                                capture_output=True, timeout=600)
+        assert killed.returncode == -signal.SIGKILL, killed.stderr
+        assert not store.exists()           # nothing half made at the path
+        job.finish(store)
+
+
+# a search store: 15 hit arrays, 3 of its queries, the done marks, then the rename
+CREATION_POINTS = 20
+
+
+def test_kills_during_creation_leave_no_stuck_store(job: Job, tmp_path: Path) -> None:
+    _kill_in_creation(job, tmp_path, [9, CREATION_POINTS])
+
+
+@pytest.mark.slow
+def test_a_kill_at_every_instant_of_creation(job: Job, tmp_path: Path) -> None:
+    _kill_in_creation(job, tmp_path, list(range(1, CREATION_POINTS + 1)))
+
+
+def test_damaged_chunks_are_refused_then_recomputed(job: Job, tmp_path: Path) -> None:
+    store = tmp_path / "r.zarr"
+    assert job.run(store).returncode == 0
+    (store / "score" / "c" / "5" / "0").unlink()               # unit 5: deleted
+    (store / "cigar" / "c" / "9" / "0").write_bytes(b"\x28\xb5\x2f\xfd broken")  # unit 9
+    for command in ("inspect", "verify"):
+        refused = _swath(command, str(store))
+        assert refused.returncode == 2
+        assert refused.stderr.strip().splitlines() == [
+            f"swath: error: {store}: damaged: 2 units (5, 9); `swath resume {store}` "
+            "recomputes what it can"]
+    job.finish(store)
+
+
+def test_a_rebuilt_database_is_refused_on_resume(job: Job, tmp_path: Path) -> None:
+    from swath.storage.results import SearchStore
+
+    db = tmp_path / "db.swdb"
+    assert _swath("makedb", str(job.root / "db.fa"), str(db)).returncode == 0
+    store = tmp_path / "r.zarr"
+    argv = [a if a != str(job.root / "db.swdb") else str(db) for a in job.argv(store)]
+    assert _swath(*argv).returncode == 0
+    SearchStore.open(store, mode="r+").repair({"unit": [3, 4]})   # as if interrupted
+    other = _fasta(tmp_path / "other.fa", "o", 1500, 150, 3)
+    assert _swath("makedb", str(other), str(db), "--overwrite").returncode == 0
+    for refused in (_swath("resume", str(store)), _swath(*argv)):
+        assert refused.returncode == 2
+        assert len(refused.stderr.strip().splitlines()) == 1
+    assert "has changed since the search started" in _swath("resume", str(store)).stderr
+    assert "holds another search" in _swath(*argv).stderr
+
+
+def test_resume_from_another_directory(job: Job, tmp_path: Path) -> None:
+    from swath.storage.results import SearchStore
+
+    (tmp_path / "work").mkdir()
+    shutil_copy = subprocess.run(["cp", "-r", str(job.root / "db.swdb"), str(tmp_path / "work")])
+    assert shutil_copy.returncode == 0
+    argv = ["search", str(job.queries), "db.swdb", "-o", "r.zarr", "--query-block", "1"]
+    assert _swath(*argv, cwd=tmp_path / "work").returncode == 0
+    store = tmp_path / "work" / "r.zarr"
+    SearchStore.open(store, mode="r+").repair({"unit": [0, 47]})
+    assert _swath("resume", "work/r.zarr", cwd=tmp_path).returncode == 0
+    assert _inspect(store) == job.expected
+
+
+def _mount_tmpfs(path: Path, size: str) -> None:
+    if os.geteuid() != 0:
+        pytest.skip("a full disk is simulated on a small tmpfs, which needs root")
+    path.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs",
+                              str(path)], capture_output=True)
+    if mounted.returncode:
+        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.decode().strip()}")
+
+
+def test_a_full_disk_refuses_in_one_line_and_resumes(job: Job, tmp_path: Path) -> None:
+    disk = tmp_path / "disk"
+    _mount_tmpfs(disk, "16m")
+    try:
+        free = os.statvfs(disk).f_bavail * os.statvfs(disk).f_frsize
+        outcomes = set()
+        for left in (64 << 10, 1 << 20):      # creation fails, or a unit does
+            filler = disk / "filler"
+            filler.write_bytes(b"\0" * (free - left))
+            store = disk / "r.zarr"
+            full = job.run(store)
+            assert full.returncode == 2, full.stderr
+            lines = full.stderr.strip().splitlines()
+            assert len(lines) == 1 and "No space left on device" in lines[0]
+            outcomes.add(store.exists())
+            filler.unlink()
+            job.finish(store)
+            subprocess.run(["rm", "-rf", str(store)], check=True)
+        assert outcomes == {False, True}       # both: during creation and mid-job
+    finally:
+        subprocess.run(["umount", str(disk)], check=False)
+
+
+def _contend(path: str, trials: int, start: object, done: object, wins: object) -> None:
+    store, held = f"{path}/r.zarr", False
+    for trial in range(trials):
+        start.wait()                                     # type: ignore[attr-defined]
+        if held:             # the last holder lets go while the others already take
+            release_lock(store)
+        try:
+            acquire_lock(store)
+            held = True
+        except StoreLocked:
+            held = False
+        wins.put((trial, held))                          # type: ignore[attr-defined]
+        done.wait()                                      # type: ignore[attr-defined]
+    if held:
+        release_lock(store)
+
+
+@pytest.mark.parametrize("contenders", [2, 3, 4])
+def test_exactly_one_writer_holds_the_lock(tmp_path: Path, contenders: int) -> None:
+    """200 trials: all contenders take the lock of one store at once; the holder keeps
+    it until every one has tried, and releases it (removing its file) only as the next
+    trial's takers already try: exactly one holds it each time."""
+    trials = 200
+    context = multiprocessing.get_context("fork")
+    start, done = context.Barrier(contenders), context.Barrier(contenders)
+    wins = context.Queue()
+    workers = [context.Process(target=_contend, args=(str(tmp_path), trials, start, done,
+                                                      wins)) for _ in range(contenders)]
+    for worker in workers:
+        worker.start()
+    results = [wins.get(timeout=60) for _ in range(trials * contenders)]
+    for worker in workers:
+        worker.join(timeout=60)
+        assert worker.exitcode == 0
+    holders = np.zeros(trials, dtype=int)
+    for trial, held in results:
+        holders[trial] += held
+    assert holders.tolist() == [1] * trials
