@@ -250,6 +250,20 @@ def test_a_full_disk_refuses_in_one_line_and_resumes(job: Job, tmp_path: Path) -
         subprocess.run(["umount", str(disk)], check=False)
 
 
+def test_a_read_only_disk_refuses_in_one_line(job: Job, tmp_path: Path) -> None:
+    disk = tmp_path / "disk"
+    _mount_tmpfs(disk, "1m")
+    try:
+        subprocess.run(["mount", "-o", "remount,ro", str(disk)], check=True)
+        refused = job.run(disk / "r.zarr")
+        assert refused.returncode == 2
+        lines = refused.stderr.strip().splitlines()
+        assert len(lines) == 1 and "Read-only file system" in lines[0], lines
+        assert os.listdir(disk) == []
+    finally:
+        subprocess.run(["umount", str(disk)], check=False)
+
+
 def _contend(path: str, trials: int, start: object, done: object, wins: object) -> None:
     store, held = f"{path}/r.zarr", False
     for trial in range(trials):

@@ -512,6 +512,23 @@ def test_interrupted_write_leaves_no_store(tmp_path: Path, fasta: Path,
         Database.open(target)
 
 
+def test_a_killed_writers_leftover_is_removed(tmp_path: Path, fasta: Path) -> None:
+    # what a process killed while building db.swdb leaves beside it (its pid is gone)
+    left = tmp_path / f".db.swdb.swath-new-{dead_pid()}-0123abcd@{socket.gethostname()}"
+    left.mkdir()
+    (left / "zarr.json").write_text("{}")
+    elsewhere = tmp_path / f".db.swdb.swath-new-{dead_pid()}-0123abcd@another.host"
+    elsewhere.mkdir()              # another host's: its process may live
+    write_database(fasta, tmp_path / "db.swdb", PROTEIN)
+    assert sorted(os.listdir(tmp_path)) == [elsewhere.name, "db.fasta", "db.swdb"]
+
+
+def dead_pid() -> int:
+    process = subprocess.Popen([sys.executable, "-c", "pass"])
+    process.wait()
+    return process.pid
+
+
 def test_interrupted_overwrite_keeps_the_old_store(store: Path, tmp_path: Path, fasta: Path,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(database_module, "mark_complete", _raise_oserror)

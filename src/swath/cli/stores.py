@@ -39,18 +39,10 @@ def resume(store: str, device: str, scheduler: str | None, workers: int | None,
     """Finish an interrupted job (a search, all pairs, or a long pair in any phase): run
     only the work not marked done, and again the work whose data no longer match their
     digests. A finished, sound store is left as it is."""
-    from swath.storage.common import describe_damage
     from swath.storage.layouts import open_result
-    from swath.storage.locking import store_lock
 
-    opened = open_result(store, mode="r+")
-    damage = {kind: units for kind, units in opened.damaged().items() if units}
-    if damage:
-        with store_lock(store):
-            opened.repair(damage)
-        click.echo(f"swath: {store}: recomputing what was damaged: {describe_damage(damage)}",
-                   err=True)
-    elif opened.attrs.get("complete") is True:
+    opened = open_result(store)
+    if opened.attrs.get("complete") is True and not any(opened.damaged().values()):
         click.echo(f"swath: {store} is complete already: nothing to resume", err=True)
         return
     if opened.LAYOUT == "search":

@@ -352,6 +352,7 @@ def run(job: AllPairsJob, client: Any, progress: Progress | None = None) -> AllP
 
     with store_lock(job.store):
         store = AllPairsStore.open(job.store, mode="r+", complete=False)
+        store.recompute_damaged()
         todo = np.flatnonzero(~store.done()).tolist()
         done = store.tiles - len(todo)
         pairs = int(store.counters()[:, COUNTERS.index("pairs")].sum())

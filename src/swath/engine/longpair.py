@@ -513,6 +513,7 @@ def run(job: PairJob, client: Any,
 
     with store_lock(job.store):
         store = _open(job.store)
+        store.recompute_damaged()
         if not job.traceback:
             if "alignment" not in store.attrs:
                 _run_tiles(job, store, client, progress)

@@ -367,6 +367,7 @@ def run(job: SearchJob, client: Any, progress: Callable[[int, int], None] | None
 
     with store_lock(job.store):
         store = SearchStore.open(job.store, mode="r+", complete=False)
+        store.recompute_damaged()
         units = np.flatnonzero(~store.done()).tolist()
         done = store.units - len(units)
         logger.info("%s: %d of %d units to run", job.store, len(units), store.units)

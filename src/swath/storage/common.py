@@ -364,6 +364,16 @@ class LayoutStore:
             raise StoreDamaged(f"{self.path}: damaged: {describe_damage(damage)}; "
                                f"`swath resume {self.path}` recomputes what it can")
 
+    def recompute_damaged(self) -> dict[str, list[Unit]]:
+        """Find damaged units and arrays (:meth:`damaged`) and :meth:`repair` them, so that
+        the run about to start recomputes them (with a warning); what was damaged."""
+        damage = {kind: units for kind, units in self.damaged().items() if units}
+        if damage:
+            logger.warning("%s: recomputing what was damaged: %s", self.path,
+                           describe_damage(damage))
+            self.repair(damage)
+        return damage
+
     def repair(self, damage: dict[str, list[Unit]]) -> None:
         """Clear the done marks of damaged units (and forget damaged arrays a run writes
         again), and mark the store unfinished: a run then recomputes what was damaged.
