@@ -229,6 +229,9 @@ def check_layout(group: zarr.Group, path: StorePath, layout: str, version: int, 
         raise FormatVersionError(
             f"{shown} is a {found_layout!r} store version {found_version}, this swath "
             f"reads {layout!r} version {version}{hint}")
+    if attrs.get("created") is False:
+        raise StoreIncomplete(f"{shown}: the store's creation was interrupted (run the command "
+                              "that writes it again: it creates the store anew)")
     if complete and attrs.get("complete") is not True:
         raise StoreIncomplete(
             f"{shown}: the store was not finished (the job writing it was interrupted or "

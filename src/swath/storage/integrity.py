@@ -11,10 +11,10 @@ the unit wrote exactly that, in which case the store still reads right.
 
 from __future__ import annotations
 
-import hashlib
+import zlib
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import numpy as np
 
@@ -23,19 +23,22 @@ __all__ = ["check", "digest"]
 _K = TypeVar("_K")
 
 
-def _update(hasher: Any, values: np.ndarray) -> None:
-    hasher.update(repr(values.shape).encode())
-    if values.dtype.kind in "OTU":        # strings: their lengths, then their UTF-8 bytes
+def _parts(values: np.ndarray) -> list[bytes | memoryview]:
+    """What a digest reads of an array: its shape, its dtype and its bytes (of strings,
+    their lengths and their UTF-8 bytes, whatever their numpy dtype)."""
+    if values.dtype.kind in "OTU":
         text = [str(v).encode() for v in values.ravel()]
-        hasher.update(np.array([len(t) for t in text], dtype=np.int64).tobytes())
-        hasher.update(b"".join(text))
-    else:
-        hasher.update(values.dtype.str.encode())
-        hasher.update(np.ascontiguousarray(values).tobytes())
+        lengths = np.array([len(t) for t in text], dtype=np.int64)
+        return [repr(values.shape).encode(), b"str", lengths.view(np.uint8).data,
+                b"".join(text)]
+    flat = np.ascontiguousarray(values).reshape(-1).view(np.uint8)
+    return [repr(values.shape).encode(), values.dtype.str.encode(), flat.data]
 
 
 def digest(*values: np.ndarray) -> int:
-    """A nonzero 64-bit digest of arrays (shapes, dtypes and values), one after another.
+    """A nonzero 64-bit digest of arrays (shapes, dtypes and values), one after another:
+    CRC-32 and Adler-32 side by side (zlib's, several GB/s: a database partition of
+    67 M residues in about 30 ms). It detects damage, not tampering.
 
     Strings digest the same whatever their numpy dtype (object, ``<U``, StringDType),
     so values read back from Zarr digest as the ones written.
@@ -47,10 +50,11 @@ def digest(*values: np.ndarray) -> int:
     >>> digest(np.array(["ab", "c"], dtype=object)) == digest(np.array(["ab", "c"]))
     True
     """
-    hasher = hashlib.blake2b(digest_size=8)
+    crc, adler = 0, 1
     for value in values:
-        _update(hasher, np.asarray(value))
-    return int.from_bytes(hasher.digest(), "little") | 1
+        for part in _parts(np.asarray(value)):
+            crc, adler = zlib.crc32(part, crc), zlib.adler32(part, adler)
+    return (crc << 32 | adler) | 1
 
 
 def check(marks: Iterable[tuple[_K, int]], read: Callable[[_K], Sequence[np.ndarray]],

@@ -1,0 +1,93 @@
+"""Where a store may be created, and how it appears: whole, or not at all."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from pathlib import Path
+
+import numpy as np
+import pytest
+import zarr
+
+from swath.errors import OutputExists, StoreIncomplete
+from swath.sequences import sequence_set
+from swath.storage.common import ROOT_KEY
+from swath.storage.creation import creating, found_at, reopen_or_create
+from swath.storage.results import LAYOUT, VERSION, SearchStore
+from tests.conftest import PROTEIN
+
+QUERIES = sequence_set(["MKTAYIAK", "WWKK"], PROTEIN.alphabet)
+
+
+def create(path: str, inputs: dict, overwrite: bool = False) -> None:
+    reopen_or_create(path, LAYOUT, VERSION, inputs, lambda replace: SearchStore.create(
+        path, QUERIES, top_k=2, query_block=1, replace=replace, inputs=inputs),
+        what="search", differs="other inputs", overwrite=overwrite)
+
+
+def test_nothing_or_an_empty_directory_is_written(tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    for name in ("new.zarr", "empty"):
+        create(str(tmp_path / name), {"a": 1})
+        assert SearchStore.open(tmp_path / name, complete=False).attrs["created"] is True
+    assert sorted(os.listdir(tmp_path)) == ["empty", "new.zarr"]
+
+
+def test_the_same_job_is_reopened_and_another_refused(tmp_path: Path) -> None:
+    path = str(tmp_path / "r.zarr")
+    create(path, {"a": 1})
+    SearchStore.open(path, mode="r+", complete=False).write_unit(0, _hits())
+    create(path, {"a": 1})                                   # reopened: the unit stays
+    assert SearchStore.open(path, complete=False).done().tolist() == [True, False]
+    with pytest.raises(OutputExists, match="holds another search"):
+        create(path, {"a": 2})
+    create(path, {"a": 2}, overwrite=True)                   # a swath store: replaced
+    assert SearchStore.open(path, complete=False).done().tolist() == [False, False]
+    assert sorted(os.listdir(tmp_path)) == ["r.zarr"]
+
+
+def _hits() -> dict[str, np.ndarray]:
+    from swath.storage.results import empty_hits
+
+    return empty_hits(1, 2)
+
+
+def test_anything_else_is_refused_even_with_overwrite(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "a.txt").write_text("keep")
+    (tmp_path / "file.txt").write_text("keep")
+    zarr.open_group(str(tmp_path / "foreign.zarr"), mode="w", zarr_format=3)
+    for name in ("notes", "file.txt", "foreign.zarr"):
+        for overwrite in (False, True):
+            with pytest.raises(OutputExists, match="is not a swath store; swath will not"):
+                create(str(tmp_path / name), {"a": 1}, overwrite=overwrite)
+    monkeypatch.chdir(tmp_path / "notes")
+    with pytest.raises(OutputExists, match="is the current directory"):
+        create(".", {"a": 1})
+    with pytest.raises(OutputExists, match="is the current directory"):
+        create(str(tmp_path), {"a": 1})
+    assert (tmp_path / "notes" / "a.txt").read_text() == "keep"
+    assert (tmp_path / "file.txt").read_text() == "keep"
+
+
+def test_a_failed_creation_leaves_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "r.zarr"
+    with pytest.raises(KeyboardInterrupt), creating(path, LAYOUT, VERSION, {}) as group:
+        group.create_array("x", shape=(2,), dtype=np.int8)
+        raise KeyboardInterrupt
+    assert os.listdir(tmp_path) == []
+    assert found_at(path) is None
+
+
+def test_a_store_whose_creation_was_interrupted_in_place_is_created_again() -> None:
+    # through fsspec a store is built in place: one killed while being created keeps
+    # "created": false, which readers refuse and the next run replaces
+    url = f"memory://swath-test-{uuid.uuid4().hex}/r.zarr"
+    zarr.open_group(url, mode="w", zarr_format=3, attributes={ROOT_KEY: {
+        "layout": LAYOUT, "version": VERSION, "created": False, "complete": False}})
+    with pytest.raises(StoreIncomplete, match="creation was interrupted"):
+        SearchStore.open(url, complete=False)
+    create(url, {"a": 1})
+    assert SearchStore.open(url, complete=False).attrs["inputs"] == {"a": 1}
