@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 import zarr
 
+import swath
 from swath.errors import (
     FormatVersionError,
     InputNotFound,
@@ -27,6 +28,7 @@ from swath.errors import (
     InvalidParameter,
     InvalidSequence,
     OutputExists,
+    StoreDamaged,
     StoreIncomplete,
     StoreLocked,
     StoreNotFound,
@@ -285,6 +287,28 @@ def test_memory_url(fasta: Path) -> None:
         write_database(fasta, url, PROTEIN)
     write_database(fasta, url, PROTEIN, partition_residues=10**9, overwrite=True)
     assert Database.open(url).partitions == 1
+
+
+def test_a_damaged_partition_is_refused(tmp_path: Path, fasta: Path) -> None:
+    store = tmp_path / "db.swdb"
+    write_database(fasta, store, PROTEIN, partition_residues=1000)
+    db = Database.open(store)
+    assert swath.verify(str(store)) == {"partition": db.partitions}
+    chunk = store / "residues" / "c" / "1" / "0"
+    good = chunk.read_bytes()
+    chunk.write_bytes(b"\x00" * len(good))                 # undecodable
+    with pytest.raises(StoreDamaged, match="partition 1 cannot be read"):
+        Database.open(store).partition(1)
+    residues = db.partition(2)[0]
+    altered = residues.copy()
+    altered[5] = (altered[5] + 1) % 20                       # a residue changed, decodable
+    row = np.full(db.attrs["width"], PAD, np.uint8)
+    row[:len(altered)] = altered
+    zarr.open_array(str(store / "residues"), mode="r+")[2] = row
+    with pytest.raises(StoreDamaged, match="partition 2 no longer matches its digest"):
+        Database.open(store).partition(2)
+    with pytest.raises(StoreDamaged, match=r"damaged: 2 partition\(s\) \(1, 2\)"):
+        swath.verify(str(store))
 
 
 def test_pickle_reopens(store: Path) -> None:

@@ -690,12 +690,16 @@ class Database:
         p = self._partition_index(p)
         b0, b1 = int(self._bounds[p]), int(self._bounds[p + 1])
         count = int(self._sizes[p])
-        residues = np.asarray(self._arrays["residues"][p, :count], dtype=np.uint8)
+        try:
+            residues = np.asarray(self._arrays["residues"][p, :count], dtype=np.uint8)
+            starts = np.asarray(self._arrays["starts"][b0:b1], dtype=np.int64)
+            lengths = np.asarray(self._arrays["lengths"][b0:b1], dtype=np.int64)
+            ids = np.asarray(self._arrays["order"][b0:b1], dtype=np.int64)
+        except (RuntimeError, ValueError, TypeError) as exc:   # bytes no codec can decode
+            raise StoreDamaged(f"{self._path}: damaged: partition {p} cannot be read ({exc}; "
+                               "rebuild the database with swath makedb --overwrite)") from None
         if len(residues) != count or np.any(residues == PAD):
             raise missing(f"chunk {p} of array 'residues'", self._path)
-        starts = np.asarray(self._arrays["starts"][b0:b1], dtype=np.int64)
-        lengths = np.asarray(self._arrays["lengths"][b0:b1], dtype=np.int64)
-        ids = np.asarray(self._arrays["order"][b0:b1], dtype=np.int64)
         offsets = np.append(starts, count)
         if starts[0] != 0 or np.any(lengths <= 0) or not np.array_equal(np.diff(offsets),
                                                                           lengths):
