@@ -111,3 +111,21 @@ def test_docstring_examples_run(module):
     result = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)
     assert result.failed == 0
     assert result.attempted > 0
+
+
+def test_duplicate_names_refused_or_renamed(tmp_path, caplog):
+    fasta = tmp_path / "seqs.fa"
+    fasta.write_text(">a\nACGTACGTAA\n>b\nACGTACGTAC\n>a\nACGTACGTAG\n>a_2\nACGTACGTTT\n")
+    with pytest.raises(swath.InvalidInput, match=r"seqs\.fa: sequence name 'a' is given twice "
+                                                 r"\(records 1 and 3\)"):
+        swath.allpairs(str(fasta), swath.Scoring.dna(), min_identity=0.5, device="cpu",
+                       store=str(tmp_path / "refused.zarr"))
+    assert not (tmp_path / "refused.zarr").exists()
+    res = swath.allpairs(str(fasta), swath.Scoring.dna(), min_identity=0.5, device="cpu",
+                         store=str(tmp_path / "p.zarr"), rename_duplicates=True)
+    assert {row[2] for row in res.to_table()} | {row[3] for row in res.to_table()} == {
+        "a", "b", "a_3", "a_2"}
+    with caplog.at_level("WARNING", logger="swath"):
+        swath.search(str(fasta), ["ACGTACGTAA"], swath.Scoring.dna(), top_k=1, device="cpu",
+                     store=str(tmp_path / "s.zarr"))
+    assert "query name 'a' is given twice (records 1 and 3)" in caplog.text

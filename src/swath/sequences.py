@@ -381,8 +381,8 @@ def unique_names(seqs: SequenceSet, *, rename: bool = False, what: str = "sequen
     if not rename:
         name, first, second = found
         raise InvalidInput(f"{seqs.source or 'the input'}: {what} name {name!r} is given twice "
-                           f"(records {first + 1} and {second + 1}): names must be unique, or "
-                           "renamed (--rename-duplicates, rename_duplicates=True)")
+                           f"(records {first + 1} and {second + 1}): names must be unique (swath "
+                           "makedb and allpairs rename them with --rename-duplicates)")
     taken, seen, names = set(seqs.names), dict[str, int](), []
     for name in seqs.names:
         seen[name] = count = seen.get(name, 0) + 1

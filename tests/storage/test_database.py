@@ -652,3 +652,12 @@ def test_lock_of_a_live_process_holds_until_it_dies(tmp_path: Path, fasta: Path)
     write_database(fasta, target, PROTEIN)
     assert not Path(lock).exists()
     Database.open(target)
+
+
+def test_duplicate_names_refused_or_renamed(tmp_path: Path) -> None:
+    fasta = write_fasta(tmp_path / "d.fasta", [("x", "MKV"), ("y", "WW"), ("x", "MKVL")])
+    with pytest.raises(InvalidInput, match="sequence name 'x' is given twice"):
+        write_database(fasta, tmp_path / "d.swdb", PROTEIN)
+    assert sorted(os.listdir(tmp_path)) == ["d.fasta"]
+    write_database(fasta, tmp_path / "d.swdb", PROTEIN, rename_duplicates=True)
+    assert Database.open(tmp_path / "d.swdb").names([0, 1, 2]) == ["x", "y", "x_2"]
