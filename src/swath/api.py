@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from swath.alignment import MODES, Alignment
-from swath.errors import InvalidParameter, SwathError
+from swath.errors import InvalidParameter
 from swath.kernels import get_backend
 from swath.scoring import Scoring
 from swath.sequences import (
@@ -445,24 +445,18 @@ def verify(store: str) -> dict[str, int]:
         No swath store is at ``store``.
     """
     from swath.errors import StoreDamaged
-    from swath.storage.common import store_layout
+    from swath.storage.common import describe_damage, store_layout
     from swath.storage.database import LAYOUT, Database
     from swath.storage.layouts import open_result
 
     layout, _ = store_layout(store)
     if layout == LAYOUT:
         db = Database.open(store)
-        bad = []
-        for p in range(db.partitions):
-            try:
-                db.partition(p)
-            except SwathError:
-                bad.append(p)
-        if bad:
-            shown = ", ".join(map(str, bad[:8])) + (" and more" if len(bad) > 8 else "")
-            raise StoreDamaged(f"{store}: damaged: {len(bad)} partition(s) ({shown}); rebuild "
-                               "it with swath makedb --overwrite")
-        return {"partition": db.partitions}
+        damage = {kind: found for kind, found in db.damaged().items() if found}
+        if damage:
+            raise StoreDamaged(f"{store}: damaged: {describe_damage(damage)}; rebuild it with "
+                               "swath makedb --overwrite")
+        return {"partition": db.partitions, "array": len(db.attrs.get("digests", {}))}
     result = open_result(store)
     result.check_sound()
     counts = {kind: int(np.count_nonzero(result.marks(kind))) for kind, name in

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import zarr
 
-from swath.errors import OutputExists, StoreIncomplete
+from swath.errors import InputChanged, OutputExists, StoreIncomplete, StoreLocked
 from swath.sequences import sequence_set
 from swath.storage.common import ROOT_KEY
 from swath.storage.creation import creating, found_at, reopen_or_create
@@ -91,3 +91,29 @@ def test_a_store_whose_creation_was_interrupted_in_place_is_created_again() -> N
         SearchStore.open(url, complete=False)
     create(url, {"a": 1})
     assert SearchStore.open(url, complete=False).attrs["inputs"] == {"a": 1}
+
+
+def test_a_file_that_appears_while_building_is_left_alone(tmp_path: Path) -> None:
+    path = tmp_path / "r.zarr"
+    with pytest.raises(OutputExists, match="appeared while swath created a store there"), \
+            creating(path, LAYOUT, VERSION, {}):
+        path.write_text("the user's")
+    assert path.read_text() == "the user's" and os.listdir(tmp_path) == ["r.zarr"]
+
+
+def test_an_in_place_creation_holds_the_lock() -> None:
+    # through fsspec a second job must not take a store being built for one in progress
+    url = f"memory://swath-test-{uuid.uuid4().hex}/r.zarr"
+    with creating(url, LAYOUT, VERSION, {"inputs": {"a": 1}}), \
+            pytest.raises(StoreLocked, match="is being written by pid"):
+        create(url, {"a": 1})
+    create(url, {"a": 1})      # the first one finished: reopened, not replaced
+
+
+def test_a_store_replaced_under_a_job_is_not_written(tmp_path: Path) -> None:
+    path = str(tmp_path / "r.zarr")
+    create(path, {"a": 1})
+    first = SearchStore.open(path, complete=False)
+    create(path, {"a": 2}, overwrite=True)          # another job replaces it
+    with pytest.raises(InputChanged, match="was replaced by another job"):
+        SearchStore.open(path, mode="r+", complete=False).check_id(first.attrs["id"])

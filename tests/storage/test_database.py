@@ -293,7 +293,7 @@ def test_a_damaged_partition_is_refused(tmp_path: Path, fasta: Path) -> None:
     store = tmp_path / "db.swdb"
     write_database(fasta, store, PROTEIN, partition_residues=1000)
     db = Database.open(store)
-    assert swath.verify(str(store)) == {"partition": db.partitions}
+    assert swath.verify(str(store)) == {"partition": db.partitions, "array": 5}
     chunk = store / "residues" / "c" / "1" / "0"
     good = chunk.read_bytes()
     chunk.write_bytes(b"\x00" * len(good))                 # undecodable
@@ -307,7 +307,8 @@ def test_a_damaged_partition_is_refused(tmp_path: Path, fasta: Path) -> None:
     zarr.open_array(str(store / "residues"), mode="r+")[2] = row
     with pytest.raises(StoreDamaged, match="partition 2 no longer matches its digest"):
         Database.open(store).partition(2)
-    with pytest.raises(StoreDamaged, match=r"damaged: 2 partition\(s\) \(1, 2\)"):
+    zarr.open_array(str(store / "names"), mode="r+")[0] = "renamed"
+    with pytest.raises(StoreDamaged, match=r"damaged: 2 partitions \(1, 2\); array names"):
         swath.verify(str(store))
 
 
@@ -661,3 +662,23 @@ def test_duplicate_names_refused_or_renamed(tmp_path: Path) -> None:
     assert sorted(os.listdir(tmp_path)) == ["d.fasta"]
     write_database(fasta, tmp_path / "d.swdb", PROTEIN, rename_duplicates=True)
     assert Database.open(tmp_path / "d.swdb").names([0, 1, 2]) == ["x", "y", "x_2"]
+
+
+def test_a_users_file_at_the_lock_path_is_never_overwritten(tmp_path: Path, fasta: Path) -> None:
+    notes = Path(database_lock_path(tmp_path / "out.swdb"))
+    notes.write_text("my notes")
+    with pytest.raises(OutputExists, match="is not a swath lock file"):
+        write_database(fasta, tmp_path / "out.swdb", PROTEIN)
+    assert notes.read_text() == "my notes" and not (tmp_path / "out.swdb").exists()
+
+
+def test_release_leaves_a_lock_file_that_is_not_its_own(tmp_path: Path) -> None:
+    # the holder's store was renamed away (replaced); a new store's lock at the path is
+    # another job's and stays
+    path = tmp_path / "r.zarr"
+    lock = acquire_lock(path)
+    os.rename(path, tmp_path / "old.zarr")
+    path.mkdir()
+    Path(lock).write_text(json.dumps({"pid": 1, "host": "elsewhere"}))
+    release_lock(path)
+    assert Path(lock).exists()

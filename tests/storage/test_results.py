@@ -43,3 +43,26 @@ def test_a_damaged_unit_is_found_and_only_it_is_recomputed(tmp_path):
     assert store.damaged() == {"unit": [0, 1], "array": ["query_name"]}
     with pytest.raises(StoreDamaged, match="damaged beyond repair: query_name"):
         store.repair(store.damaged())
+
+
+def test_a_finished_store_missing_a_units_mark_and_chunks_is_damaged(tmp_path):
+    # a unit whose chunks and done mark are both gone (or whose mark cannot be read)
+    # must not read as "no hits" in a finished store
+    queries = sequence_set(["ACDEFG"] * 3, PROTEIN.alphabet)
+    store = SearchStore.create(str(tmp_path / "r.zarr"), queries, top_k=2, query_block=1)
+    hits = empty_hits(1, 2)
+    hits["target"][:] = [[1, 0]]
+    hits["score"][:] = [[7, 3]]
+    for unit in range(3):
+        store.write_unit(unit, hits)
+    store.finalize()
+    root = tmp_path / "r.zarr"
+    for name in ("target", "score"):
+        (root / name / "c" / "1" / "0").unlink()
+    (root / "done" / "c" / "1").unlink()
+    (root / "done" / "c" / "2").write_bytes(b"\x28\xb5")      # truncated
+    opened = SearchStore.open(root, mode="r+")
+    assert opened.done().tolist() == [True, False, False]
+    assert opened.damaged() == {"unit": [1, 2], "array": []}
+    opened.repair(opened.damaged())
+    assert opened.attrs["complete"] is False

@@ -100,7 +100,7 @@ def _one_line_errors() -> Iterator[None]:
 # what the file system says, in one line: a full or read-only disk, permissions, paths
 _OS_ERRORS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM,
               errno.EEXIST, errno.ENOENT, errno.EISDIR, errno.ENOTDIR, errno.ENOTEMPTY,
-              errno.ENAMETOOLONG, errno.EFBIG}
+              errno.ENAMETOOLONG, errno.EFBIG, errno.EBUSY}
 
 
 def os_message(exc: OSError) -> str:

@@ -84,6 +84,7 @@ class AllPairsJob:
     min_identity: float
     iddef: str | int
     scores: bool
+    store_id: str      # the store's creation id: a store replaced since is not written
 
 
 # ---------------------------------------------------------------------------------
@@ -238,6 +239,7 @@ def run_tile(job: AllPairsJob, t: int) -> tuple[int, int]:
     """Compute and write tile ``t``, then mark it done; (pairs, kept pairs)."""
     started = time.perf_counter()
     store = AllPairsStore.open(job.store, mode="r+", complete=False)
+    store.check_id(job.store_id)
     bi, bj = store.tile_blocks(t)
     rows, cols = store.block_sequences(bi), store.block_sequences(bj)
     lengths = Lengths(rows[1], cols[1])
@@ -352,6 +354,7 @@ def run(job: AllPairsJob, client: Any, progress: Progress | None = None) -> AllP
 
     with store_lock(job.store):
         store = AllPairsStore.open(job.store, mode="r+", complete=False)
+        store.check_id(job.store_id)
         store.recompute_damaged()
         todo = np.flatnonzero(~store.done()).tolist()
         done = store.tiles - len(todo)
@@ -422,7 +425,7 @@ def job_from_store(store_path: str, device: str = "auto") -> AllPairsJob:
     inputs = store.attrs["inputs"]
     return AllPairsJob(str(store_path), Scoring.from_dict(inputs["scoring"]), inputs["mode"],
                        device, float(inputs["min_identity"]), inputs["iddef"],
-                       bool(inputs["scores"]))
+                       bool(inputs["scores"]), str(store.attrs["id"]))
 
 
 def _digest(sequences: SequenceSet) -> str:

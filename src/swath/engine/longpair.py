@@ -119,8 +119,7 @@ class PairJob:
 def _worker_store(path: str, store_id: str) -> AlignmentStore:
     """The store, opened once per worker (arrays and their metadata stay open)."""
     store = AlignmentStore.open(path, mode="r+", complete=False)
-    if store.attrs.get("id") != store_id:
-        raise InvalidParameter(f"{path} was replaced while the job ran")
+    store.check_id(store_id)
     return store
 
 
@@ -513,6 +512,7 @@ def run(job: PairJob, client: Any,
 
     with store_lock(job.store):
         store = _open(job.store)
+        store.check_id(job.store_id)
         store.recompute_damaged()
         if not job.traceback:
             if "alignment" not in store.attrs:

@@ -57,6 +57,7 @@ class SearchJob:
     max_evalue: float | None
     statistics: dict[str, Any] | None   # KarlinAltschul fields (local mode)
     database_sha256: str                # the database the search started with
+    store_id: str                       # the store's creation id (never write another)
     # this process scores every partition (a job in this process): each score task starts
     # reading the next unread partition while it computes
     read_ahead: bool = False
@@ -278,7 +279,11 @@ def align_hits(job: SearchJob, q_res: np.ndarray, q_off: np.ndarray,
         np.concatenate(queries), p_off, np.concatenate(targets), t_off, job.matrix,
         job.gap_open, job.gap_extend, job.mode)
     if not np.array_equal(got, scores[rows, ranks]):
-        raise RuntimeError("traceback scores differ from search scores")
+        from swath.errors import StoreDamaged
+
+        raise StoreDamaged(f"{job.database}: hits align to other scores than they were found "
+                           "with (the database's arrays disagree; run `swath verify "
+                           f"{job.database}`)")
     cigars = text.tobytes().decode("ascii")
     for x, (r, c) in enumerate(zip(rows.tolist(), ranks.tolist(), strict=True)):
         q_start, q_end, t_start, t_end = (int(v) for v in coords[x])
@@ -324,7 +329,9 @@ def _drop(hits: dict[str, np.ndarray], drop: np.ndarray) -> None:
 def write_unit(job: SearchJob, unit: int, hits: dict[str, np.ndarray]) -> int:
     """Write a unit's chunks, then mark it done."""
     started = time.perf_counter()
-    SearchStore.open(job.store, mode="r+", complete=False).write_unit(unit, hits)
+    store = SearchStore.open(job.store, mode="r+", complete=False)
+    store.check_id(job.store_id)
+    store.write_unit(unit, hits)
     logger.debug("unit %d written in %.3f s", unit, time.perf_counter() - started)
     return unit
 
@@ -367,6 +374,7 @@ def run(job: SearchJob, client: Any, progress: Callable[[int, int], None] | None
 
     with store_lock(job.store):
         store = SearchStore.open(job.store, mode="r+", complete=False)
+        store.check_id(job.store_id)
         store.recompute_damaged()
         units = np.flatnonzero(~store.done()).tolist()
         done = store.units - len(units)
@@ -441,7 +449,8 @@ def job_from_store(store_path: str, device: str = "auto") -> SearchJob:
     scoring = stored_scoring(store)
     job = SearchJob(str(store_path), inputs["database"], scoring.matrix, scoring.gap_open,
                     scoring.gap_extend, inputs["mode"], device, int(inputs["top_k"]),
-                    inputs["max_evalue"], inputs["statistics"], inputs["database_sha256"])
+                    inputs["max_evalue"], inputs["statistics"], inputs["database_sha256"],
+                    str(store.attrs["id"]))
     try:
         _job_database(job)
     except (StoreNotFound, OSError) as exc:

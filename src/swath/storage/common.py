@@ -18,6 +18,7 @@ store at once; :mod:`swath.storage.integrity` digests what units write.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import json
@@ -34,6 +35,7 @@ from fsspec.implementations.local import LocalFileSystem
 
 from swath.errors import (
     FormatVersionError,
+    InputChanged,
     StoreDamaged,
     StoreIncomplete,
     StoreNotFound,
@@ -315,6 +317,14 @@ class LayoutStore:
                 raise missing(f"array {name!r}", self.path) from None
         return self._arrays[name]
 
+    def check_id(self, store_id: str) -> None:
+        """Raise :class:`~swath.errors.InputChanged` unless this is the store a job was
+        made for (the ``id`` :func:`~swath.storage.creation.creating` gave it): one
+        replaced since (``--overwrite`` by another job) is not written into."""
+        if self.attrs.get("id") != store_id:
+            raise InputChanged(f"{self.path} was replaced by another job since this one "
+                               "started; run it again")
+
     # done marks ----------------------------------------------------------------
 
     def unit_values(self, kind: str, unit: Unit) -> list[np.ndarray]:
@@ -322,8 +332,17 @@ class LayoutStore:
         raise NotImplementedError(f"{type(self).__name__} has no units of kind {kind!r}")
 
     def marks(self, kind: str) -> np.ndarray:
-        """The done marks of ``kind`` (uint64 digests; 0: not done)."""
-        return np.asarray(self.array(self.MARKS[kind])[:], dtype=np.uint64)
+        """The done marks of ``kind`` (uint64 digests; 0: not done, or a mark whose chunk
+        cannot be read)."""
+        done = self.array(self.MARKS[kind])
+        try:
+            return np.asarray(done[...], dtype=np.uint64)
+        except Exception:  # a chunk no codec decodes: mark by mark, unreadable ones as 0
+            marks = np.zeros(done.shape, dtype=np.uint64)
+            for at in np.ndindex(*done.shape):
+                with contextlib.suppress(Exception):
+                    marks[at] = done[at]
+            return marks
 
     def mark(self, kind: str, unit: Unit, *values: np.ndarray) -> None:
         """Mark a unit done: its mark is the digest of the values it wrote."""
@@ -338,16 +357,22 @@ class LayoutStore:
     def damaged(self) -> dict[str, list[Unit]]:
         """Per kind of unit (and ``"array"`` for arrays written whole), the done units and
         arrays whose values no longer digest to their marks: deleted, truncated or altered
-        chunks. Empty lists everywhere for a sound store."""
+        chunks; in a finished store, also the units whose mark is lost. Empty lists
+        everywhere for a sound store."""
         found: dict[str, list[Unit]] = {}
+        finished = self.attrs.get("complete") is True
         for kind, name in self.MARKS.items():
             if name not in self.group:       # a later phase's marks, not made yet
                 found[kind] = []
                 continue
             marks = self.marks(kind)
-            done = [(tuple(int(i) for i in at) if marks.ndim > 1 else int(at[0]),
-                     int(marks[tuple(at)])) for at in np.argwhere(marks != 0)]
-            found[kind] = check(done, functools.partial(self.unit_values, kind))
+
+            def unit(at: np.ndarray, ndim: int = marks.ndim) -> Unit:
+                return tuple(int(i) for i in at) if ndim > 1 else int(at[0])
+
+            done = [(unit(at), int(marks[tuple(at)])) for at in np.argwhere(marks != 0)]
+            lost = [unit(at) for at in np.argwhere(marks == 0)] if finished else []
+            found[kind] = sorted(check(done, functools.partial(self.unit_values, kind)) + lost)
         wholes = dict(self.attrs.get("digests", {}))
         found["array"] = check(wholes.items(), self._whole)
         return found

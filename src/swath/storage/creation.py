@@ -33,7 +33,7 @@ from fsspec.implementations.local import LocalFileSystem
 
 from swath.errors import FormatVersionError, OutputExists
 from swath.storage.common import ROOT_KEY, StorePath, display, update_attrs
-from swath.storage.locking import store_lock
+from swath.storage.locking import LOCK_NAME, store_lock
 
 __all__ = ["creating", "found_at", "reopen_or_create"]
 
@@ -42,8 +42,8 @@ logger = logging.getLogger(__name__)
 _NEW, _OLD = "swath-new", "swath-old"
 
 
-class _Appeared(Exception):
-    """A store appeared at the path while this process built its own."""
+class _Appeared(OutputExists):
+    """Something appeared at the path while this process built its store there."""
 
 
 def found_at(path: StorePath) -> dict[str, Any] | None:
@@ -125,7 +125,7 @@ def reopen_or_create(path: StorePath, layout: str, version: int, inputs: dict[st
                 create(False)
             return
         except _Appeared:
-            continue
+            continue        # look again at what is there now
     raise OutputExists(f"{display(path)}: other jobs keep creating stores here; run again")
 
 
@@ -160,32 +160,42 @@ def sweep(parent: str, name: str) -> None:
                     shutil.rmtree(os.path.join(parent, entry), ignore_errors=True)
 
 
+def _clear(fs: fsspec.AbstractFileSystem, inner: str) -> None:
+    """Remove what is at an in-place store's path, but its lock file."""
+    for entry in fs.ls(inner, detail=False) if fs.exists(inner) else []:
+        if entry.rstrip("/").rsplit("/", 1)[-1] != LOCK_NAME:
+            fs.rm(entry, recursive=True)
+
+
 @contextmanager
 def creating(path: StorePath, layout: str, version: int, fields: dict[str, Any], *,
              replace: bool = False) -> Iterator[zarr.Group]:
     """A new store's root group to fill in the ``with`` block; the store appears at
     ``path`` only when the block ends without error (see the module's docstring).
 
-    Its ``"swath"`` attributes are ``layout``, ``version``, ``fields``, ``"created"``
-    (true once the block ends) and ``"complete": false``. ``replace`` puts it in place
+    Its ``"swath"`` attributes are ``layout``, ``version``, an ``id`` of this store
+    (jobs check it is still theirs), ``fields``, ``"created"`` (true once the block
+    ends) and ``"complete": false``. ``replace`` puts it in place
     of the store at ``path``; otherwise a store that appeared there in the meantime
     is left alone and the new one dropped (the caller looks again).
     """
-    attrs = {"layout": layout, "version": version, **fields, "created": False,
-             "complete": False}
+    attrs = {"layout": layout, "version": version, "id": uuid.uuid4().hex, **fields,
+             "created": False, "complete": False}
     fs, inner = fsspec.core.url_to_fs(display(path))
     if not isinstance(fs, LocalFileSystem):
-        if fs.exists(inner):
-            fs.rm(inner, recursive=True)
-        group = zarr.open_group(display(path), mode="w", zarr_format=3,
-                                attributes={ROOT_KEY: attrs})
-        try:
-            yield group
-            update_attrs(group, created=True)
-        except BaseException:
-            with contextlib.suppress(Exception):
-                fs.rm(inner, recursive=True)
-            raise
+        # in place: held under the store's lock (the caller's, when it replaces a store),
+        # which a replacement keeps while it empties the path
+        with contextlib.nullcontext() if replace else store_lock(path):
+            _clear(fs, inner)
+            group = zarr.open_group(display(path), mode="a", zarr_format=3,
+                                    attributes={ROOT_KEY: attrs})
+            try:
+                yield group
+                update_attrs(group, created=True)
+            except BaseException:
+                with contextlib.suppress(Exception):
+                    _clear(fs, inner)
+                raise
         return
     target = os.path.abspath(inner)
     parent, name = os.path.split(target)
@@ -206,8 +216,9 @@ def creating(path: StorePath, layout: str, version: int, fields: dict[str, Any],
             try:
                 os.rename(building, target)
             except OSError as exc:
-                if os.path.lexists(target):
-                    raise _Appeared(target) from exc
+                if found_at(target) is not None:      # not an empty directory any more
+                    raise _Appeared(f"{target} appeared while swath created a store there "
+                                    "(run the command again)") from exc
                 raise
     except BaseException:
         shutil.rmtree(building, ignore_errors=True)

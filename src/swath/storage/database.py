@@ -65,7 +65,7 @@ from swath.storage.common import (
     update_attrs,
 )
 from swath.storage.creation import creating, found_at
-from swath.storage.integrity import digest
+from swath.storage.integrity import check, digest
 from swath.storage.locking import store_lock
 
 __all__ = [
@@ -238,16 +238,17 @@ def write_database(source: str | os.PathLike[str], store: StorePath, alphabet: A
         }
 
         found = found_at(store)
-        if found is not None and not overwrite:
-            raise OutputExists(f"{display} already exists (use --overwrite, or "
-                               "overwrite=True, to replace it)")
         if found is not None and found.get("layout") != LAYOUT:
             raise OutputExists(f"{display} exists and is not a swath database; swath will not "
                                "delete it (remove it yourself or choose another path)")
+        interrupted = found is not None and found.get("created") is False
+        if found is not None and not overwrite and not interrupted:
+            raise OutputExists(f"{display} already exists (use --overwrite, or "
+                               "overwrite=True, to replace it)")
         with creating(store, LAYOUT, VERSION, attrs, replace=found is not None) as group:
             digests = _write_arrays(group, layout, np.frombuffer(buffer, dtype=np.uint8),
                                     names, progress)
-            update_attrs(group, partition_digests=digests)
+            update_attrs(group, partition_digests=digests.pop("partitions"), digests=digests)
             mark_complete(group)
     logger.info("wrote %s: %d sequences, %d residues, %d partitions (width %d)", display,
                 layout.sequences, layout.residues, layout.partitions, layout.width)
@@ -405,14 +406,19 @@ def partition_bounds(lengths: np.ndarray, size: int) -> np.ndarray:
 
 
 def _write_arrays(group: zarr.Group, layout: _Layout, residues: np.ndarray, names: list[str],
-                  progress: ProgressCallback | None) -> list[int]:
-    """Write the arrays; the digest of each partition (:func:`_partition_digest`)."""
+                  progress: ProgressCallback | None) -> dict[str, Any]:
+    """Write the arrays; the digest of each partition (:func:`_partition_digest`) under
+    ``"partitions"``, and of each per-record and per-target array by its name."""
     n, parts, width = layout.sequences, layout.partitions, max(layout.width, 1)
     chunk = max(1, min(n, _TARGET_CHUNK))
 
+    found: dict[str, Any] = {}
+
     def per_target(name: str, values: np.ndarray, dtype: str, dim: str, fill: int) -> None:
+        values = values.astype(dtype, copy=False)
         group.create_array(name, shape=(n,), dtype=dtype, chunks=(chunk,), fill_value=fill,
-                           dimension_names=(dim,))[:] = values.astype(dtype, copy=False)
+                           dimension_names=(dim,))[:] = values
+        found[name] = digest(values)
 
     ordered = layout.lengths[layout.order]
     group.create_array("partition_bounds", shape=(parts + 1,), dtype="int64",
@@ -431,12 +437,13 @@ def _write_arrays(group: zarr.Group, layout: _Layout, residues: np.ndarray, name
     for first in range(0, n, _NAME_CHUNK):
         name_array[first:first + _NAME_CHUNK] = np.array(names[first:first + _NAME_CHUNK],
                                                          dtype=object)
+    found["names"] = digest(np.array(names, dtype=object))
 
     rows = group.create_array("residues", shape=(parts, width), dtype="uint8",
                               chunks=(1, width), fill_value=PAD,
                               dimension_names=("partition", "position"))
     offsets = np.concatenate([[0], np.cumsum(layout.lengths)]).astype(np.int64)
-    digests = []
+    digests = found["partitions"] = []
     for p in range(parts):
         b0, b1 = int(layout.bounds[p]), int(layout.bounds[p + 1])
         row = np.full(width, PAD, dtype=np.uint8)
@@ -448,7 +455,7 @@ def _write_arrays(group: zarr.Group, layout: _Layout, residues: np.ndarray, name
         logger.debug("partition %d: targets %d:%d, %d residues", p, b0, b1, layout.sizes[p])
         if progress is not None:
             progress("write", p + 1, parts)
-    return digests
+    return found
 
 
 def _partition_digest(residues: np.ndarray, starts: np.ndarray, ids: np.ndarray) -> int:
@@ -711,6 +718,19 @@ class Database:
             raise StoreDamaged(f"{self._path}: damaged: partition {p} no longer matches its "
                                "digest (rebuild the database with swath makedb --overwrite)")
         return residues, offsets, ids
+
+    def damaged(self) -> dict[str, list[Any]]:
+        """The partitions and the per-record and per-target arrays whose data no longer
+        match the digests written with them (a store without digests has none)."""
+        partitions = []
+        for p in range(self.partitions):
+            try:
+                self.partition(p)
+            except (StoreDamaged, StoreIncomplete):
+                partitions.append(p)
+        wholes = self._attrs.get("digests", {})
+        arrays = check(wholes.items(), lambda name: [np.asarray(self._arrays[name][...])])
+        return {"partition": partitions, "array": arrays}
 
     def names(self, ids: Iterable[int] | np.ndarray) -> list[str]:
         """The names of records ``ids`` (indices in the source file), in the order given."""

@@ -32,7 +32,7 @@ from typing import Any
 import fsspec
 from fsspec.implementations.local import LocalFileSystem
 
-from swath.errors import StoreLocked
+from swath.errors import OutputExists, StoreLocked
 from swath.storage.common import StorePath, display
 
 __all__ = ["LOCK_NAME", "acquire_lock", "lock_path", "release_lock", "store_lock"]
@@ -66,6 +66,25 @@ def _holder(raw: bytes) -> str:
     return f"pid {owner['pid']} on {owner.get('host', '?')} since {owner.get('time', '?')}"
 
 
+def _is_lock(raw: bytes) -> bool:
+    """Whether a file's content is a swath lock's: a holder's JSON, or nothing yet (a
+    taker killed between creating it and writing to it)."""
+    if not raw.strip():
+        return True
+    try:
+        owner = json.loads(raw)
+    except (ValueError, UnicodeDecodeError):
+        return False
+    return isinstance(owner, dict) and {"pid", "host"} <= owner.keys()
+
+
+def _same_file(path: str, fd: int) -> bool:
+    try:
+        return os.stat(path).st_ino == os.fstat(fd).st_ino
+    except FileNotFoundError:
+        return False
+
+
 def _lock_local(store: str, lockfile: str) -> None:
     os.makedirs(os.path.dirname(lockfile) or ".", exist_ok=True)
     while True:
@@ -79,13 +98,14 @@ def _lock_local(store: str, lockfile: str) -> None:
             holder = _holder(os.pread(fd, 4096, 0))
             os.close(fd)
             raise StoreLocked(f"{store} is being written by {holder}") from None
-        try:
-            same = os.stat(lockfile).st_ino == os.fstat(fd).st_ino
-        except FileNotFoundError:
-            same = False
-        if same:
+        if _same_file(lockfile, fd):
             break
         os.close(fd)        # the file was released and removed after we opened it
+    if not _is_lock(os.pread(fd, 4096, 0)):
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)
+        raise OutputExists(f"{lockfile} exists and is not a swath lock file; swath will not "
+                           "overwrite it (move it away)")
     os.ftruncate(fd, 0)
     os.pwrite(fd, json.dumps(_owner()).encode(), 0)
     with _HELD_GUARD:
@@ -142,8 +162,9 @@ def release_lock(path: StorePath, *, lockfile: str | None = None) -> None:
             fd = _HELD.pop(inner, None)
         if fd is None:
             return
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(inner)        # while still locked: see the module's docstring
+        if _same_file(inner, fd):   # not one another job made since (its store replaced)
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(inner)    # while still locked: see the module's docstring
         os.close(fd)
     else:
         with contextlib.suppress(FileNotFoundError):
