@@ -16,6 +16,7 @@ import signal
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -38,10 +39,25 @@ def _fasta(path: Path, prefix: str, count: int, length: int, seed: int) -> Path:
     return path
 
 
-def _swath(*argv: str, cwd: Path | None = None, env: dict[str, str] | None = None
-           ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*SWATH, *argv], capture_output=True, text=True, cwd=cwd,
-                          env=env, timeout=600)
+@dataclass(frozen=True)
+class Ran:
+    """How a command ended: as ``subprocess.CompletedProcess`` says it."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def _swath(*argv: str, cwd: Path | None = None) -> Ran:
+    """A swath command run in this process (its kernels stay loaded from one to the
+    next); only the commands a test kills run as processes of their own."""
+    here = os.getcwd()
+    os.chdir(cwd or here)
+    try:
+        result = CliRunner().invoke(main, list(argv))
+    finally:
+        os.chdir(here)
+    return Ran(result.exit_code, result.stdout, result.stderr)
 
 
 def _inspect(store: Path) -> str:
@@ -70,7 +86,7 @@ class Job:
         return ["search", str(self.queries), str(self.root / "db.swdb"), "-o", str(store),
                 "--query-block", "1", "--no-progress"]
 
-    def run(self, store: Path) -> subprocess.CompletedProcess[str]:
+    def run(self, store: Path) -> Ran:
         return _swath(*self.argv(store))
 
     def finish(self, store: Path) -> None:

@@ -34,6 +34,7 @@ import numpy as np
 from swath.alignment import Alignment
 from swath.kernels import get_backend
 from swath.sequences import slice_concatenated
+from swath.storage.common import open_group
 from swath.storage.database import Database
 from swath.storage.results import SearchStore, empty_hits
 
@@ -69,18 +70,21 @@ def _database(path: str) -> Database:
 
 
 def _job_database(job: SearchJob) -> Database:
-    """The job's database as this process has it open, checked to be the one the search
-    started with (a database rebuilt since is opened again, and refused if it differs)."""
+    """The job's database as this process has it open, checked against the store on disk:
+    one rebuilt from another file since the search started is refused; one rebuilt from
+    the same file (another creation id) is opened again."""
     from swath.errors import InputChanged
+    from swath.storage.common import swath_attrs
 
-    if _database(job.database).sha256 != job.database_sha256:
+    current = swath_attrs(open_group(job.database))
+    if current.get("sha256") != job.database_sha256:
+        raise InputChanged(f"{job.store}: its database {job.database} has changed since "
+                           "the search started (another source file); rebuild it from "
+                           "the original, or search again into a new store")
+    if _database(job.database).attrs.get("id") != current.get("id"):
         _database.cache_clear()
         _device_partition.cache_clear()
         _PARTITIONS.forget(job.database)
-        if Database.open(job.database).sha256 != job.database_sha256:
-            raise InputChanged(f"{job.store}: its database {job.database} has changed since "
-                               "the search started (another source file); rebuild it from "
-                               "the original, or search again into a new store")
     return _database(job.database)
 
 
@@ -414,7 +418,7 @@ def prepare(store_path: str, queries: Any, database_path: str, scoring: Any, *, 
 
     if is_local(database_path):
         database_path = local_path(database_path)   # resume works from any directory
-    db = _database(database_path)
+    db = Database.open(database_path)     # as it is now, not as this process cached it
     top_k = max(1, min(top_k, db.sequences))
     inputs = {"database": str(database_path), "database_sha256": db.sha256,
               "queries_sha256": array_digest(queries.residues, queries.offsets),
