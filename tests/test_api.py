@@ -129,3 +129,11 @@ def test_duplicate_names_refused_or_renamed(tmp_path, caplog):
         swath.search(str(fasta), ["ACGTACGTAA"], swath.Scoring.dna(), top_k=1, device="cpu",
                      store=str(tmp_path / "s.zarr"))
     assert "query name 'a' is given twice (records 1 and 3)" in caplog.text
+
+
+def test_top_k_beyond_the_database_keeps_every_hit(tmp_path):
+    # a billion ranks asked of three targets: three kept, nothing allocated for the rest
+    res = swath.search(["MKTAYIAKQR"], ["MKTAYIAKQR", "MKTAYIAKQQ", "WWWW"], top_k=10**9,
+                       device="cpu", store=str(tmp_path / "r.zarr"))
+    assert res.store.top_k == 3
+    assert [hit.target_id for hit in res.hits(0)] == [0, 1, 2]
