@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 from collections.abc import Callable, Sequence
@@ -250,7 +251,6 @@ def search(queries: SequencesLike, database: SequencesLike, scoring: Scoring | N
     >>> res.hits(0)[0].target_id  # doctest: +SKIP
     0
     """
-    import dataclasses
     import tempfile
 
     from swath.engine.cluster import session
@@ -405,8 +405,9 @@ def allpairs(sequences: SequencesLike, scoring: Scoring | None = None, *, mode: 
         raise InvalidParameter(f"block must be a positive integer, got {block!r}")
     if device not in DEVICES:
         raise InvalidParameter(f"device must be one of {', '.join(DEVICES)}, got {device!r}")
-    seqs = unique_names(_sequences(sequences, scoring, wildcard, "sequences"),
-                        rename=rename_duplicates)
+    seqs = _sequences(sequences, scoring, wildcard, "sequences")
+    seqs = dataclasses.replace(seqs, names=unique_names(seqs.names, seqs.source,
+                                                        rename=rename_duplicates))
     if not len(seqs):
         raise InvalidParameter("sequences is empty: give at least one sequence")
     path = store or f"{tempfile.mkdtemp(prefix='swath-')}/allpairs.zarr"

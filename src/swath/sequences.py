@@ -18,7 +18,6 @@ broken FASTQ record, corrupt gzip, a header that is not UTF-8) raises
 
 from __future__ import annotations
 
-import dataclasses
 import gzip
 import logging
 import os
@@ -358,41 +357,40 @@ def duplicate_name(names: Sequence[str]) -> tuple[str, int, int] | None:
     return None
 
 
-def unique_names(seqs: SequenceSet, *, rename: bool = False, what: str = "sequence"
-                 ) -> SequenceSet:
-    """``seqs`` if its names are unique; with ``rename``, a copy whose second, third, ...
-    record of a name is ``NAME_2``, ``NAME_3``, ... (skipping names already taken).
+def unique_names(names: Sequence[str], source: str | None, *, rename: bool = False,
+                 what: str = "sequence") -> tuple[str, ...]:
+    """``names`` if they are unique; with ``rename``, the second, third, ... record of a
+    name as ``NAME_2``, ``NAME_3``, ... (skipping names already taken).
 
     Raises
     ------
     InvalidInput
-        A name is given twice and ``rename`` is false (the message names both records).
+        A name is given twice and ``rename`` is false (the message names both records
+        and ``source``).
 
     Examples
     --------
-    >>> from swath.scoring import Alphabet
-    >>> s = sequence_set(["AC", "GG", "T"], Alphabet("ACGTN", "N"), names=["a", "a", "a_2"])
-    >>> unique_names(s, rename=True).names
+    >>> unique_names(["a", "a", "a_2"], "s.fa", rename=True)
     ('a', 'a_3', 'a_2')
     """
-    found = duplicate_name(seqs.names)
+    found = duplicate_name(names)
     if found is None:
-        return seqs
+        return tuple(names)
     if not rename:
         name, first, second = found
-        raise InvalidInput(f"{seqs.source or 'the input'}: {what} name {name!r} is given twice "
+        raise InvalidInput(f"{source or 'the input'}: {what} name {name!r} is given twice "
                            f"(records {first + 1} and {second + 1}): names must be unique (swath "
                            "makedb and allpairs rename them with --rename-duplicates)")
-    taken, seen, names = set(seqs.names), dict[str, int](), []
-    for name in seqs.names:
+    taken, seen, out = set(names), dict[str, int](), []
+    for name in names:
         seen[name] = count = seen.get(name, 0) + 1
         if count > 1:
             while f"{name}_{count}" in taken:
                 count += 1
             seen[name] = count
             taken.add(name := f"{name}_{count}")
-        names.append(name)
-    return dataclasses.replace(seqs, names=tuple(names))
+        out.append(name)
+    return tuple(out)
 
 
 def encode_sequence(seq: SequenceLike, alphabet: Alphabet, *, wildcard: bool = False,

@@ -55,7 +55,7 @@ import zarr
 
 from swath.errors import InvalidParameter, OutputExists, StoreDamaged, StoreIncomplete
 from swath.scoring import Alphabet
-from swath.sequences import SequenceSet, duplicate_name, iter_records, unique_names
+from swath.sequences import iter_records, unique_names
 from swath.storage.common import (
     StorePath,
     check_layout,
@@ -218,7 +218,7 @@ def write_database(source: str | os.PathLike[str], store: StorePath, alphabet: A
     with store_lock(store, lockfile=database_lock_path(store)):
         source_sha256 = _sha256(source)
         buffer, lengths, names = _read(records, progress)
-        names = _unique(names, os.fspath(source), rename_duplicates)
+        names = list(unique_names(names, os.fspath(source), rename=rename_duplicates))
         logger.info("read %d sequences, %d residues from %s", len(names), len(buffer),
                     os.fspath(source))
         layout = _Layout.build(np.frombuffer(lengths, dtype=np.int64) if len(lengths)
@@ -319,15 +319,6 @@ def _read(records: Iterable[Any], progress: ProgressCallback | None
     if progress is not None:
         progress("read", len(names), None)
     return buffer, lengths, names
-
-
-def _unique(names: list[str], source: str, rename: bool) -> list[str]:
-    """The records' names, made unique or refused (``sequences.unique_names``)."""
-    if duplicate_name(names) is None:
-        return names
-    empty = SequenceSet(tuple(names), tuple(names), np.zeros(0, np.uint8),
-                        np.zeros(len(names) + 1, np.int64), source)
-    return list(unique_names(empty, rename=rename).names)
 
 
 @dataclass(frozen=True)

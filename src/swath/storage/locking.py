@@ -55,27 +55,27 @@ def _owner() -> dict[str, Any]:
             "time": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
 
 
-def _holder(raw: bytes) -> str:
-    """Who holds a lock, from its file's content, for a message."""
+def _owner_in(raw: bytes) -> dict[str, Any] | None:
+    """The holder a lock file names, or None when it names none."""
     try:
         owner = json.loads(raw)
     except (ValueError, UnicodeDecodeError):
-        owner = None
-    if not isinstance(owner, dict) or "pid" not in owner:
+        return None
+    return owner if isinstance(owner, dict) and {"pid", "host"} <= owner.keys() else None
+
+
+def _holder(raw: bytes) -> str:
+    """Who holds a lock, from its file's content, for a message."""
+    owner = _owner_in(raw)
+    if owner is None:
         return "another job"
-    return f"pid {owner['pid']} on {owner.get('host', '?')} since {owner.get('time', '?')}"
+    return f"pid {owner['pid']} on {owner['host']} since {owner.get('time', '?')}"
 
 
 def _is_lock(raw: bytes) -> bool:
-    """Whether a file's content is a swath lock's: a holder's JSON, or nothing yet (a
-    taker killed between creating it and writing to it)."""
-    if not raw.strip():
-        return True
-    try:
-        owner = json.loads(raw)
-    except (ValueError, UnicodeDecodeError):
-        return False
-    return isinstance(owner, dict) and {"pid", "host"} <= owner.keys()
+    """Whether a file's content is a swath lock's: a holder, or nothing yet (a taker
+    killed between creating it and writing to it)."""
+    return not raw.strip() or _owner_in(raw) is not None
 
 
 def _same_file(path: str, fd: int) -> bool:

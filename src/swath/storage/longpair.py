@@ -254,14 +254,12 @@ class AlignmentStore(LayoutStore):
     def forget(self, damage: dict[str, list[Any]]) -> None:
         """After damage: go back to the first phase whose output is lost (damaged tiles
         or segments: phase 2; damaged pieces or CIGAR: the assembly)."""
-        attrs = swath_attrs(self.group)
-        drop = ["alignment"]
+        super().forget(damage)
+        drop = {"alignment"}
         if damage.get("tile") or "segment" in damage.get("array", []):
-            drop += ["segments", "end"]
-        digests = {k: v for k, v in attrs.get("digests", {}).items()
-                   if k not in damage.get("array", [])}
-        attrs = {k: v for k, v in attrs.items() if k not in drop} | {"digests": digests}
-        self.group.attrs[ROOT_KEY] = attrs
+            drop |= {"segments", "end"}
+        self.group.attrs[ROOT_KEY] = {k: v for k, v in swath_attrs(self.group).items()
+                                      if k not in drop}
         self.reload_attrs()
 
     def cigar(self) -> str:
