@@ -13,7 +13,7 @@ import pytest
 
 import swath
 from swath.testing import reference_align, rescore
-from tests.conftest import DNA, PROTEIN, parasail_score
+from tests.helpers import DNA, PROTEIN, parasail_score
 
 Q = "MKTAYIAKQRQISFVKSHFSRQLEERLGLIEVQAPILSRVGDGTQDNLSGAEKAVQVKVKALPDAQFEVV"
 T = "MKTAYIAKQRQISFVKSHFSRQDERLGLIEVQAPILSRVGGTQDNLSGAEKAVQVKVKALPDAQFEVVHV"

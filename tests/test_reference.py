@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 
 from swath.testing import reference_align, rescore
-from tests.conftest import biopython_score, pairs, parasail_score
+from tests.helpers import biopython_score, pairs, parasail_score
 
 
 @pytest.mark.parametrize("mode", ["local", "global", "semiglobal"])
@@ -29,7 +29,7 @@ def test_reference_equals_biopython(mode, case):
 
 
 def test_semiglobal_aligns_the_whole_query_inside_the_target():
-    from tests.conftest import DNA
+    from tests.helpers import DNA
 
     query = DNA.alphabet.encode("ACGTTGCA")
     target = DNA.alphabet.encode("GGGGACGTTGCAGGGG")

@@ -2,17 +2,9 @@
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Iterator
-
 import pytest
 
 
 @pytest.fixture(autouse=True)
-def _restore_logging() -> Iterator[None]:
-    """The CLI configures the 'swath' logger; leave it as it was for other tests."""
-    logger = logging.getLogger("swath")
-    level, handlers = logger.level, list(logger.handlers)
-    yield
-    logger.setLevel(level)
-    logger.handlers[:] = handlers
+def _restore_logging(restore_logging: None) -> None:
+    """Every command configures the 'swath' logger: each test leaves it as it was."""

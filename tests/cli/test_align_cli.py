@@ -17,6 +17,7 @@ from click.testing import CliRunner, Result
 import swath
 from swath.cli import main, options
 from swath.cli.options import build_scoring
+from tests.helpers import write_fasta
 
 ROOT = Path(__file__).resolve().parents[2]
 SRC = ROOT / "src"
@@ -33,8 +34,8 @@ DNA_T = ("TTTT" + DNA_Q[:15] + "GG" + DNA_Q[15:30] + ("A" if DNA_Q[30] != "A" el
 
 
 def fasta(path: Path, *records: tuple[str, str]) -> str:
-    path.write_text("".join(f">{name} some description\n{seq}\n" for name, seq in records))
-    return str(path)
+    """A FASTA file of ``records``, each header with a description after the name."""
+    return str(write_fasta(path, [(f"{name} some description", seq) for name, seq in records]))
 
 
 def run(*args: str) -> Result:

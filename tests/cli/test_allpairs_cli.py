@@ -15,7 +15,7 @@ import swath
 from swath.cli import main
 from swath.pairs import TABLE_COLUMNS
 from swath.sequences import read_sequences
-from tests.conftest import DNA
+from tests.helpers import DNA, write_fasta
 
 pytestmark = pytest.mark.slow
 
@@ -57,11 +57,9 @@ def fasta(tmp_path_factory) -> Path:
     seqs += [rng.integers(0, 4, int(n)).astype(np.uint8) for n in rng.integers(40, 400, 6)]
     order = rng.permutation(len(seqs))
     root = tmp_path_factory.mktemp("allpairs")
-    path = root / "seqs.fasta"
-    path.write_text("".join(f">s{k}\n{DNA.alphabet.decode(seqs[i])}\n"
-                            for k, i in enumerate(order)))
-    (root / "empty.fasta").write_text("")
-    return path
+    write_fasta(root / "empty.fasta", [])
+    return write_fasta(root / "seqs.fasta", [(f"s{k}", DNA.alphabet.decode(seqs[i]))
+                                             for k, i in enumerate(order)])
 
 
 def run_args(fasta: Path, out: str, *extra: str) -> list[str]:

@@ -25,7 +25,7 @@ from swath.engine import longpair
 from swath.storage.longpair import AlignmentStore
 from swath.testing import rescore
 from swath.views import RECORD_FIELDS, alignment_record
-from tests.conftest import DNA, lose_worker_at
+from tests.helpers import DNA, lose_worker_at, write_fasta
 
 pytestmark = pytest.mark.slow
 
@@ -62,15 +62,6 @@ def small_splits() -> Iterator[None]:
         yield
 
 
-@pytest.fixture(scope="module")
-def cluster() -> Iterator[Any]:
-    from distributed import Client, LocalCluster
-
-    with LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
-                      dashboard_address=":0") as c, Client(c) as client:
-        yield client
-
-
 def prepare(path: str, kind: str, mode: str) -> longpair.PairJob:
     """The job of a store of ``kind``, as ``swath align -o`` (``--score-only``) makes it
     on the CPU (origins) or on a GPU (splits: no origins)."""
@@ -80,14 +71,14 @@ def prepare(path: str, kind: str, mode: str) -> longpair.PairJob:
 
 
 @pytest.fixture(scope="module")
-def stores(cluster, tmp_path_factory) -> dict[tuple[str, str], tuple[str, Any]]:
+def stores(client, tmp_path_factory) -> dict[tuple[str, str], tuple[str, Any]]:
     """Finished stores of every kind, local and global: (path, the job's result)."""
     root = tmp_path_factory.mktemp("stores")
     made = {}
     for kind in KINDS:
         for mode in ("local", "global"):
             path = str(root / f"{kind}-{mode}.zarr")
-            made[kind, mode] = path, longpair.run(prepare(path, kind, mode), cluster)
+            made[kind, mode] = path, longpair.run(prepare(path, kind, mode), client)
     return made
 
 
@@ -182,24 +173,24 @@ def database(tmp_path_factory) -> tuple[str, str, list[str]]:
     queries = [seqs[3][10:70], seqs[8][5:60] + "ACGTAC" + seqs[8][60:100],
                DNA.alphabet.decode(rng.integers(0, 4, 50).astype(np.uint8))]
     root = tmp_path_factory.mktemp("search")
-    (root / "db.fasta").write_text("".join(f">d{i}\n{s}\n" for i, s in enumerate(seqs)))
-    (root / "q.fasta").write_text("".join(f">q{i}\n{s}\n" for i, s in enumerate(queries)))
+    write_fasta(root / "db.fasta", [(f"d{i}", s) for i, s in enumerate(seqs)])
+    write_fasta(root / "q.fasta", [(f"q{i}", s) for i, s in enumerate(queries)])
     made = invoke("makedb", str(root / "db.fasta"), str(root / "db.swdb"), "--dna",
                   "--partition-residues", "300", "--no-progress")
     assert made.exit_code == 0, made.output
     return str(root / "q.fasta"), str(root / "db.swdb"), queries
 
 
-def search(cluster, database, path: str, mode: str = "local") -> swath.SearchResult:
+def search(client, database, path: str, mode: str = "local") -> swath.SearchResult:
     q, db, _ = database
-    return swath.search(q, db, scoring=DNA, mode=mode, top_k=2, client=cluster, store=path,
+    return swath.search(q, db, scoring=DNA, mode=mode, top_k=2, client=client, store=path,
                         device="cpu", query_block=1)
 
 
 @pytest.mark.parametrize("mode", ["local", "global"])
-def test_inspect_prints_every_hit_of_a_search_store(cluster, database, tmp_path, mode):
+def test_inspect_prints_every_hit_of_a_search_store(client, database, tmp_path, mode):
     path = str(tmp_path / "s.zarr")
-    result = search(cluster, database, path, mode)
+    result = search(client, database, path, mode)
     rows = result.to_table()
     assert len(rows) == 6 and rows[0][:2] == ("q0", "d3") and rows[2][:2] == ("q1", "d8")
     tsv = invoke("inspect", path)                                   # tsv: the default
@@ -217,9 +208,9 @@ def test_inspect_prints_every_hit_of_a_search_store(cluster, database, tmp_path,
     assert text.stdout.count("# CIGAR:") == 6 and f"# CIGAR:        {rows[0][13]}" in text.stdout
 
 
-def test_plot_of_a_search_store_is_refused_in_one_line(cluster, database, tmp_path):
+def test_plot_of_a_search_store_is_refused_in_one_line(client, database, tmp_path):
     path = str(tmp_path / "s.zarr")
-    search(cluster, database, path)
+    search(client, database, path)
     png = tmp_path / "p.png"
     refused = invoke("inspect", path, "--plot", str(png))
     assert refused.exit_code == 2 and not png.exists()
@@ -231,14 +222,14 @@ def test_plot_of_a_search_store_is_refused_in_one_line(cluster, database, tmp_pa
 # resume
 
 
-def stop_in_tiles(job: longpair.PairJob, cluster: Any, monkeypatch: Any) -> None:
+def stop_in_tiles(job: longpair.PairJob, client: Any, monkeypatch: Any) -> None:
     """Phase 1 stopped: the first tile row and a tile of the next done."""
     for tj in range(AlignmentStore.open(job.store, complete=False).tiles[1]):
         longpair.run_tile(job, 0, tj)
     longpair.run_tile(job, 1, 0)
 
 
-def stop_after_tiles(job: longpair.PairJob, cluster: Any, monkeypatch: Any) -> None:
+def stop_after_tiles(job: longpair.PairJob, client: Any, monkeypatch: Any) -> None:
     """Phase 1 done, nothing after it (stopped before the path is found)."""
     rows, cols = AlignmentStore.open(job.store, complete=False).tiles
     for ti in range(rows):
@@ -246,11 +237,11 @@ def stop_after_tiles(job: longpair.PairJob, cluster: Any, monkeypatch: Any) -> N
             longpair.run_tile(job, ti, tj)
 
 
-def stop_in_segments(job: longpair.PairJob, cluster: Any, monkeypatch: Any) -> None:
+def stop_in_segments(job: longpair.PairJob, client: Any, monkeypatch: Any) -> None:
     """Phase 3 stopped: a task of segments lost, the others done."""
     real = lose_worker_at(monkeypatch, longpair, "run_segments", 2)
     with pytest.raises(RuntimeError, match="worker lost"):
-        longpair.run(job, cluster)
+        longpair.run(job, client)
     monkeypatch.setattr(longpair, "run_segments", real)
 
 
@@ -258,9 +249,9 @@ STOPS: dict[str, Callable[..., None]] = {"tiles": stop_in_tiles, "after-tiles": 
                                          "segments": stop_in_segments}
 
 
-def resume(path: str, cluster: Any) -> Result:
+def resume(path: str, client: Any) -> Result:
     return invoke("resume", path, "--no-progress", "--device", "cpu",
-                  "--scheduler", cluster.scheduler.address)
+                  "--scheduler", client.scheduler.address)
 
 
 def printed(path: str) -> list[str]:
@@ -277,10 +268,10 @@ def printed(path: str) -> list[str]:
     ("scores", "tiles"),
 ])
 def test_resume_finishes_a_stopped_alignment_store_as_an_uninterrupted_run(
-        stores, cluster, tmp_path, monkeypatch, kind, stop):
+        stores, client, tmp_path, monkeypatch, kind, stop):
     path = str(tmp_path / "x.zarr")
     job = prepare(path, kind, "local")
-    STOPS[stop](job, cluster, monkeypatch)
+    STOPS[stop](job, client, monkeypatch)
     partial = AlignmentStore.open(path, complete=False)
     assert partial.attrs["complete"] is False
     if stop == "segments":
@@ -289,7 +280,7 @@ def test_resume_finishes_a_stopped_alignment_store_as_an_uninterrupted_run(
     unfinished = invoke("inspect", path)
     assert unfinished.exit_code == 2 and f"swath resume {path}" in unfinished.output
     assert len(unfinished.output.splitlines()) == 1
-    resumed = resume(path, cluster)
+    resumed = resume(path, client)
     assert resumed.exit_code == 0, resumed.output
     assert f"swath: {path} is complete" in resumed.output
     whole, _ = stores[kind, "local"]
@@ -299,32 +290,32 @@ def test_resume_finishes_a_stopped_alignment_store_as_an_uninterrupted_run(
         assert opened.cigar() == AlignmentStore.open(whole).cigar()
 
 
-def test_resume_finishes_a_search_store_with_a_unit_lost(cluster, database, tmp_path,
+def test_resume_finishes_a_search_store_with_a_unit_lost(client, database, tmp_path,
                                                           monkeypatch):
     from swath.engine import search as engine
 
     whole = str(tmp_path / "whole.zarr")
-    search(cluster, database, whole)
+    search(client, database, whole)
     path = str(tmp_path / "x.zarr")
     real = lose_worker_at(monkeypatch, engine, "write_unit", 1)
     with pytest.raises(RuntimeError, match="worker lost"):
-        search(cluster, database, path)
+        search(client, database, path)
     monkeypatch.setattr(engine, "write_unit", real)
     unfinished = invoke("inspect", path)
     assert unfinished.exit_code == 2 and f"swath resume {path}" in unfinished.output
-    resumed = resume(path, cluster)
+    resumed = resume(path, client)
     assert resumed.exit_code == 0, resumed.output
     assert printed(path) == printed(whole)
 
 
 @pytest.mark.parametrize("kind", [*KINDS, "search"])
-def test_resume_of_a_finished_store_does_nothing_and_says_so(stores, cluster, database,
+def test_resume_of_a_finished_store_does_nothing_and_says_so(stores, client, database,
                                                              tmp_path, monkeypatch, kind):
     from swath.engine import search as engine
 
     if kind == "search":
         path = str(tmp_path / "s.zarr")
-        search(cluster, database, path)
+        search(client, database, path)
     else:
         path = stores[kind, "local"][0]
     before = printed(path)

@@ -19,7 +19,7 @@ import pytest
 
 from swath.sequences import read_sequences
 from swath.testing import reference_align
-from tests.conftest import DNA, PROTEIN
+from tests.helpers import DNA, PROTEIN, write_fasta
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
@@ -52,8 +52,8 @@ def test_makedb_search_inspect_tsv(tmp_path):
     letters = "ACDEFGHIKLMNPQRSTVWY"
     db = {f"d{i}": "".join(rng.choices(letters, k=rng.randint(30, 90))) for i in range(8)}
     queries = {"qa": db["d3"][5:60], "qb": "".join(rng.choices(letters, k=50))}
-    (tmp_path / "db.fasta").write_text("".join(f">{k}\n{v}\n" for k, v in db.items()))
-    (tmp_path / "q.fasta").write_text("".join(f">{k}\n{v}\n" for k, v in queries.items()))
+    write_fasta(tmp_path / "db.fasta", db.items())
+    write_fasta(tmp_path / "q.fasta", queries.items())
 
     swath_cli("makedb", "db.fasta", "db.swdb", "--no-progress", cwd=tmp_path)
     swath_cli("search", "q.fasta", "db.swdb", "-o", "r.zarr", "--top-k", "3", "--device", "cpu",
@@ -94,14 +94,14 @@ def test_long_pair_in_tiles_then_inspect_json(tmp_path):
     rng = random.Random(11)
     a = "".join(rng.choices("ACGT", k=260))
     b = "TTGACA" + a[:100] + "G" + a[100:180] + a[186:] + "CCAT"
-    (tmp_path / "a.fa").write_text(f">chrA\n{a}\n")
-    (tmp_path / "b.fa").write_text(f">chrB\n{b}\n")
+    write_fasta(tmp_path / "a.fa", [("chrA", a)])
+    write_fasta(tmp_path / "b.fa", [("chrB", b)])
 
     swath_cli("align", "--dna", "a.fa", "b.fa", "-o", "pair.zarr", "--tile-size", "64",
               "--device", "cpu", "--no-progress", cwd=tmp_path)
     record = json.loads(swath_cli("inspect", "pair.zarr", "--format", "json", cwd=tmp_path))
 
-    # --dna's defaults (README): match 2, mismatch -3, gaps 5/2, as tests.conftest.DNA
+    # --dna's defaults (README): match 2, mismatch -3, gaps 5/2, as tests.helpers.DNA
     want = reference_align(DNA.alphabet.encode(a), DNA.alphabet.encode(b), DNA, "local")
     assert {k: record[k] for k in ("query_id", "target_id", "score", "query_start",
                                    "query_end", "target_start", "target_end", "cigar")} == {

@@ -12,7 +12,7 @@ from click.testing import CliRunner, Result
 import swath
 from swath.cli import main
 from swath.storage.longpair import AlignmentStore
-from tests.conftest import DNA
+from tests.helpers import DNA, write_fasta
 
 pytestmark = pytest.mark.slow
 
@@ -26,10 +26,8 @@ def run(*args: str) -> Result:
 
 @pytest.fixture
 def pair(tmp_path: Path) -> tuple[str, str]:
-    a, b = tmp_path / "a.fasta", tmp_path / "b.fasta"
-    a.write_text(f">chrA first genome\n{A}\n")
-    b.write_text(f">chrB second genome\n{B}\n")
-    return str(a), str(b)
+    return (str(write_fasta(tmp_path / "a.fasta", [("chrA first genome", A)])),
+            str(write_fasta(tmp_path / "b.fasta", [("chrB second genome", B)])))
 
 
 DNA_OPTIONS = ["--dna", "--match", "2", "--mismatch", "-3", "--gap-open", "5",

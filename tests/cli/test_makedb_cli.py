@@ -11,6 +11,7 @@ from click.testing import CliRunner, Result
 from swath.cli import main
 from swath.scoring import Scoring
 from swath.storage.database import Database
+from tests.helpers import write_fasta
 
 
 def run(*args: str) -> Result:
@@ -30,9 +31,8 @@ def assert_one_line_error(result: Result, *needles: str) -> None:
 
 @pytest.fixture
 def fasta(tmp_path: Path) -> Path:
-    path = tmp_path / "db.fasta"
-    path.write_text(">a first\nMKVLA\n>b\nWW\n>c third\nMKV\n")
-    return path
+    return write_fasta(tmp_path / "db.fasta", [("a first", "MKVLA"), ("b", "WW"),
+                                               ("c third", "MKV")])
 
 
 def test_listed_in_help() -> None:

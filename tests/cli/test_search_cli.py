@@ -9,17 +9,9 @@ import pytest
 from click.testing import CliRunner
 
 from swath.cli import main
+from tests.helpers import write_fasta
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(scope="module")
-def cluster():
-    from distributed import LocalCluster
-
-    with LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
-                      dashboard_address=":0") as c:
-        yield c
 
 
 @pytest.fixture(scope="module")
@@ -28,9 +20,9 @@ def files(tmp_path_factory):
     letters = np.array(list("ACDEFGHIKLMNPQRSTVWY"))
     seqs = ["".join(rng.choice(letters, int(n))) for n in rng.integers(40, 300, 80)]
     root = tmp_path_factory.mktemp("cli-search")
-    (root / "db.fasta").write_text("".join(f">d{i}\n{s}\n" for i, s in enumerate(seqs)))
-    (root / "q.fasta").write_text(f">qa\n{seqs[5][:120]}\n>qb\n{seqs[60]}\n")
-    (root / "dna.fasta").write_text(">x\nACGTACGTAC\n")
+    write_fasta(root / "db.fasta", [(f"d{i}", s) for i, s in enumerate(seqs)])
+    write_fasta(root / "q.fasta", [("qa", seqs[5][:120]), ("qb", seqs[60])])
+    write_fasta(root / "dna.fasta", [("x", "ACGTACGTAC")])
     run = CliRunner().invoke(main, ["makedb", str(root / "db.fasta"), str(root / "db.swdb"),
                                     "--partition-residues", "4000", "--no-progress"])
     assert run.exit_code == 0, run.output
@@ -186,7 +178,7 @@ def test_user_statistics_for_unpublished_gap_costs(files, cluster, tmp_path):
 def test_inspect_refuses_an_unfinished_store(files, tmp_path):
     from swath.sequences import sequence_set
     from swath.storage.results import SearchStore
-    from tests.conftest import PROTEIN
+    from tests.helpers import PROTEIN
 
     store = str(tmp_path / "half.zarr")
     SearchStore.create(store, sequence_set(["ACDE"], PROTEIN.alphabet), top_k=2, query_block=1,

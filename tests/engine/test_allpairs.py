@@ -14,7 +14,7 @@ from swath.engine import allpairs as engine
 from swath.engine.allpairs import boxes, union
 from swath.identity import identity
 from swath.storage.allpairs import NO_SCORE, AllPairsStore
-from tests.conftest import DNA, PROTEIN, lose_worker_at, parasail_score
+from tests.helpers import DNA, PROTEIN, lose_worker_at, parasail_score
 
 MODES = ("global", "semiglobal", "local")
 

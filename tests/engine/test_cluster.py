@@ -39,10 +39,9 @@ def _double(x: int) -> int:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("kind", ["in process", "on a cluster"])
-def test_runners_report_each_result_and_raise_task_errors(kind):
+def test_runners_report_each_result_and_raise_task_errors(kind, request):
     """Both runners call back once per task with its result, and re-raise a task's
     error; ``call`` polls while a long call runs."""
-    from distributed import Client, LocalCluster
 
     def check(where):
         got: list[int] = []
@@ -60,8 +59,6 @@ def test_runners_report_each_result_and_raise_task_errors(kind):
     if kind == "in process":
         check(InProcess(2, "CPU"))
         return
-    with LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
-                      dashboard_address=":0") as c, Client(c) as client:
-        where = runner(client)
-        assert isinstance(where, OnCluster) and runner(where) is where
-        check(where)
+    where = runner(request.getfixturevalue("client"))
+    assert isinstance(where, OnCluster) and runner(where) is where
+    check(where)

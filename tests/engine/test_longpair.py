@@ -13,30 +13,13 @@ import numpy as np
 import pytest
 
 import swath
-from swath.alignment import cigar_from_path
 from swath.engine import cluster, longpair
-from swath.kernels.cpu.traceback import align_pair
 from swath.kernels.tile_origins import START, E, F, H
 from swath.storage.longpair import AlignmentStore
 from swath.testing import rescore
-from tests.conftest import DNA, PROTEIN, lose_worker_at
+from tests.helpers import DNA, PROTEIN, lose_worker_at, related_pair, whole_matrix
 
 pytestmark = pytest.mark.slow
-
-
-def related_pair(rng, length, alphabet):
-    """A sequence and a mutated copy inside random flanks: substitutions, and gaps of
-    1 to 12 residues on both sides (the path crosses tiles in H, E and F states)."""
-    a = rng.integers(0, alphabet, length).astype(np.uint8)
-    b = a.copy()
-    for _ in range(max(1, length // 15)):
-        at, size = int(rng.integers(0, len(b))), int(rng.integers(1, 13))
-        b = np.delete(b, slice(at, at + size)) if rng.random() < 0.5 else \
-            np.insert(b, at, rng.integers(0, alphabet, size).astype(np.uint8))
-    b[rng.integers(0, len(b), len(b) // 10)] = rng.integers(0, alphabet, len(b) // 10)
-    flank = [rng.integers(0, alphabet, int(rng.integers(0, 40))).astype(np.uint8)
-             for _ in range(2)]
-    return a, np.concatenate([flank[0], b, flank[1]]).astype(np.uint8)
 
 
 def random_jobs(seed, count, lengths):
@@ -47,12 +30,6 @@ def random_jobs(seed, count, lengths):
         scoring, alphabet = (DNA, 4) if trial % 2 else (PROTEIN, 20)
         a, b = related_pair(rng, int(rng.integers(*lengths)), alphabet)
         yield trial, scoring, a, b, (int(rng.integers(5, 60)), int(rng.integers(5, 60)))
-
-
-def whole_matrix(a, b, scoring, mode):
-    score, qs, qe, ts, te, ops = align_pair(a, b, scoring.matrix, scoring.gap_open,
-                                            scoring.gap_extend, mode)
-    return swath.Alignment(score, qs, qe, ts, te, cigar_from_path(ops, a, b, qs, ts), mode)
 
 
 @pytest.mark.parametrize("mode", ["local", "global", "semiglobal"])

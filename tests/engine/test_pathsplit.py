@@ -13,8 +13,7 @@ from swath.engine import pathsplit
 from swath.kernels import get_backend
 from swath.kernels.tile_origins import F, H
 from swath.testing import rescore
-from tests.conftest import DNA, PROTEIN
-from tests.engine.test_longpair import related_pair, whole_matrix
+from tests.helpers import DNA, PROTEIN, related_pair, whole_matrix
 
 
 def alignment_of(spans, a, b, scoring, mode, end):

@@ -18,7 +18,7 @@ import swath
 from swath.engine.search import _NONE, _device_top, _top
 from swath.storage.database import write_database
 from swath.storage.results import SearchStore
-from tests.conftest import PROTEIN, lose_worker_at
+from tests.helpers import PROTEIN, lose_worker_at, write_fasta
 
 pytestmark = pytest.mark.slow
 
@@ -36,10 +36,8 @@ def data(tmp_path_factory):
             q[k] = letters[int(rng.integers(0, 20))]
         queries.append("".join(q))
     root = tmp_path_factory.mktemp("search")
-    fasta = root / "db.fasta"
-    fasta.write_text("".join(f">t{i} protein {i}\n{s}\n" for i, s in enumerate(seqs)))
-    qfasta = root / "q.fasta"
-    qfasta.write_text("".join(f">q{i}\n{s}\n" for i, s in enumerate(queries)))
+    fasta = write_fasta(root / "db.fasta", [(f"t{i} protein {i}", s) for i, s in enumerate(seqs)])
+    qfasta = write_fasta(root / "q.fasta", [(f"q{i}", s) for i, s in enumerate(queries)])
     db = root / "db.swdb"
     write_database(fasta, str(db), PROTEIN.alphabet, partition_residues=9000)
     return {"seqs": seqs, "queries": queries, "db": str(db), "qfasta": str(qfasta),

@@ -26,6 +26,7 @@ from click.testing import CliRunner
 from swath.cli import main
 from swath.errors import StoreLocked
 from swath.storage.locking import acquire_lock, release_lock
+from tests.helpers import write_fasta
 
 SWATH = [sys.executable, "-m", "swath"]
 FULL = os.environ.get("SWATH_FAULT_FULL") == "1"
@@ -34,9 +35,8 @@ AMINO = "ACDEFGHIKLMNPQRSTVWY"
 
 def _fasta(path: Path, prefix: str, count: int, length: int, seed: int) -> Path:
     rng = random.Random(seed)
-    path.write_text("".join(f">{prefix}{i}\n{''.join(rng.choices(AMINO, k=length))}\n"
-                            for i in range(count)))
-    return path
+    return write_fasta(path, [(f"{prefix}{i}", "".join(rng.choices(AMINO, k=length)))
+                              for i in range(count)])
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ score_many(q, np.array([0, 30]), t, np.arange(0, 301, 30), sc.matrix, 11, 1, "lo
 @pytest.mark.slow
 def test_a_second_process_compiles_no_search_kernel(tmp_path):
     """A kernel that misses numba's cache in every process costs each command its compile
-    time (1.5 s for the lanes kernel, once) and adds an entry to the cache each time."""
+    time and adds an entry to the cache each time."""
     env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path), "NUMBA_DEBUG_CACHE": "1"}
 
     def run() -> str:

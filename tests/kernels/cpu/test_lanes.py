@@ -14,7 +14,7 @@ from swath.kernels.cpu.lanes import (
     padded_matrix,
     query_chunks,
 )
-from tests.conftest import PROTEIN
+from tests.helpers import PROTEIN
 
 
 def run_narrow(mode: str, query: np.ndarray, targets: list[np.ndarray], dtype=np.int16):

@@ -9,7 +9,7 @@ import textwrap
 import numpy as np
 import pytest
 
-from tests.conftest import DNA, PROTEIN
+from tests.helpers import DNA, PROTEIN
 
 SCRIPT = textwrap.dedent("""
     import resource, numpy as np, swath

@@ -7,12 +7,10 @@ These run without a GPU (and in CI without CuPy) on a fake ``cupy`` put in
 
 from __future__ import annotations
 
-import importlib.abc
 import logging
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
-from types import ModuleType, SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -30,130 +28,18 @@ from swath.errors import (
     SwathError,
 )
 from swath.kernels import get_backend, gpu_count, probe_in_background
-from tests.conftest import DNA
+from tests.helpers import (
+    DNA,
+    CUDADriverError,
+    CUDARuntimeError,
+    OutOfMemoryError,
+    fake_cupy,
+)
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 EXAMPLES = ROOT / "examples"
-GPU_MODULES = ("swath.kernels.gpu", "swath.kernels.gpu._cuda", "swath.kernels.gpu.scores",
-               "swath.kernels.gpu.tiles", "swath.kernels.gpu.traceback")
-# what cupy-cuda12x prints when it meets a CUDA 13 machine (cupy/__init__.py)
-CUPY_IMPORT_ERROR = """
-================================================================
-Failed to import CuPy.
-
-If you installed CuPy via wheels (cupy-cudaXXX or cupy-rocm-X-X), make sure that the
-package matches with the version of CUDA or ROCm installed.
-
-Original error:
-  ImportError: libcudart.so.12: cannot open shared object file: No such file or directory
-================================================================
-"""
 NVRTC_LOG = ('/tmp/tmpq1w2e3/3f9e0c.cu(41): error: identifier "lane_max" is undefined\n\n'
              '1 error detected in the compilation of "/tmp/tmpq1w2e3/3f9e0c.cu".\n')
-
-
-class CUDARuntimeError(RuntimeError):
-    """As CuPy's: ``status`` and the message ``cudaErrorName: text``."""
-
-    def __init__(self, status: int, text: str) -> None:
-        self.status = status
-        super().__init__(text)
-
-
-class CUDADriverError(RuntimeError):
-    def __init__(self, status: int, text: str) -> None:
-        self.status = status
-        super().__init__(text)
-
-
-class OutOfMemoryError(MemoryError):
-    """As ``cupy.cuda.memory.OutOfMemoryError``."""
-
-    def __init__(self, size: int, total: int) -> None:
-        super().__init__(f"Out of memory allocating {size:,} bytes "
-                         f"(allocated so far: {total:,} bytes).")
-
-
-class CompileException(Exception):
-    """As ``cupy.cuda.compiler.CompileException``: the NVRTC log is the message."""
-
-
-def fake_cupy(devices: int | Exception = 1, probe: Exception | None = None,
-              compile_log: str | None = None) -> ModuleType:
-    """A ``cupy`` whose ``getDeviceCount`` returns or raises ``devices``, whose kernels
-    fail with ``probe`` (the probe kernel) or fail to compile with ``compile_log``
-    (``RawModule``), and whose arrays are NumPy's."""
-
-    def device_count() -> int:
-        if isinstance(devices, Exception):
-            raise devices
-        return devices
-
-    class RawKernel:
-        def __init__(self, code: str, name: str) -> None:
-            self.name = name
-
-        def __call__(self, grid: tuple, block: tuple, args: tuple) -> None:
-            if probe is not None:
-                raise probe
-            args[0][0] = 7
-
-    class RawModule:
-        def __init__(self, **kwargs: Any) -> None:
-            self.options = kwargs
-
-        def get_function(self, name: str) -> RawKernel:
-            if compile_log is not None:
-                raise CompileException(compile_log)
-            return RawKernel("", name)
-
-    cupy = ModuleType("cupy")
-    cupy.cuda = SimpleNamespace(  # type: ignore[attr-defined]
-        runtime=SimpleNamespace(getDeviceCount=device_count, CUDARuntimeError=CUDARuntimeError,
-                                memGetInfo=lambda: (3 * 2**30, 80 * 2**30)),
-        driver=SimpleNamespace(CUDADriverError=CUDADriverError),
-        memory=SimpleNamespace(OutOfMemoryError=OutOfMemoryError),
-        compiler=SimpleNamespace(CompileException=CompileException),
-        Device=lambda: SimpleNamespace(id=0))
-    for name in ("int32", "zeros", "ones", "empty", "asarray", "ndarray"):
-        setattr(cupy, name, getattr(np, name))
-    cupy.RawKernel = RawKernel  # type: ignore[attr-defined]
-    cupy.RawModule = RawModule  # type: ignore[attr-defined]
-    cupy.get_default_memory_pool = lambda: SimpleNamespace(  # type: ignore[attr-defined]
-        free_bytes=lambda: 2**30)
-    return cupy
-
-
-class _RefuseCupy(importlib.abc.MetaPathFinder):
-    """``import cupy`` fails as a CuPy built for another CUDA major does."""
-
-    def find_spec(self, name: str, path: Any, target: Any = None) -> None:
-        if name == "cupy":
-            raise ImportError(CUPY_IMPORT_ERROR)
-
-
-@pytest.fixture
-def use_cupy(monkeypatch: pytest.MonkeyPatch
-             ) -> Iterator[Callable[[ModuleType | str | None], None]]:
-    """``use_cupy(module)``: ``import cupy`` gives ``module`` (``None``: CuPy is not
-    installed; ``"broken"``: the import fails), the GPU is probed afresh, and the GPU
-    backend is imported anew; all restored afterwards."""
-    for name in GPU_MODULES:
-        monkeypatch.delitem(sys.modules, name, raising=False)
-    monkeypatch.delattr(swath.kernels, "gpu", raising=False)
-
-    def use(module: ModuleType | str | None) -> None:
-        if module == "broken":
-            monkeypatch.delitem(sys.modules, "cupy", raising=False)
-            monkeypatch.setattr(sys, "meta_path", [_RefuseCupy(), *sys.meta_path])
-        else:
-            monkeypatch.setitem(sys.modules, "cupy", module)
-
-    swath.kernels._gpu_state.cache_clear()
-    swath.kernels._warn_cpu_fallback.cache_clear()
-    yield use
-    swath.kernels._gpu_state.cache_clear()
-    swath.kernels._warn_cpu_fallback.cache_clear()
 
 
 def warnings_of(caplog: pytest.LogCaptureFixture) -> list[str]:
@@ -337,15 +223,6 @@ def test_every_backend_function_is_wrapped(use_cupy: Callable) -> None:
 def align(*options: str) -> Any:
     return CliRunner().invoke(main, ["align", str(EXAMPLES / "query.fasta"),
                                      str(EXAMPLES / "target.fasta"), *options])
-
-
-@pytest.fixture
-def restore_logging() -> Iterator[None]:
-    logger = logging.getLogger("swath")
-    level, handlers = logger.level, list(logger.handlers)
-    yield
-    logger.setLevel(level)
-    logger.handlers[:] = handlers
 
 
 DRIVER_TOO_OLD = CUDARuntimeError(35, "cudaErrorInsufficientDriver: CUDA driver version is "

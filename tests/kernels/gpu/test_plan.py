@@ -12,11 +12,11 @@ from types import ModuleType
 import numpy as np
 import pytest
 
-from tests.kernels.test_gpu_errors import fake_cupy, use_cupy  # noqa: F401  (fixture)
+from tests.helpers import fake_cupy
 
 
 @pytest.fixture
-def gpu(use_cupy: Callable) -> tuple[ModuleType, ModuleType]:  # noqa: F811
+def gpu(use_cupy: Callable) -> tuple[ModuleType, ModuleType]:
     use_cupy(fake_cupy())
     return (importlib.import_module("swath.kernels.gpu._cuda"),
             importlib.import_module("swath.kernels.gpu.scores"))

@@ -13,7 +13,7 @@ import pytest
 
 import swath
 from swath.kernels import get_backend
-from tests.kernels.test_gpu import packed
+from tests.helpers import DNA, mutated_pairs, packed, related
 
 pytestmark = pytest.mark.gpu
 SCHEMES = {
@@ -22,28 +22,6 @@ SCHEMES = {
     "unit": (1, -1, 1, 1),
     "wide-match": (5, -4, 10, 1),
 }
-
-
-def mutated_pairs(rng, count, query_lengths, target_lengths, alphabet=4):
-    """Targets holding a mutated copy of their query (substitutions, small indels)."""
-    queries, targets = [], []
-    for m, n in zip(rng.integers(*query_lengths, count), rng.integers(*target_lengths, count),
-                    strict=True):
-        query = rng.integers(0, alphabet, m).astype(np.uint8)
-        copy = query.copy()
-        changed = rng.random(m) < 0.1
-        copy[changed] = rng.integers(0, alphabet, int(changed.sum()))
-        for _ in range(int(rng.integers(0, 4))):
-            at = int(rng.integers(0, len(copy) + 1))
-            copy = (np.insert(copy, at, rng.integers(0, alphabet, rng.integers(1, 6)))
-                    if rng.random() < 0.5 else np.delete(copy, slice(at, at + 5)))
-        copy = copy[:n]
-        target = rng.integers(0, alphabet, n).astype(np.uint8)
-        at = int(rng.integers(0, n - len(copy) + 1))
-        target[at:at + len(copy)] = copy
-        queries.append(query)
-        targets.append(target)
-    return queries, targets
 
 
 def banded(queries, targets, matrix, gap_open, gap_extend, mode):
@@ -228,6 +206,38 @@ def test_banded_pairs_split_into_memory_batches_and_past_the_budget(monkeypatch,
     assert banded(queries, targets, matrix, 5, 2, "semiglobal").all()
     for mode in ("local", "semiglobal"):
         assert_equal_cpu(queries, targets, matrix, 5, 2, mode, memory_budget=120_000)
+
+
+def test_pairs_beyond_the_memory_budget_are_aligned_all_the_same():
+    from swath.kernels.gpu.traceback import align_batch
+
+    rng = np.random.default_rng(5)
+    queries = [rng.integers(0, 4, m).astype(np.uint8) for m in (60, 700, 90)]
+    targets = [related(rng, q, 900, 4) for q in queries]
+    args = (*packed(queries), *packed(targets), DNA.matrix, 5, 2, "local")
+    small_budget = align_batch(*args, memory_budget=100_000)
+    for a, b in zip(small_budget, get_backend("cpu").align_batch(*args), strict=True):
+        np.testing.assert_array_equal(a, b)
+    # chosen pairs of the sets: the CPU fallback takes its pair's pieces
+    chosen = align_batch(*args, pairs=(np.array([2, 1, 1]), np.array([0, 1, 2])),
+                         memory_budget=100_000)
+    gathered = get_backend("cpu").align_batch(
+        *packed([queries[2], queries[1], queries[1]]), *packed(targets),
+        DNA.matrix, 5, 2, "local")
+    for a, b in zip(chosen, gathered, strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_align_batch_splits_into_memory_batches():
+    from swath.kernels.gpu.traceback import align_batch
+
+    rng = np.random.default_rng(3)
+    queries = [rng.integers(0, 4, m).astype(np.uint8) for m in rng.integers(50, 300, 40)]
+    targets = [related(rng, q, 400, 4) for q in queries]
+    args = (*packed(queries), *packed(targets), DNA.matrix, 5, 2, "semiglobal")
+    whole, split = align_batch(*args), align_batch(*args, memory_budget=200_000)
+    for a, b in zip(whole, split, strict=True):
+        np.testing.assert_array_equal(a, b)
 
 
 def test_a_band_that_misses_the_path_is_an_error(monkeypatch):
@@ -470,7 +480,7 @@ print(*sorted(name for name in sys.modules if name.startswith("cupyx.scipy")))
 
 def test_align_batch_imports_no_cupyx_scipy():
     """The plan's arithmetic stays off CuPy's operators on Python numbers (and
-    cupy.bincount), whose first use imports cupyx.scipy: 0.3 s in every process."""
+    cupy.bincount), whose first use imports cupyx.scipy, at a cost in every process."""
     import os
     import subprocess
     import sys
