@@ -108,8 +108,8 @@ for args in sys.argv[1:]:
 
 @pytest.mark.gpu
 def test_gpu_search_and_allpairs_load_no_cpu_kernels(files, tmp_path):
-    """GPU commands import no numba (the CPU kernels: 0.25 s); a search not even
-    cupyx.scipy (which CuPy's first operator on a Python number imports: 0.3 s)."""
+    """GPU commands import no numba (the CPU kernels, a cost in every process); a search
+    not even cupyx.scipy (which CuPy's first operator on a Python number imports)."""
     import os
     import subprocess
     import sys

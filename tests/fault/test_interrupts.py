@@ -4,7 +4,7 @@ under a resume, and writers racing for one lock. After each, the store either re
 in one line or resumes to the very result of an uninterrupted run.
 
 The loops are CI-sized; ``SWATH_FAULT_FULL=1 pytest tests/fault`` runs the fuller ones
-(20 kills, a kill at every instant of creation: about 6 minutes on 2 cores). Killed
+(20 kills, a kill at every instant of creation). Killed
 Dask workers are tested in ``tests/engine`` (a lost task's unit runs again)."""
 
 from __future__ import annotations

@@ -77,19 +77,16 @@ def assert_same(got: Any, want: Any) -> None:
 
 
 class BackendSuite:
-    """The kernel contract of ``swath.kernels``; subclasses name the device."""
+    """The kernel contract of ``swath.kernels``; subclasses name the device, and the
+    oracle its results must equal where ``swath.testing`` has no twin."""
 
     device: str
+    oracle: Any
     TILE_ROWS: tuple[int | None, ...] = (None,)
 
     @property
     def backend(self) -> Any:
         return get_backend(self.device)
-
-    @property
-    def oracle(self) -> Any:
-        """What this backend's results must equal where ``swath.testing`` has no twin."""
-        return Reference if self.device == "cpu" else get_backend("cpu")
 
     def align_all(self, queries, targets, scoring, mode) -> list[swath.Alignment]:
         scores, coords, text, offsets = self.backend.align_batch(
@@ -374,6 +371,7 @@ class BackendSuite:
 
 class TestCPU(BackendSuite):
     device = "cpu"
+    oracle = Reference
 
 
 @pytest.mark.gpu
@@ -385,9 +383,14 @@ class TestGPU(BackendSuite):
     device = "gpu"
     TILE_ROWS = (None, 4, 8, 16)
 
+    @property
+    def oracle(self) -> Any:
+        return get_backend("cpu")
+
     def both(self, function: str, *args: Any) -> tuple[Any, Any]:
+        """``function`` of the GPU and of the CPU on ``args``."""
         return (getattr(self.backend, function)(*args),
-                getattr(get_backend("cpu"), function)(*args))
+                getattr(self.oracle, function)(*args))
 
     @pytest.mark.parametrize("mode", MODES)
     @pytest.mark.parametrize("scoring", [PROTEIN, DNA], ids=["protein", "dna"])
