@@ -75,8 +75,8 @@ def test_open_report_and_resume_of_a_finished_store(tmp_path):
     calls: list[tuple] = []
     again = swath.resume(path, device="cpu", progress=lambda *a: calls.append(a))
     assert calls == [] and again.to_table() == ran.to_table()     # nothing ran
-    with pytest.raises(swath.InvalidParameter, match="--plot draws the path of a long pair's "
-                       "alignment store .* is an allpairs store .*kept pairs' alignments"):
+    with pytest.raises(swath.InvalidParameter, match=r"--plot draws the path of a long pair's "
+                       r"alignment store .* is an allpairs store .*kept pairs' alignments"):
         swath.report(path, plot=str(tmp_path / "p.png"))
     with pytest.raises(swath.InvalidParameter, match="format must be one of tsv, json, text"):
         swath.report(path, "sam")
@@ -90,7 +90,7 @@ def test_resume_finishes_an_interrupted_store_as_an_uninterrupted_run(tmp_path):
     job = engine.prepare(path, seqs, DNA, mode="global", min_identity=0.8, iddef="pident",
                          block=2, scores=False, clusters=True, device="cpu")
     engine.run_tile(job, 0)
-    with pytest.raises(swath.StoreIncomplete, match="not finished .* `swath resume "):
+    with pytest.raises(swath.StoreIncomplete, match=r"not finished .* `swath resume "):
         swath.open(path)
     with pytest.raises(swath.StoreIncomplete, match="not finished"):
         swath.report(path)

@@ -213,7 +213,6 @@ def score(query: SequenceLike, target: SequenceLike, scoring: Scoring | None = N
     """
     scoring = _scoring(scoring)
     mode = _mode(mode)
-    get_backend(device)
     q = encode_sequence(query, scoring.alphabet, wildcard=wildcard, name="query")
     t = encode_sequence(target, scoring.alphabet, wildcard=wildcard, name="target")
     result = _align_tiled(q, t, scoring, mode, device, store, tile_size, strip, client, names,
