@@ -218,7 +218,7 @@ def test_a_store_of_another_job_is_refused(tmp_path):
 def test_progress_counts_tiles_and_pairs(tmp_path):
     calls = []
     run(family_set(4, DNA, 10, 40), tmp_path, progress=lambda *a: calls.append(a))
-    assert calls[0] == (0, 6, 0) and calls[-1] == (6, 6, 45)
+    assert calls[0] == ("allpairs", 0, 6, 0) and calls[-1] == ("allpairs", 6, 6, 45)
     assert len(calls) == 7
 
 

@@ -16,6 +16,7 @@ from distributed.comm.core import CommClosedError
 
 import swath
 from swath.engine.search import _NONE, _device_top, _top
+from swath.results.search import SearchResult
 from swath.storage.database import write_database
 from swath.storage.results import SearchStore
 from tests.conftest import PROTEIN, lose_worker_at
@@ -226,7 +227,7 @@ def test_interrupted_job_resumes_without_redoing_done_units(data, client, tmp_pa
     done = SearchStore.open(store, complete=False).done()
     assert not done[2] and done.sum() == 3
     with pytest.raises(swath.StoreIncomplete):
-        swath.hits.SearchResult(store)
+        SearchResult(store)
     monkeypatch.setattr(engine, "write_unit", real_write)
     log = tmp_path / "scored.log"
     log_score_tasks(monkeypatch, engine, log, lambda job, p: p)
@@ -271,7 +272,7 @@ def test_client_killed_with_sigkill_then_resumed(data, tmp_path):
     assert resumed.exit_code == 0, resumed.output
     uninterrupted = swath.search(data["qfasta"], data["db"], top_k=3,
                                  store=str(tmp_path / "ref.zarr"), query_block=1, device="cpu")
-    assert swath.hits.SearchResult(store).to_table() == uninterrupted.to_table()
+    assert SearchResult(store).to_table() == uninterrupted.to_table()
 
 
 def test_worker_killed_mid_job_loses_nothing(data, tmp_path):
@@ -308,7 +309,7 @@ def test_bad_inputs(data, client, tmp_path):
         swath.search(["ACGT"], data["db"], scoring=swath.Scoring.dna(), client=client,
                      store=str(tmp_path / "a.zarr"))
     with pytest.raises(swath.FormatVersionError, match="'database' store"):
-        swath.hits.SearchResult(data["db"])
+        SearchResult(data["db"])
     swath.search(data["qfasta"], data["db"], top_k=2, client=client,
                  store=str(tmp_path / "b.zarr"))
     with pytest.raises(swath.InvalidParameter, match="holds another search"):
@@ -323,7 +324,7 @@ def test_bad_inputs(data, client, tmp_path):
 def test_result_store_behind_an_fsspec_url(data, client):
     store = "memory://swath-tests/result.zarr"
     result = swath.search(data["qfasta"], data["db"], top_k=2, client=client, store=store)
-    again = swath.hits.SearchResult(store)
+    again = SearchResult(store)
     assert again.to_table() == result.to_table()
     assert [h.target_id for h in again.hits(1)][:1] == [10]
 

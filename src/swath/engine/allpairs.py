@@ -33,12 +33,12 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from swath.engine import Progress
 from swath.identity import (
     band_limits,
     identity_from_counts,
@@ -64,13 +64,11 @@ DENSE_BOX = 0.9         # a box whose needed pairs fill this fraction is scored 
 SMALL_BOX = 64 * 64     # a box of at most these pairs is scored whole
 
 # The banded first pass replaces the full one where its cells are at most this share of
-# the full pass's: the CPU's band is a scalar loop (0.7 GCUPS on 2 cores against 10.8 for
-# the 16-bit lanes of the full pass, 380 bp pairs), the GPU's one launch a tile (the full
-# pass is a launch per query).
+# the full pass's: the CPU's band is a scalar loop, many times slower a cell than the
+# 16-bit lanes of the full pass (benchmarks/RESULTS.md), the GPU's one launch a tile (the
+# full pass is a launch per query).
 BAND_WORTH = {"cpu": 1 / 16, "gpu": 1.0}
 INT32_RANGE = (np.iinfo(np.int32).min, np.iinfo(np.int32).max)
-
-Progress = Callable[[int, int, int], None]
 
 
 @dataclass(frozen=True)
@@ -98,8 +96,8 @@ def boxes(need: np.ndarray, r0: int = 0, c0: int = 0, split: bool = True
     longer side while less than ``DENSE_BOX`` of it is needed and it is larger than
     ``SMALL_BOX`` (an upper triangle costs about half its square); without ``split``, the
     bounding box alone (the GPU's score pass costs a launch per query row of a box, and its
-    cells little: on an H100 a diagonal tile of 1,024 took 2,891 launches in rectangles,
-    2.2 s, against 916 and 0.9 s for a whole tile).
+    cells little: a diagonal tile in rectangles takes about three times the launches of
+    the whole tile, and more than twice its time; benchmarks/RESULTS.md).
 
     Examples
     --------
@@ -342,8 +340,8 @@ def run(job: AllPairsJob, client: Any, progress: Progress | None = None) -> AllP
     """Run every tile not yet done on ``client`` (a runner of ``engine.cluster`` or a
     ``distributed.Client``), then the clusters, then finalize the store.
 
-    ``progress(tiles_done, tiles, pairs_done)`` is called at the start and as each tile
-    finishes.
+    ``progress("allpairs", tiles done, tiles, pairs done)`` is called at the start and
+    as each tile finishes.
     """
     import uuid
 
@@ -361,13 +359,13 @@ def run(job: AllPairsJob, client: Any, progress: Progress | None = None) -> AllP
         pairs = int(store.counters()[:, COUNTERS.index("pairs")].sum())
         logger.info("%s: %d of %d tiles to run", job.store, len(todo), store.tiles)
         if progress:
-            progress(done, store.tiles, pairs)
+            progress("allpairs", done, store.tiles, pairs)
 
         def finished(result: tuple[int, int]) -> None:
             nonlocal done, pairs
             done, pairs = done + 1, pairs + result[0]
             if progress:
-                progress(done, store.tiles, pairs)
+                progress("allpairs", done, store.tiles, pairs)
 
         run_id = uuid.uuid4().hex[:8]   # keys of an earlier (failed) run must not be reused
         tasks = [dask.delayed(run_tile, pure=False)(job, t,

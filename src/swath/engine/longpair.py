@@ -38,17 +38,17 @@ import threading
 import time
 import uuid
 from collections import OrderedDict
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from swath.alignment import Alignment, cigar_from_path, join_cigars
-from swath.engine import pathsplit
+from swath.engine import Progress, pathsplit
 from swath.errors import InvalidParameter
 from swath.kernels import get_backend
 from swath.kernels.tile_origins import MAX_TILE, MINUS_INFINITY, START, E, F, H
+from swath.results.longpair import PairScore
 from swath.storage.longpair import AlignmentStore
 
 logger = logging.getLogger(__name__)
@@ -71,7 +71,7 @@ def default_tile(device: str, m: int, n: int, workers: int, origins: bool
     width more than its height, and on an H100 a launch's time steps up every 528 bands
     of 512 rows (a warp more in each resident block; one launch holds 2,112):
     ``GPU_TILE_ROWS`` keeps a slab within three steps, and on L1 six slabs of 774,656 rows
-    take 4 % less than five of 929,280 (benchmarks/RESULTS.md).
+    take less than five of 929,280 (benchmarks/RESULTS.md).
     """
     if device != "gpu":
         return DEFAULT_TILE, DEFAULT_TILE
@@ -82,17 +82,6 @@ def default_tile(device: str, m: int, n: int, workers: int, origins: bool
     height = -(-m // rows)
     height = -(-height // GPU_ROW_STEP) * GPU_ROW_STEP
     return max(1, min(height, m)), max(1, n)
-
-
-@dataclass(frozen=True)
-class PairScore:
-    """A scores-only job's result: the optimal score and the cell where it ends
-    (``query_end``, ``target_end``: exclusive ends, as in :class:`swath.Alignment`)."""
-
-    score: int
-    query_end: int
-    target_end: int
-    mode: str
 
 
 @dataclass(frozen=True)
@@ -499,7 +488,7 @@ def assemble(job: PairJob, store: AlignmentStore) -> Alignment:
 
 
 def run(job: PairJob, client: Any,
-        progress: Callable[[str, int, int, int], None] | None = None
+        progress: Progress | None = None
         ) -> Alignment | PairScore:
     """Run (or finish) every phase on ``client``; the alignment (the score and end cell
     of a scores-only job).
@@ -542,7 +531,7 @@ def run(job: PairJob, client: Any,
 
 
 def _run_segments(job: PairJob, store: AlignmentStore, client: Any,
-                  progress: Callable[[str, int, int, int], None] | None) -> None:
+                  progress: Progress | None) -> None:
     """Phase 3: the segments not yet traced, a chunk of them a task, on ``client``."""
     import dask
 
@@ -570,7 +559,7 @@ def _run_segments(job: PairJob, store: AlignmentStore, client: Any,
 
 
 def _run_tiles(job: PairJob, store: AlignmentStore, client: Any,
-               progress: Callable[[str, int, int, int], None] | None) -> None:
+               progress: Progress | None) -> None:
     """Phase 1: the tiles not yet done, as a wavefront on ``client`` (one tile column on
     several GPUs: streaming tile rows, ``run_slabs``)."""
     from swath.engine.cluster import runner
@@ -597,7 +586,7 @@ def _run_tiles(job: PairJob, store: AlignmentStore, client: Any,
 
 
 def _run_slabs(job: PairJob, store: AlignmentStore, where: Any, gpus: int,
-               progress: Callable[[str, int, int, int], None] | None) -> None:
+               progress: Progress | None) -> None:
     """Phase 1 as one ``run_slabs`` task, its progress read from the store's done marks
     as it runs."""
     before = store.tiles_done()[:, 0]
@@ -625,7 +614,7 @@ def tile_device(device: str) -> str:
 def align_pair(path: str | None, query: np.ndarray, target: np.ndarray, scoring: Any, *,
                mode: str, device: str, tile_size: int | None, strip: int | None,
                client: Any, names: tuple[str, str], traceback: bool = True,
-               progress: Callable[[str, int, int, int], None] | None = None,
+               progress: Progress | None = None,
                overwrite: bool = False) -> Alignment | PairScore:
     """A long-pair job from start to end (or from where an earlier run on ``path``
     stopped; without ``path``, in a scratch store removed afterwards): ``client`` as
@@ -647,7 +636,7 @@ def align_pair(path: str | None, query: np.ndarray, target: np.ndarray, scoring:
 def _align_pair(path: str, query: np.ndarray, target: np.ndarray, scoring: Any, mode: str,
                 device: str, tile_size: int | None, strip: int | None, client: Any,
                 names: tuple[str, str], traceback: bool,
-                progress: Callable[[str, int, int, int], None] | None, overwrite: bool
+                progress: Progress | None, overwrite: bool
                 ) -> Alignment | PairScore:
     from swath.engine.cluster import session
 

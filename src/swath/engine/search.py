@@ -24,7 +24,6 @@ import logging
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -32,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from swath.alignment import Alignment
+from swath.engine import Progress
 from swath.kernels import get_backend
 from swath.sequences import slice_concatenated
 from swath.storage.common import open_group
@@ -205,7 +205,7 @@ def _device_top(rows: Any, ids: Any, k: int) -> tuple[np.ndarray, np.ndarray]:
     """:func:`_top` of score rows on the GPU (ids: the partition's, in device order): the
     keys made and sorted there, the first k of each row brought back. Sorting the keys
     alone needs no gather, and none of CuPy's operators on Python numbers (the first of
-    which in a process imports cupyx: 0.3 s)."""
+    which in a process imports cupyx, which is slow)."""
     import cupy
 
     from swath.kernels.gpu import top_key
@@ -369,10 +369,10 @@ def build_graph(job: SearchJob, store: SearchStore, units: list[int]) -> list[An
     return writes
 
 
-def run(job: SearchJob, client: Any, progress: Callable[[int, int], None] | None = None
-        ) -> SearchStore:
+def run(job: SearchJob, client: Any, progress: Progress | None = None) -> SearchStore:
     """Run every unit not yet done on ``client`` (a runner of ``engine.cluster`` or a
-    ``distributed.Client``), then finalize the store."""
+    ``distributed.Client``), then finalize the store; ``progress("search", units done,
+    units, 0)`` at the start and as each unit is written."""
     from swath.engine.cluster import InProcess, runner
     from swath.storage.locking import store_lock
 
@@ -384,13 +384,13 @@ def run(job: SearchJob, client: Any, progress: Callable[[int, int], None] | None
         done = store.units - len(units)
         logger.info("%s: %d of %d units to run", job.store, len(units), store.units)
         if progress:
-            progress(done, store.units)
+            progress("search", done, store.units, 0)
 
         def finished(_: int) -> None:
             nonlocal done
             done += 1
             if progress:
-                progress(done, store.units)
+                progress("search", done, store.units, 0)
 
         started = time.perf_counter()
         where = runner(client)

@@ -291,7 +291,7 @@ def cached_database(source: str | os.PathLike[str], alphabet: Alphabet, *,
 
 
 def _version() -> str:
-    from swath import __version__
+    from swath._version import __version__
 
     return __version__
 
