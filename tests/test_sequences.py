@@ -21,11 +21,14 @@ from swath.sequences import (
     Record,
     SequenceSet,
     encode_sequence,
+    encoding,
     iter_records,
+    parsers,
     read_sequences,
+    readers,
     sequence_set,
+    sets,
 )
-from swath.sequences import encoding, parsers, readers, sets
 
 PROTEIN = Alphabet("ARNDCQEGHILKMFPSTWYVBZX*", "X")
 DNA = Alphabet("ACGTN", "N")
