@@ -35,8 +35,8 @@ from swath.errors import (
 )
 from swath.scoring import Scoring
 from swath.sequences import read_sequences
-from swath.storage import database as database_module
 from swath.storage.common import (
+    ROOT_KEY,
     check_layout,
     is_local,
     mark_complete,
@@ -48,7 +48,9 @@ from swath.storage.database import (
     Database,
     database_lock_path,
     partition_bounds,
+    partitions,
     write_database,
+    writer,
 )
 from swath.storage.locking import acquire_lock, lock_path, release_lock, store_lock
 
@@ -312,6 +314,30 @@ def test_a_damaged_partition_is_refused(tmp_path: Path, fasta: Path) -> None:
         swath.verify(str(store))
 
 
+def test_verify_goes_through_the_layout_store(store: Path) -> None:
+    db = Database.open(store)
+    assert db.verify() == {"partition": db.partitions, "array": 5}
+    assert db.damaged() == {"partition": [], "array": []}
+    (store / "residues" / "c" / "1" / "0").unlink()      # a partition's chunk deleted
+    (store / "rank" / "c" / "0").write_bytes(b"garbage")
+    with pytest.raises(StoreDamaged, match=r"damaged: partition 1; array rank; rebuild it "
+                                           r"with swath makedb --overwrite"):
+        Database.open(store).check_sound()
+
+
+def test_a_store_written_before_partition_digests_still_reads(store: Path) -> None:
+    group = open_group(store, mode="r+")
+    attrs = dict(group.attrs[ROOT_KEY])
+    del attrs["partition_digests"], attrs["digests"]
+    group.attrs[ROOT_KEY] = attrs
+    db = Database.open(store)
+    counts = [len(db.partition(p)[2]) for p in range(db.partitions)]
+    assert counts == np.diff(db.partition_bounds).tolist()
+    assert db.verify() == {"array": 0}
+    (store / "residues" / "c" / "2" / "0").unlink()      # unreadable whole: still found
+    assert Database.open(store).damaged() == {"partition": [2], "array": []}
+
+
 def test_pickle_reopens(store: Path) -> None:
     db = Database.open(store)
     copy = pickle.loads(pickle.dumps(db))
@@ -344,8 +370,8 @@ def test_partition_bounds(lengths: list[int], size: int, bounds: list[int]) -> N
 
 def test_long_and_short_targets_copied(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # Small thresholds, so that gathering in pieces and slice copies both run.
-    monkeypatch.setattr(database_module, "_SLICE_LENGTH", 50)
-    monkeypatch.setattr(database_module, "_GATHER_RESIDUES", 37)
+    monkeypatch.setattr(partitions, "_SLICE_LENGTH", 50)
+    monkeypatch.setattr(partitions, "_GATHER_RESIDUES", 37)
     records = random_records(n=80, seed=9, max_len=120)
     fasta = write_fasta(tmp_path / "mixed.fasta", records)
     write_database(fasta, tmp_path / "mixed.swdb", PROTEIN, partition_residues=700)
@@ -518,7 +544,7 @@ def test_bad_input_leaves_nothing(tmp_path: Path) -> None:
 def test_interrupted_write_leaves_no_store(tmp_path: Path, fasta: Path,
                                           monkeypatch: pytest.MonkeyPatch) -> None:
     calls = []
-    real = database_module._fill_row
+    real = writer.fill_row
 
     def fail_midway(*args: Any) -> None:
         calls.append(1)
@@ -526,7 +552,7 @@ def test_interrupted_write_leaves_no_store(tmp_path: Path, fasta: Path,
             raise KeyboardInterrupt
         real(*args)
 
-    monkeypatch.setattr(database_module, "_fill_row", fail_midway)
+    monkeypatch.setattr(writer, "fill_row", fail_midway)
     target = tmp_path / "db.swdb"
     with pytest.raises(KeyboardInterrupt):
         write_database(fasta, target, PROTEIN, partition_residues=1000)
@@ -556,7 +582,7 @@ def dead_pid() -> int:
 
 def test_interrupted_overwrite_keeps_the_old_store(store: Path, tmp_path: Path, fasta: Path,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(database_module, "mark_complete", _raise_oserror)
+    monkeypatch.setattr(writer, "mark_complete", _raise_oserror)
     with pytest.raises(OSError, match="disk full"):
         write_database(fasta, store, PROTEIN, partition_residues=10**9, overwrite=True)
     assert Database.open(store).partitions > 1  # the old one, untouched
@@ -571,13 +597,13 @@ def test_unfinished_remote_store_is_refused(fasta: Path, monkeypatch: pytest.Mon
     # In place (no rename) the complete mark is what tells readers: a writer killed
     # before it leaves a store that Database.open refuses.
     url = f"memory://swath-test-{uuid.uuid4().hex}/db.swdb"
-    monkeypatch.setattr(database_module, "mark_complete", lambda group: None)
+    monkeypatch.setattr(writer, "mark_complete", lambda group: None)
     write_database(fasta, url, PROTEIN)
     with pytest.raises(StoreIncomplete, match="the store was not finished"):
         Database.open(url)
     # An interrupted remote write removes what it wrote.
     url2 = f"memory://swath-test-{uuid.uuid4().hex}/db.swdb"
-    monkeypatch.setattr(database_module, "mark_complete", _raise_oserror)
+    monkeypatch.setattr(writer, "mark_complete", _raise_oserror)
     with pytest.raises(OSError, match="disk full"):
         write_database(fasta, url2, PROTEIN)
     with pytest.raises(StoreNotFound):
