@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from swath.alignment import MODES, Alignment
+from swath.alignment import Alignment
+from swath.constants import MODES
 from swath.errors import InvalidParameter
 from swath.kernels import get_backend
 from swath.scoring import Scoring

@@ -60,11 +60,11 @@ import numpy as np
 import numpy.typing as npt
 
 from swath.alignment import Alignment
+from swath.constants import MODES
 from swath.errors import InvalidParameter
 from swath.scoring import Scoring
 
 DEFINITIONS: tuple[str | int, ...] = ("pident", 0, 1, 2, 3, 4)
-MODES = ("global", "semiglobal", "local")
 
 NO_BOUND = int(np.iinfo(np.int64).min)
 """:func:`least_score` where it gives no bound: every score passes."""

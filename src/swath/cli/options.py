@@ -25,7 +25,7 @@ from typing import IO, Any, TypeVar
 
 import click
 
-from swath.alignment import MODES
+from swath.constants import MODES
 from swath.errors import InvalidParameter, SwathError
 from swath.kernels import DEVICES
 from swath.scoring import Scoring

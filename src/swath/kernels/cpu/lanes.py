@@ -37,7 +37,7 @@ import numpy as np
 from swath.kernels.cpu._jit import jit
 
 LANES = {np.dtype(np.int8): 64, np.dtype(np.int16): 32, np.dtype(np.int32): 16}
-BLOCK = 8   # C: columns swept together
+BLOCK_COLUMNS = 8   # C: columns swept together
 CHUNK_RESIDUES = 2048   # queries that share a profile: at most this many residues
 
 
@@ -45,7 +45,7 @@ CHUNK_RESIDUES = 2048   # queries that share a profile: at most this many residu
 def _make_kernel(mode: str, dtype: np.dtype) -> Any:
     T = dtype.type
     L = LANES[dtype]
-    C = BLOCK
+    C = BLOCK_COLUMNS
     local = mode == "local"
     semiglobal = mode == "semiglobal"
     ceiling = np.iinfo(dtype).max
