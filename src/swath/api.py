@@ -35,8 +35,8 @@ SequencesLike = str | os.PathLike[str] | Sequence[SequenceLike] | SequenceSet
 
 TILED_ABOVE = 1 << 30   # bytes of direction codes (m * n / 2) above which align() tiles
 # sequences per block of an all-pairs job: a task's memory is about 40 bytes a pair of its
-# tile (160 MiB), whatever the number of sequences (engine.allpairs.prepare); A1's first
-# 20,000 on an H100 took 30.7 s in blocks of 2,048 (and 5,000 4.7 s against 5.1 s in 1,024)
+# tile (160 MiB), whatever the number of sequences (engine.allpairs.prepare); on A1, blocks
+# of 2,048 measured quicker than of 1,024 (benchmarks/RESULTS.md)
 ALLPAIRS_BLOCK = 2048
 
 

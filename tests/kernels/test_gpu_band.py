@@ -475,7 +475,7 @@ print(*sorted(name for name in sys.modules if name.startswith("cupyx.scipy")))
 
 def test_align_batch_imports_no_cupyx_scipy():
     """The plan's arithmetic stays off CuPy's operators on Python numbers (and
-    cupy.bincount), whose first use imports cupyx.scipy: 0.3 s in every process."""
+    cupy.bincount), whose first use imports cupyx.scipy, a cost in every process."""
     import os
     import subprocess
     import sys

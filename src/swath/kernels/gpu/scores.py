@@ -292,7 +292,7 @@ def top_key(scores: cp.ndarray, ids: cp.ndarray) -> cp.ndarray:
     ascending order of the keys is the top-k order (score descending, then id
     ascending, padding last); the GPU twin of ``engine.search``'s keys. One elementwise
     kernel, not CuPy's operators on Python numbers: the first of those in a process
-    imports cupyx (0.3 s)."""
+    imports cupyx, which takes a while."""
     return _top_key_kernel()(scores, ids)
 
 
