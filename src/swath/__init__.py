@@ -7,7 +7,7 @@ end-exclusive.
 from typing import TYPE_CHECKING
 
 from swath._version import __version__
-from swath.alignment import MODES, Alignment
+from swath.alignment import Alignment
 from swath.api import (
     FORMATS,
     align,
@@ -23,6 +23,7 @@ from swath.api import (
     verify,
     warm_up,
 )
+from swath.constants import MODES
 from swath.engine.cluster import Cluster
 from swath.errors import (
     BackendUnavailable,

@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from swath.alignment import MODES, Alignment
+from swath.alignment import Alignment
+from swath.constants import MODES
 from swath.engine import Progress
 from swath.errors import InvalidParameter
 from swath.kernels import get_backend
@@ -40,8 +41,8 @@ SequencesLike = str | os.PathLike[str] | Sequence[SequenceLike] | SequenceSet
 
 TILED_ABOVE = 1 << 30   # bytes of direction codes (m * n / 2) above which align() tiles
 # sequences per block of an all-pairs job: a task's memory is about 40 bytes a pair of its
-# tile (160 MiB), whatever the number of sequences (engine.allpairs.prepare); on an H100,
-# A1 ran faster in blocks of 2,048 than of 1,024 (benchmarks/RESULTS.md)
+# tile (160 MiB), whatever the number of sequences (engine.allpairs.prepare); on A1, blocks
+# of 2,048 measured quicker than of 1,024 (benchmarks/RESULTS.md)
 ALLPAIRS_BLOCK = 2048
 #: what each workload's printers print (``report``), in the order the command line offers
 FORMATS: dict[str, tuple[str, ...]] = {w.name: w.formats for w in registered()}

@@ -176,7 +176,7 @@ def test_long_query_against_long_target():
 @pytest.mark.parametrize("launch_rows", [32 * 1024, 640], ids=["one-launch", "launches"])
 def test_local_query_streams_equal_cpu(monkeypatch, launch_rows):
     """Many queries in two local streams: queries starting inside a pass and going on
-    over several, a thread's rows ending one query, lengths at SEGMENT's edges, W
+    over several, a thread's rows ending one query, lengths at ROW_GRAIN's edges, W
     queries past 16 bits in both streams (the longest go first, one to each); in one
     launch or several."""
     from swath.kernels.gpu import scores

@@ -35,7 +35,9 @@ from tests.conftest import DNA
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
 GPU_MODULES = ("swath.kernels.gpu", "swath.kernels.gpu._cuda", "swath.kernels.gpu.scores",
-               "swath.kernels.gpu.tiles", "swath.kernels.gpu.traceback")
+               "swath.kernels.gpu.tiles", "swath.kernels.gpu.traceback",
+               *(f"swath.kernels.gpu.traceback.{name}"
+                 for name in ("elementwise", "launches", "pipeline", "plan", "streams")))
 # what cupy-cuda12x prints when it meets a CUDA 13 machine (cupy/__init__.py)
 CUPY_IMPORT_ERROR = """
 ================================================================

@@ -1,17 +1,17 @@
-"""The GPU tile kernel against its CPU twin: bands, tails, origins, best cells."""
+"""The GPU tile kernel against its CPU twin: tiers, tails, origins, best cells."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
+from swath.constants import MINUS_INFINITY_64 as NEG
 from swath.kernels import get_backend
 from tests.conftest import DNA, PROTEIN
 
 pytestmark = pytest.mark.gpu
-NEG = -(1 << 40)
-# bands are 32 lanes x 4, 8 or 16 rows, then half bands: shapes below, at and above a
-# band, half bands with and without a tail; widths above the ring of 1,024 columns
+# tiers are 32 lanes x 4, 8 or 16 rows, then half tiers: shapes below, at and above a
+# tier, half tiers with and without a tail; widths above the ring of 1,024 columns
 SHAPES = [(1, 1), (5, 70), (31, 33), (256, 40), (257, 300), (600, 129), (768, 50),
           (1100, 515), (300, 2500)]
 
@@ -71,7 +71,7 @@ def test_tile_scores_equal_cpu(shape, scoring, local, rows):
 
 @pytest.mark.parametrize("origins", [False, True], ids=["scores", "origins"])
 def test_tile_in_several_launches(origins):
-    """A tile taller than one launch's slab of bands: each launch's last row feeds the next."""
+    """A tile taller than one launch's slab of tiers: each launch's last row feeds the next."""
     import cupy as cp
 
     from swath.kernels.gpu.tiles import _launch
@@ -101,10 +101,10 @@ def test_alphabets_past_the_shared_memory_are_refused():
 
 
 def test_best_cell_ties_take_the_first_row():
-    """Equal best scores in several bands and lanes: the first in row-major order."""
+    """Equal best scores in several tiers and lanes: the first in row-major order."""
     q = np.zeros(2000, dtype=np.uint8)
     t = np.ones(300, dtype=np.uint8)
-    q[[100, 700, 1500]] = 1           # three single-residue matches, one per band or lane
+    q[[100, 700, 1500]] = 1           # three single-residue matches, one per tier or lane
     top = (np.zeros(301, dtype=np.int64), np.full(301, NEG, dtype=np.int64))
     left = (np.zeros(2000, dtype=np.int64), np.full(2000, NEG, dtype=np.int64))
     args = (q, t, DNA.matrix, DNA.gap_open, DNA.gap_extend, True, 64, top, left)

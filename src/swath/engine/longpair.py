@@ -44,10 +44,11 @@ from typing import Any
 import numpy as np
 
 from swath.alignment import Alignment, cigar_from_path, join_cigars
+from swath.constants import MINUS_INFINITY, STATE_E, STATE_F, STATE_H, STATE_START
 from swath.engine import Progress, pathsplit
 from swath.errors import InvalidParameter
 from swath.kernels import get_backend
-from swath.kernels.tile_origins import MAX_TILE, MINUS_INFINITY, START, E, F, H
+from swath.kernels.tile_origins import MAX_TILE
 from swath.results.longpair import PairScore
 from swath.storage.longpair import AlignmentStore
 
@@ -56,7 +57,7 @@ logger = logging.getLogger(__name__)
 DEFAULT_STRIP = 256
 DEFAULT_TILE = 8192
 GPU_TILE_ROWS = 786_432     # scores only on the GPU: the tallest tile (see default_tile)
-GPU_ROW_STEP = 512          # a GPU band's rows
+GPU_ROW_STEP = 512          # a GPU tier's rows
 SPANS_PER_TASK = 64         # phase 3 of a job without origins: segments a task traces
 
 
@@ -68,7 +69,7 @@ def default_tile(device: str, m: int, n: int, workers: int, origins: bool
     GPU without (scores only, or the path found by splits): slabs, one tile column of
     the whole target, in tile rows of equal height, at most ``GPU_TILE_ROWS``, as many on
     each GPU (they stream into each other: ``run_slabs``). A tile's time grows with its
-    width more than its height, and on an H100 a launch's time steps up every 528 bands
+    width more than its height, and on an H100 a launch's time steps up every 528 tiers
     of 512 rows (a warp more in each resident block; one launch holds 2,112):
     ``GPU_TILE_ROWS`` keeps a slab within three steps, and on L1 six slabs of 774,656 rows
     take less than five of 929,280 (benchmarks/RESULTS.md).
@@ -360,7 +361,7 @@ def end_cell(job: PairJob, store: AlignmentStore) -> tuple[int, int, int, int]:
         best = store.tile_best().reshape(-1, 4)
         found = best[best[:, 1] >= 0]
         if not len(found):
-            return 0, 0, 0, _code(0, 0, START, n)
+            return 0, 0, 0, _code(0, 0, STATE_START, n)
         top = found[np.lexsort((found[:, 2], found[:, 1], -found[:, 0]))[0]]
         return int(top[0]), int(top[1]), int(top[2]), int(top[3])
     last = store.bottom(store.tiles[0] - 1, 0, n)
@@ -371,10 +372,10 @@ def end_cell(job: PairJob, store: AlignmentStore) -> tuple[int, int, int, int]:
 def origin_of(store: AlignmentStore, i: int, j: int, state: int) -> int:
     """The stored origin of cell (i, j) in ``state``, a cell of some tile's output boundary."""
     th, tw = store.tile
-    if state in (H, F) and i % th == 0:          # the last row of tile row i / th - 1
-        return int(store.bottom(i // th - 1, j - 1, j)[2 if state == H else 3, 0])
-    if state in (H, E) and j % tw == 0:          # the last column of tile column j / tw - 1
-        return int(store.right(j // tw - 1, i - 1, i)[2 if state == H else 3, 0])
+    if state in (STATE_H, STATE_F) and i % th == 0:  # the last row of tile row i / th - 1
+        return int(store.bottom(i // th - 1, j - 1, j)[2 if state == STATE_H else 3, 0])
+    if state in (STATE_H, STATE_E) and j % tw == 0:  # the last column of tile column j / tw - 1
+        return int(store.right(j // tw - 1, i - 1, i)[2 if state == STATE_H else 3, 0])
     raise RuntimeError(f"cell ({i}, {j}) state {state} is on no stored boundary")
 
 
@@ -385,13 +386,13 @@ def trace_segments(job: PairJob, store: AlignmentStore) -> tuple[np.ndarray, dic
     score, i, j, origin = end_cell(job, store)
     end = {"score": score, "query_end": i, "target_end": j}
     segments: list[tuple[int, int, int, int]] = []
-    state = H
+    state = STATE_H
     while i > 0 and j > 0:
         if segments:
             origin = origin_of(store, i, j, state)
         segments.append(((i - 1) // th, (j - 1) // tw, _code(i, j, state, n), origin))
         i, j, state = _cell(origin, n)
-        if state == START:
+        if state == STATE_START:
             break
     return np.array(segments, dtype=np.int64).reshape(-1, 4), end
 
@@ -452,8 +453,8 @@ def segment_piece(job: PairJob, store: AlignmentStore, segment: tuple[int, ...])
     ei, ej, state = _cell(exit_code, n)
     ops, ri, rj, state = walk_tile(dirs, ei - i0, ej - j0, state)
     want = _cell(entry_code, n)
-    got = (i0 + ri, j0 + rj, START if ri > 0 and rj > 0 else state)
-    if want[:2] != got[:2] or (want[2] != START and want[2] != got[2]):
+    got = (i0 + ri, j0 + rj, STATE_START if ri > 0 and rj > 0 else state)
+    if want[:2] != got[:2] or (want[2] != STATE_START and want[2] != got[2]):
         raise RuntimeError(f"{job.store}: tile ({ti}, {tj}): the walk left at {got}, phase 1 "
                            f"recorded {want}")
     return cigar_from_path(ops, q, t, ri, rj)

@@ -40,7 +40,7 @@ from typing import Protocol
 import numpy as np
 
 from swath.alignment import cigar_from_path
-from swath.kernels.tile_origins import MINUS_INFINITY, F, H
+from swath.constants import MINUS_INFINITY, OP_DELETE, OP_INSERT, STATE_F, STATE_H
 
 logger = logging.getLogger(__name__)
 
@@ -54,7 +54,7 @@ Boundary = tuple[np.ndarray, np.ndarray]
 @dataclass(frozen=True)
 class Span:
     """The path from node (a, c) in state ``start`` to node (b, d) in state ``end``
-    (``H``, or ``F`` inside a vertical gap), scoring ``score``."""
+    (``STATE_H``, or ``STATE_F`` inside a vertical gap), scoring ``score``."""
 
     a: int
     c: int
@@ -95,7 +95,7 @@ def anchored(h: int, w: int, scoring: Scores, state: int, charge_open: bool = Tr
     go, ge = scoring.gap_open, scoring.gap_extend
     top_h = np.full(w + 1, MINUS_INFINITY, dtype=np.int64)
     top_f = np.full(w + 1, MINUS_INFINITY, dtype=np.int64)
-    if state == H:
+    if state == STATE_H:
         top_h[:] = bonus - (go + ge * np.arange(w + 1, dtype=np.int64))
         top_h[0] = bonus
     left_h = bonus - ((go if charge_open else 0) + ge * np.arange(1, h + 1, dtype=np.int64))
@@ -118,7 +118,7 @@ def find_start(query: np.ndarray, target: np.ndarray, scoring: Scores, mode: str
     bonus = ANCHOR_BONUS if local else 0
     rev_q = np.ascontiguousarray(query[:end_i][::-1])
     rev_t = np.ascontiguousarray(target[:end_j][::-1])
-    (top_h, top_f), (column, closed) = anchored(end_i, end_j, scoring, H, bonus=bonus)
+    (top_h, top_f), (column, closed) = anchored(end_i, end_j, scoring, STATE_H, bonus=bonus)
     bottom = np.empty((2, end_j), dtype=np.int64)
     for r0 in range(0, end_i, slab):
         r1 = min(end_i, r0 + slab)
@@ -149,7 +149,7 @@ def _halves(span: Span, query: np.ndarray, target: np.ndarray, scoring: Scores
     w = span.d - span.c
     t = target[span.c:span.d]
     top = (query[span.a:mid], t,
-           *anchored(mid - span.a, w, scoring, span.start, charge_open=span.start == H))
+           *anchored(mid - span.a, w, scoring, span.start, charge_open=span.start == STATE_H))
     bottom = (np.ascontiguousarray(query[mid:span.b][::-1]), np.ascontiguousarray(t[::-1]),
               *anchored(span.b - mid, w, scoring, span.end))
     return [top, bottom]
@@ -168,15 +168,15 @@ def _cut(span: Span, forward: np.ndarray, forward_left: int, backward: np.ndarra
     through = np.flatnonzero(hf + hr == span.score)
     if len(through):
         j = int(through[0])
-        return (Span(span.a, span.c, mid, span.c + j, span.start, H, int(hf[j])),
-                Span(mid, span.c + j, span.b, span.d, H, span.end, int(hr[j])))
+        return (Span(span.a, span.c, mid, span.c + j, span.start, STATE_H, int(hf[j])),
+                Span(mid, span.c + j, span.b, span.d, STATE_H, span.end, int(hr[j])))
     crossing = np.flatnonzero(ff + fr + gap_open == span.score)
     if not len(crossing):
         raise RuntimeError(f"no cell of row {mid} lies on a path of score {span.score} "
                            f"from ({span.a}, {span.c}) to ({span.b}, {span.d})")
     j = int(crossing[0])
-    return (Span(span.a, span.c, mid, span.c + j, span.start, F, int(ff[j])),
-            Span(mid, span.c + j, span.b, span.d, F, span.end, int(fr[j]) + gap_open))
+    return (Span(span.a, span.c, mid, span.c + j, span.start, STATE_F, int(ff[j])),
+            Span(mid, span.c + j, span.b, span.d, STATE_F, span.end, int(fr[j]) + gap_open))
 
 
 def split_level(spans: list[Span], query: np.ndarray, target: np.ndarray, scoring: Scores,
@@ -203,7 +203,7 @@ def find_path(query: np.ndarray, target: np.ndarray, scoring: Scores, mode: str,
     if mode == "local" and score <= 0:
         return []
     a, c = find_start(query, target, scoring, mode, end, backend, slab)
-    spans = [Span(a, c, end_i, end_j, H, H, score)]
+    spans = [Span(a, c, end_i, end_j, STATE_H, STATE_H, score)]
     level = 0
     while not all(s.is_segment() for s in spans):
         started = time.perf_counter()
@@ -224,20 +224,19 @@ def find_path(query: np.ndarray, target: np.ndarray, scoring: Scores, mode: str,
 def load_trace_kernels(query: np.ndarray, target: np.ndarray, scoring: Scores) -> None:
     """Trace a one-cell span, so that the CPU kernels of :func:`trace_span` are loaded
     (from numba's cache: most of a second) before the first segment needs them."""
-    trace_span(Span(0, 0, 1, 1, H, H, 0), query, target, scoring)
+    trace_span(Span(0, 0, 1, 1, STATE_H, STATE_H, 0), query, target, scoring)
 
 
 def trace_span(span: Span, query: np.ndarray, target: np.ndarray, scoring: Scores) -> str:
     """A segment's piece of the alignment (extended CIGAR), traced from direction codes
     recomputed from its anchored start."""
     from swath.kernels.cpu.tiles import tile_codes, walk_tile  # numba: loaded when used
-    from swath.kernels.cpu.traceback import OP_DELETE, OP_INSERT
 
     q, t = query[span.a:span.b], target[span.c:span.d]
     h, w = len(q), len(t)
     if w == 0 or h == 0:                 # one gap, or nothing
         return f"{h + w}{'I' if w == 0 else 'D'}" if h + w else ""
-    top, left = anchored(h, w, scoring, span.start, charge_open=span.start == H)
+    top, left = anchored(h, w, scoring, span.start, charge_open=span.start == STATE_H)
     dirs = tile_codes(q, t, scoring.matrix, scoring.gap_open, scoring.gap_extend, False,
                       TRACE_STRIP, top, left)
     ops, i, j, _ = walk_tile(dirs, h, w, span.end)

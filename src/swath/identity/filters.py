@@ -20,13 +20,12 @@ from typing import TypeAlias
 import numpy as np
 import numpy.typing as npt
 
+from swath.constants import MODES
 from swath.errors import InvalidParameter
 from swath.identity.definitions import check_definition, identity_from_counts
 from swath.scoring import Scoring
 
-__all__ = ["MODES", "NO_BOUND", "UNREACHABLE", "band_limits", "least_score", "length_can_pass"]
-
-MODES = ("global", "semiglobal", "local")
+__all__ = ["NO_BOUND", "UNREACHABLE", "band_limits", "least_score", "length_can_pass"]
 
 NO_BOUND = int(np.iinfo(np.int64).min)
 """:func:`least_score` where it gives no bound: every score passes."""

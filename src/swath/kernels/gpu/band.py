@@ -1,4 +1,4 @@
-"""Banded global scores of many pairs on the GPU: the first pass of all against all.
+"""Banded global scores of many pairs on the GPU: the first phase of all against all.
 
 # nq: queries, nt: targets, W: the widest band a kernel instance holds.
 
@@ -14,8 +14,9 @@ from __future__ import annotations
 import cupy as cp
 import numpy as np
 
+from swath.constants import BLOCK
 from swath.kernels.band_geometry import SKIPPED, clipped_bands
-from swath.kernels.gpu._cuda import BAND_WIDTHS, BLOCK, band_name, kernel
+from swath.kernels.gpu._cuda import BAND_WIDTHS, band_name, kernel
 
 
 def band_scores(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: np.ndarray,

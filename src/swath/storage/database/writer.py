@@ -210,7 +210,7 @@ def write_database(source: str | os.PathLike[str], store: StorePath, alphabet: A
 
 
 def _version() -> str:
-    from swath import __version__
+    from swath._version import __version__
 
     return __version__
 
