@@ -15,7 +15,7 @@ from pathlib import Path
 import cupy
 
 from swath.errors import KernelCompileError
-from swath.kernels import one_line
+from swath.kernels.probe import one_line
 
 HERE = Path(__file__).resolve().parent
 GROUP_SIZES = (4, 8, 16, 32)   # threads per group (one warp at most)
