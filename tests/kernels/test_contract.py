@@ -36,9 +36,7 @@ def check_satisfies(implementation: Any, protocol: type) -> None:
         given = list(inspect.signature(getattr(implementation, name)).parameters.values())
         assert [p.name for p in given[:len(wanted)]] == [p.name for p in wanted], name
         for mine, theirs in zip(given, wanted, strict=False):
-            assert mine.kind == theirs.kind or (
-                theirs.kind == inspect.Parameter.POSITIONAL_OR_KEYWORD
-                and mine.kind == inspect.Parameter.POSITIONAL_OR_KEYWORD), (name, mine.name)
+            assert mine.kind == theirs.kind, (name, mine.name)
             if theirs.default is not inspect.Parameter.empty:
                 assert mine.default == theirs.default, (name, mine.name)
         assert all(p.default is not inspect.Parameter.empty or p.kind == p.VAR_KEYWORD
