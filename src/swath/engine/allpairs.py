@@ -62,12 +62,6 @@ logger = logging.getLogger(__name__)
 
 DENSE_BOX = 0.9         # a box whose needed pairs fill this fraction is scored whole
 SMALL_BOX = 64 * 64     # a box of at most these pairs is scored whole
-
-# The banded first pass replaces the full one where its cells are at most this share of
-# the full pass's: the CPU's band is a scalar loop, many times slower a cell than the
-# 16-bit lanes of the full pass (benchmarks/RESULTS.md), the GPU's one launch a tile (the
-# full pass is a launch per query).
-BAND_WORTH = {"cpu": 1 / 16, "gpu": 1.0}
 INT32_RANGE = (np.iinfo(np.int32).min, np.iinfo(np.int32).max)
 
 
@@ -95,9 +89,8 @@ def boxes(need: np.ndarray, r0: int = 0, c0: int = 0, split: bool = True
     ``need``, each scored whole: the bounding box of the cells, split in halves along its
     longer side while less than ``DENSE_BOX`` of it is needed and it is larger than
     ``SMALL_BOX`` (an upper triangle costs about half its square); without ``split``, the
-    bounding box alone (the GPU's score pass costs a launch per query row of a box, and its
-    cells little: a diagonal tile in rectangles takes about three times the launches of
-    the whole tile, and more than twice its time; benchmarks/RESULTS.md).
+    bounding box alone (a backend whose score pass costs a launch per query row of a box,
+    and its cells little: ``Backend.split_boxes``).
 
     Examples
     --------
@@ -127,7 +120,7 @@ def score_pass(job: AllPairsJob, queries: tuple[np.ndarray, np.ndarray],
     backend = get_backend(job.device)
     sc = job.scoring
     out = np.full(need.shape, NO_SCORE, dtype=np.int32)
-    for top, bottom, left, right in boxes(need, split=backend.__name__.endswith(".cpu")):
+    for top, bottom, left, right in boxes(need, split=backend.split_boxes):
         q = slice_concatenated(*queries, top, bottom)
         t = slice_concatenated(*targets, left, right)
         found = backend.score_many(*q, *t, sc.matrix, sc.gap_open, sc.gap_extend, job.mode)
@@ -170,7 +163,7 @@ def first_pass(job: AllPairsJob, rows: tuple[np.ndarray, np.ndarray],
     """The tile's scores for the score filter, and whether they are the optimal ones:
     the banded scores (lower bounds) of the pairs the length filter keeps where a band
     exists (``swath.identity.band_limits``), costs less than the full pass on this
-    backend (``BAND_WORTH``) and no score matrix is kept; else the optimal scores of
+    backend (``Backend.band_worth``) and no score matrix is kept; else the optimal scores of
     ``pairs`` (score matrix) or of the pairs the length filter keeps. ``kept``: how many
     pairs of each distinct pair of lengths the length filter keeps (the costs are summed
     over those, not over every pair)."""
@@ -181,8 +174,7 @@ def first_pass(job: AllPairsJob, rows: tuple[np.ndarray, np.ndarray],
         m, n = lengths.distinct
         width = np.maximum(np.minimum(band[1], m) - np.maximum(band[0], -n) + 1, 0)
         backend = get_backend(job.device)
-        worth = BAND_WORTH[backend.__name__.rsplit(".", 1)[-1]]
-        if (kept * width * m).sum() <= worth * (kept * m * n).sum():
+        if (kept * width * m).sum() <= backend.band_worth * (kept * m * n).sum():
             # int32 (the kernels' width): a band edge past the matrix is clipped to it anyway
             lo, hi = (np.where(by_length, lengths.spread(
                 np.clip(edge, *INT32_RANGE).astype(np.int32)), np.int32(empty))

@@ -23,8 +23,8 @@ A scores-only job (StripedScore) runs phase 1 without origins, in tiles of any s
 and ends with the score and the end cell. Tiles run on the CPU or the GPU kernels
 (their results are equal); phase 3 runs on the CPU.
 
-A traceback job without origins (the GPU's default: origins cost the GPU kernel two to
-three times its work, and bound tiles to ``MAX_TILE``) runs phase 1 as a scores-only
+A traceback job without origins (the GPU's default: origins multiply the GPU kernel's
+work, and bound tiles to ``MAX_TILE``) runs phase 1 as a scores-only
 job does, finds the path from the end cell by splits (``engine.pathsplit``: batches of
 scores-only tiles, forward and backward, on one worker) and traces its small segments
 in phase 3, a group of segments a task.
@@ -47,7 +47,8 @@ from swath.alignment import Alignment, cigar_from_path, join_cigars
 from swath.constants import MINUS_INFINITY, STATE_E, STATE_F, STATE_H, STATE_START
 from swath.engine import Progress, pathsplit
 from swath.errors import InvalidParameter
-from swath.kernels import get_backend
+from swath.kernels import Backend, get_backend
+from swath.kernels.backend import RowStream, SlabStreaming
 from swath.kernels.tile_origins import MAX_TILE
 from swath.results.longpair import PairScore
 from swath.storage.longpair import AlignmentStore
@@ -71,8 +72,7 @@ def default_tile(device: str, m: int, n: int, workers: int, origins: bool
     each GPU (they stream into each other: ``run_slabs``). A tile's time grows with its
     width more than its height, and on an H100 a launch's time steps up every 528 tiers
     of 512 rows (a warp more in each resident block; one launch holds 2,112):
-    ``GPU_TILE_ROWS`` keeps a slab within three steps, and on L1 six slabs of 774,656 rows
-    take less than five of 929,280 (benchmarks/RESULTS.md).
+    ``GPU_TILE_ROWS`` keeps a slab within three steps (benchmarks/RESULTS.md).
     """
     if device != "gpu":
         return DEFAULT_TILE, DEFAULT_TILE
@@ -223,13 +223,22 @@ def run_tile(job: PairJob, ti: int, tj: int, *after: Any) -> int:
 
 
 Tile = tuple[np.ndarray, np.ndarray, tuple[int, int, int, int], int]
+Streams = tuple[RowStream | None, RowStream]     # a slab's row above, its own last row
+
+
+def _slabs(backend: Backend) -> SlabStreaming:
+    """The slab streaming of ``backend``, which jobs stream tile rows on only where it
+    has it."""
+    if backend.slabs is None:
+        raise RuntimeError(f"swath bug: tile rows streamed on the {backend.name} backend")
+    return backend.slabs
 
 
 def compute_tile(job: PairJob, store: AlignmentStore, ti: int, tj: int,
-                 streams: tuple[Any, Any] | None = None) -> Tile:
-    """Tile (ti, tj)'s output boundary, best cell and cells. ``streams`` (GPU, scores
-    only): the ``RowStream`` its row above comes from (or None) and the one its last row
-    goes to."""
+                 streams: Streams | None = None) -> Tile:
+    """Tile (ti, tj)'s output boundary, best cell and cells. ``streams`` (a backend with
+    ``slabs``, scores only): the ``RowStream`` its row above comes from (or None) and the
+    one its last row goes to."""
     started = time.perf_counter()
     q, t, i0, j0 = _tile_sequences(job, store, ti, tj)
     top, left = tile_input(job, store, ti, tj, above=not (streams and streams[0]))
@@ -241,9 +250,13 @@ def compute_tile(job: PairJob, store: AlignmentStore, ti: int, tj: int,
                                                    len(_sequences(job)[1]), job.strip, top,
                                                    left)
     else:
-        streamed = {"stream_in": streams[0], "stream_out": streams[1]} if streams else {}
-        bottom, right, (score, i, j) = backend.tile_scores(q, t, *scoring, job.strip, top,
-                                                           left, **streamed)
+        if streams:
+            bottom, right, (score, i, j) = _slabs(backend).tile_scores(
+                q, t, *scoring, job.strip, top, left, stream_in=streams[0],
+                stream_out=streams[1])
+        else:
+            bottom, right, (score, i, j) = backend.tile_scores(q, t, *scoring, job.strip,
+                                                               top, left)
         best = (score, i0 + i, j0 + j, -1) if i >= 0 else (score, -1, -1, -1)
     computed = time.perf_counter()
     logger.debug("tile (%d, %d) on the %s: inputs %.3f s, kernel %.3f s", ti, tj, job.device,
@@ -268,11 +281,9 @@ def run_slabs(job: PairJob, gpus: int) -> int:
     apart. Tile rows are stored as the wavefront stores them. Their cells."""
     from concurrent.futures import ThreadPoolExecutor
 
-    import cupy as cp
-
     from swath.kernels import gpu_count
-    from swath.kernels.gpu import row_stream
 
+    slabs = _slabs(get_backend(job.device))
     store = _open_worker(job)
     pending = np.flatnonzero(~store.tiles_done()[:, 0]).tolist()
     if gpu_count() < gpus:
@@ -281,14 +292,14 @@ def run_slabs(job: PairJob, gpus: int) -> int:
         gpus = gpu_count()
     n = len(_sequences(job)[1])
     _load_kernels(job, gpus)
-    streams = {ti: row_stream(n) for ti in pending}
+    streams = {ti: slabs.row_stream(n) for ti in pending}
     failed = threading.Event()
 
     def run(g: int) -> int:
         cells = 0
         mine = [ti for ti in pending if ti % gpus == g]
         try:
-            with cp.cuda.Device(g):
+            with slabs.on_device(g):
                 for ti in mine:
                     tile = compute_tile(job, store, ti, 0, (streams.get(ti - 1), streams[ti]))
                     if failed.is_set():       # its input may be a failed launch's
@@ -309,14 +320,13 @@ def run_slabs(job: PairJob, gpus: int) -> int:
 def _load_kernels(job: PairJob, gpus: int) -> None:
     """Run the job's tile kernel on a one-cell tile on each of the first ``gpus`` GPUs, so
     that no GPU loads a module while another's launch waits on it."""
-    import cupy as cp
-
     q, t = (s[:1] for s in _sequences(job))
     top = (np.zeros(2, dtype=np.int64), np.full(2, MINUS_INFINITY, dtype=np.int64))
     left = (np.zeros(1, dtype=np.int64), np.full(1, MINUS_INFINITY, dtype=np.int64))
     backend = get_backend(job.device)
+    slabs = _slabs(backend)
     for g in range(gpus):
-        with cp.cuda.Device(g):
+        with slabs.on_device(g):
             backend.tile_scores(q, t, job.matrix, job.gap_open, job.gap_extend, job.local,
                                 job.strip, top, left)
 
@@ -418,8 +428,6 @@ def split_segments(job: PairJob) -> tuple[np.ndarray, dict[str, int]]:
 
 def run_segments(job: PairJob, first: int, segments: np.ndarray) -> int:
     """Phase 3 on segments ``first ..``: write their CIGAR pieces; how many."""
-    from swath.kernels.cpu.cores import on_every_core
-
     store = _open_worker(job)
     if job.origins:
         pieces = [segment_piece(job, store, tuple(int(v) for v in row)) for row in segments]
@@ -434,7 +442,7 @@ def run_segments(job: PairJob, first: int, segments: np.ndarray) -> int:
                                         target, job)
 
         # a GPU worker's one task thread uses every core
-        pieces = on_every_core(trace, segments)
+        pieces = pathsplit.cpu_codes().on_every_core(trace, segments)
     store.write_pieces(first, pieces)
     return len(pieces)
 
@@ -442,16 +450,15 @@ def run_segments(job: PairJob, first: int, segments: np.ndarray) -> int:
 def segment_piece(job: PairJob, store: AlignmentStore, segment: tuple[int, ...]) -> str:
     """A segment of a job with origins: recompute its tile with codes, walk exit to
     entry; its CIGAR piece."""
-    from swath.kernels.cpu.tiles import tile_codes, walk_tile
-
+    codes = pathsplit.cpu_codes()
     ti, tj, exit_code, entry_code = segment
     q, t, i0, j0 = _tile_sequences(job, store, ti, tj)
     n = len(_sequences(job)[1])
     top, left = tile_input(job, store, ti, tj)
-    dirs = tile_codes(q, t, job.matrix, job.gap_open, job.gap_extend, job.local, job.strip,
-                      top, left)
+    dirs = codes.tile_codes(q, t, job.matrix, job.gap_open, job.gap_extend, job.local,
+                            job.strip, top, left)
     ei, ej, state = _cell(exit_code, n)
-    ops, ri, rj, state = walk_tile(dirs, ei - i0, ej - j0, state)
+    ops, ri, rj, state = codes.walk_tile(dirs, ei - i0, ej - j0, state)
     want = _cell(entry_code, n)
     got = (i0 + ri, j0 + rj, STATE_START if ri > 0 and rj > 0 else state)
     if want[:2] != got[:2] or (want[2] != STATE_START and want[2] != got[2]):
@@ -609,7 +616,7 @@ def _run_slabs(job: PairJob, store: AlignmentStore, where: Any, gpus: int,
 
 def tile_device(device: str) -> str:
     """"cpu" or "gpu": where tiles of a job on ``device`` ("auto" too) run."""
-    return "gpu" if get_backend(device).__name__.endswith(".gpu") else "cpu"
+    return get_backend(device).name
 
 
 def align_pair(path: str | None, query: np.ndarray, target: np.ndarray, scoring: Any, *,

@@ -34,13 +34,14 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from types import ModuleType
 from typing import Protocol
 
 import numpy as np
 
-from swath.alignment import cigar_from_path
-from swath.constants import MINUS_INFINITY, OP_DELETE, OP_INSERT, STATE_F, STATE_H
+from swath.alignment import cigar_from_path, join_cigars
+from swath.constants import MINUS_INFINITY, STATE_F, STATE_H
+from swath.kernels import Backend, get_backend
+from swath.kernels.backend import TileCodes
 
 logger = logging.getLogger(__name__)
 
@@ -107,7 +108,7 @@ def anchored(h: int, w: int, scoring: Scores, state: int, charge_open: bool = Tr
 
 
 def find_start(query: np.ndarray, target: np.ndarray, scoring: Scores, mode: str,
-               end: tuple[int, int, int], backend: ModuleType, slab: int,
+               end: tuple[int, int, int], backend: Backend, slab: int,
                ) -> tuple[int, int]:
     """The node where an optimal path ending at ``end = (score, i, j)`` starts: a
     backward pass from the end, ``slab`` rows a tile, until it is found."""
@@ -180,7 +181,7 @@ def _cut(span: Span, forward: np.ndarray, forward_left: int, backward: np.ndarra
 
 
 def split_level(spans: list[Span], query: np.ndarray, target: np.ndarray, scoring: Scores,
-                backend: ModuleType) -> list[Span]:
+                backend: Backend) -> list[Span]:
     """One level: every span that is not a segment cut in two, in one batch of tiles."""
     todo = [s for s in spans if not s.is_segment()]
     tiles = [tile for s in todo for tile in _halves(s, query, target, scoring)]
@@ -194,7 +195,7 @@ def split_level(spans: list[Span], query: np.ndarray, target: np.ndarray, scorin
 
 
 def find_path(query: np.ndarray, target: np.ndarray, scoring: Scores, mode: str,
-              end: tuple[int, int, int], backend: ModuleType, slab: int,
+              end: tuple[int, int, int], backend: Backend, slab: int,
               progress: Callable[[int, int], None] | None = None) -> list[Span]:
     """The segments of an optimal path ending at ``end = (score, i, j)``, in path order
     from its start: spans to trace with ``trace_span``. ``progress(level, spans)`` is
@@ -221,25 +222,36 @@ def find_path(query: np.ndarray, target: np.ndarray, scoring: Scores, mode: str,
 # Segments (phase 3)
 
 
+def cpu_codes() -> TileCodes:
+    """The CPU backend's tiles with direction codes, which trace every segment."""
+    codes = get_backend("cpu").codes
+    if codes is None:
+        raise RuntimeError("swath bug: the CPU backend has no tile codes")
+    return codes
+
+
 def load_trace_kernels(query: np.ndarray, target: np.ndarray, scoring: Scores) -> None:
     """Trace a one-cell span, so that the CPU kernels of :func:`trace_span` are loaded
-    (from numba's cache: most of a second) before the first segment needs them."""
+    (from numba's cache) before the first segment needs them."""
     trace_span(Span(0, 0, 1, 1, STATE_H, STATE_H, 0), query, target, scoring)
 
 
 def trace_span(span: Span, query: np.ndarray, target: np.ndarray, scoring: Scores) -> str:
     """A segment's piece of the alignment (extended CIGAR), traced from direction codes
     recomputed from its anchored start."""
-    from swath.kernels.cpu.tiles import tile_codes, walk_tile  # numba: loaded when used
-
     q, t = query[span.a:span.b], target[span.c:span.d]
     h, w = len(q), len(t)
     if w == 0 or h == 0:                 # one gap, or nothing
-        return f"{h + w}{'I' if w == 0 else 'D'}" if h + w else ""
+        return _gap(h, w)
+    codes = cpu_codes()                  # numba: loaded when used
     top, left = anchored(h, w, scoring, span.start, charge_open=span.start == STATE_H)
-    dirs = tile_codes(q, t, scoring.matrix, scoring.gap_open, scoring.gap_extend, False,
-                      TRACE_STRIP, top, left)
-    ops, i, j, _ = walk_tile(dirs, h, w, span.end)
+    dirs = codes.tile_codes(q, t, scoring.matrix, scoring.gap_open, scoring.gap_extend, False,
+                            TRACE_STRIP, top, left)
+    ops, i, j, _ = codes.walk_tile(dirs, h, w, span.end)
     # the walk left the tile on its top row or left column: the anchor's gap
-    lead = np.full(i + j, OP_INSERT if j == 0 else OP_DELETE, dtype=np.uint8)
-    return cigar_from_path(np.r_[lead, ops], q, t, 0, 0)
+    return join_cigars([_gap(i, j), cigar_from_path(ops, q, t, i, j)])
+
+
+def _gap(h: int, w: int) -> str:
+    """The CIGAR of a path along row or column 0 to node (h, w), one of them 0."""
+    return f"{h + w}{'I' if w == 0 else 'D'}" if h + w else ""

@@ -18,7 +18,7 @@ import cupy
 
 from swath.constants import BANDED_GROUP, MODE_CODES, MODES, TRACEBACK_ROWS, cuda_macros
 from swath.errors import KernelCompileError
-from swath.kernels import one_line
+from swath.kernels.probe import one_line
 
 HERE = Path(__file__).resolve().parent
 # every constant of swath.constants as a macro of the same name (a negative value in

@@ -53,7 +53,9 @@ def band_scores(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: 
     out = scores.get()
     wide = (holds & (classes == len(BAND_WIDTHS))).get()
     if wide.any():     # numba only where a band is wider than every instance
-        from swath.kernels.cpu.band import band_scores as cpu_band_scores
+        from swath.kernels import get_backend
+
+        cpu_band_scores = get_backend("cpu").band_scores
         for qi in np.flatnonzero(wide.any(axis=1)):
             tj = np.flatnonzero(wide[qi])
             targets = [t_res[t_off[k]:t_off[k + 1]] for k in tj.tolist()]

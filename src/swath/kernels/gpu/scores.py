@@ -279,23 +279,6 @@ def score_queries(targets: DeviceTargets, queries: list[np.ndarray], matrix: np.
     return out
 
 
-@functools.cache
-def _top_key_kernel() -> cp.ElementwiseKernel:
-    return cp.ElementwiseKernel(
-        "T score, int64 id", "int64 key",
-        "key = -(long long)score * 4294967296LL + (id < 0 ? 4294967295LL : id)",
-        "swath_top_key")
-
-
-def top_key(scores: cp.ndarray, ids: cp.ndarray) -> cp.ndarray:
-    """``-(score << 32) + id`` of every hit (``2**32 - 1`` for an id of -1), int64: the
-    ascending order of the keys is the top-k order (score descending, then id
-    ascending, padding last); the GPU twin of ``engine.search``'s keys. One elementwise
-    kernel, not CuPy's operators on Python numbers: the first of those in a process
-    imports cupyx, which takes a while."""
-    return _top_key_kernel()(scores, ids)
-
-
 def score_many(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: np.ndarray,
                matrix: np.ndarray, gap_open: int, gap_extend: int, mode: str) -> np.ndarray:
     """Optimal scores of every query against every target, ``(nq, nt)`` int32."""

@@ -200,10 +200,10 @@ def _align(upload: Upload, whole: Pairs, banded: cp.ndarray, ends_phase: EndsPha
     big_cigars = None
     if len(big):    # numba only for pairs past the GPU's memory budget: one CPU call
         no_path_lost(lost)
-        from swath.kernels.cpu.traceback import align_batch as cpu_align_batch
+        from swath.kernels import get_backend
 
         rows, cols = (np.arange(count), np.arange(count)) if pairs is None else pairs
-        big_scores, big_coords, *big_cigars = cpu_align_batch(
+        big_scores, big_coords, *big_cigars = get_backend("cpu").align_batch(
             q_res, q_off, t_res, t_off, matrix, gap_open, gap_extend, mode,
             pairs=(np.asarray(rows)[big], np.asarray(cols)[big]))
         found[cp.asarray(big)] = cp.asarray(np.column_stack(
