@@ -31,6 +31,7 @@ import numpy as np
 import swath
 from swath.engine import longpair
 from swath.engine.cluster import session
+from swath.results.longpair import PairScore
 from swath.sequences import read_sequences
 from swath.storage.longpair import AlignmentStore
 from swath.testing import rescore
@@ -102,7 +103,7 @@ def main() -> None:
 
 
 def run_scores(client, gpus: int, a, b, store: str, columns_per_gpu: int
-               ) -> longpair.PairScore:
+               ) -> PairScore:
     cells = len(a) * len(b)
     start = time.perf_counter()
     if columns_per_gpu:
@@ -125,11 +126,11 @@ def run_scores(client, gpus: int, a, b, store: str, columns_per_gpu: int
           f"ending at ({result.query_end}, {result.target_end}); stored "
           f"{opened.stored_bytes() / 1e6:.1f} MB; GPU pool "
           f"{max(memory.values()) / 2**30:.2f} GiB", flush=True)
-    assert isinstance(result, longpair.PairScore)
+    assert isinstance(result, PairScore)
     return result
 
 
-def run_full(client, a, b, scratch: str, scores: longpair.PairScore) -> None:
+def run_full(client, a, b, scratch: str, scores: PairScore) -> None:
     marks: dict[str, float] = {}
     start = time.perf_counter()
 

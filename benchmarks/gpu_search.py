@@ -30,6 +30,7 @@ import cupy as cp
 import numpy as np
 
 import swath
+from swath.constants import MODES
 from swath.kernels.cpu import score_many as cpu_score_many
 from swath.kernels.gpu import _cuda
 from swath.kernels.gpu import scores as gpu_scores
@@ -92,7 +93,7 @@ def main() -> None:
     gpu_scores.PROFILE_ROWS = math.lcm(gpu_scores.PROFILE_ROWS, *(g * r for g, r in extra))
     _cuda._NAMES["search.cu"] = tuple(_cuda.search_name(g, r, c, m)
                                       for g, r in _cuda.SEARCH_CONFIGS
-                                      for c in _cuda.CELLS for m in _cuda.MODES)
+                                      for c in _cuda.CELLS for m in MODES)
     for way in ways:
         seconds, results = time_way(way, targets, list(queries), scoring.matrix, args)
         print(f"S1 swath GPU ({WAYS[way]}): {seconds:.3f} s, {cells / seconds / 1e12:.2f} "

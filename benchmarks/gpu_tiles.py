@@ -20,11 +20,11 @@ from pathlib import Path
 import numpy as np
 
 import swath
+from swath.constants import MINUS_INFINITY_64 as NEG
 from swath.kernels import get_backend
 from swath.sequences import read_sequences
 
 SCORING = swath.Scoring.dna(match=2, mismatch=-3, gap_open=5, gap_extend=2)
-NEG = -(1 << 40)
 
 
 def first_tile(h: int, w: int):

@@ -12,9 +12,6 @@ import pytest
 from swath.errors import BackendUnavailable
 from swath.kernels import get_backend
 
-# tests/storage imports these from here; it moves to tests.helpers with its own rework
-from tests.helpers import DNA, PROTEIN  # noqa: F401
-
 
 def gpu_available() -> bool:
     try:

@@ -19,8 +19,8 @@ from hypothesis import strategies as st
 
 import swath
 from swath.alignment import cigar_from_path
+from swath.constants import MINUS_INFINITY_64, STATE_E, STATE_F, STATE_H, STATE_START
 from swath.kernels.band_geometry import SKIPPED
-from swath.kernels.tile_origins import START, E, F, H
 
 PROTEIN = swath.Scoring.protein("BLOSUM62", gap_open=11, gap_extend=1)
 DNA = swath.Scoring.dna(match=2, mismatch=-3, gap_open=5, gap_extend=2)
@@ -32,7 +32,7 @@ EDGE_LENGTHS = [1, 2, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129, 255, 25
 # bands, with and without a tail) and past its ring of 1,024 columns
 TILE_SHAPES = [(1, 1), (5, 70), (31, 33), (256, 40), (257, 300), (600, 129), (768, 50),
                (1100, 515), (300, 2500)]
-BOUNDARY_NEG = -(1 << 40)     # a closed gap on a tile's input boundary
+BOUNDARY_NEG = MINUS_INFINITY_64     # a closed gap on a tile's input boundary
 
 
 # ---------------------------------------------------------------------------------
@@ -294,7 +294,7 @@ def reference_tile(q: np.ndarray, t: np.ndarray, matrix: np.ndarray, gap_open: i
     wide = w + 1
     columns = np.arange(1, w + 1)
     h_up, f_up = top[0].astype(np.int64), top[1].astype(np.int64)
-    oh_up, of_up = np.arange(wide) * 4 + H, np.arange(wide) * 4 + F
+    oh_up, of_up = np.arange(wide) * 4 + STATE_H, np.arange(wide) * 4 + STATE_F
     right = np.empty((4, h), dtype=np.int64)
     best = (0, -1, -1, -1)
     for i in range(1, h + 1):
@@ -302,7 +302,7 @@ def reference_tile(q: np.ndarray, t: np.ndarray, matrix: np.ndarray, gap_open: i
         f = np.maximum(f_open, f_ext)
         of = np.where(f_ext > f_open, of_up[1:], oh_up[1:])
         diag = h_up[:-1] + matrix[q[i - 1], t].astype(np.int64)
-        start = (i * wide + columns) * 4 + START
+        start = (i * wide + columns) * 4 + STATE_START
         # H without E: the sources of this row's E (and the left boundary's H before them)
         no_e = np.maximum(diag, f)
         o_no_e = np.where(f > diag, of, oh_up[:-1])
@@ -311,7 +311,7 @@ def reference_tile(q: np.ndarray, t: np.ndarray, matrix: np.ndarray, gap_open: i
             no_e = np.maximum(no_e, 0)
         row_h, row_e = int(left[0][i - 1]), int(left[1][i - 1])
         sources = np.concatenate([[row_e], np.r_[row_h, no_e[:-1]] - goe + ge * columns])
-        origins = np.concatenate([[i * wide * 4 + E, i * wide * 4 + H], o_no_e[:-1]])
+        origins = np.concatenate([[i * wide * 4 + STATE_E, i * wide * 4 + STATE_H], o_no_e[:-1]])
         running, at = _latest_max(sources)
         e = running[1:] - ge * columns
         oe = origins[at[1:]]
@@ -327,7 +327,7 @@ def reference_tile(q: np.ndarray, t: np.ndarray, matrix: np.ndarray, gap_open: i
                 best = (int(hv[j]), i, j + 1, int(oh[j]))
         right[:, i - 1] = hv[-1], e[-1], oh[-1], oe[-1]
         h_up, f_up = np.r_[row_h, hv], np.r_[0, f]
-        oh_up, of_up = np.r_[i * wide * 4 + H, oh], np.r_[0, of]
+        oh_up, of_up = np.r_[i * wide * 4 + STATE_H, oh], np.r_[0, of]
     return np.stack([h_up[1:], f_up[1:], oh_up[1:], of_up[1:]]), right, best
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import doctest
+import json
 import pickle
 import subprocess
 import sys
@@ -104,7 +105,8 @@ def test_import_is_light():
 
 
 @pytest.mark.parametrize("module", ["swath.api", "swath.scoring", "swath.alignment",
-                                    "swath.testing", "swath.kernels", "swath.sequences"])
+                                    "swath.testing", "swath.kernels",
+                                    "swath.sequences.readers"])
 def test_docstring_examples_run(module):
     import importlib
 
@@ -137,3 +139,62 @@ def test_top_k_beyond_the_database_keeps_every_hit(tmp_path):
                        device="cpu", store=str(tmp_path / "r.zarr"))
     assert res.store.top_k == 3
     assert [hit.target_id for hit in res.hits(0)] == [0, 1, 2]
+
+
+def test_makedb_reports_progress_in_the_one_signature(tmp_path):
+    fasta = tmp_path / "db.fasta"
+    fasta.write_text(">a\nMKVLA\n>b\nWW\n>c\nMKV\n")
+    calls: list[tuple] = []
+    info = swath.makedb(fasta, str(tmp_path / "db.swdb"), partition_residues=5,
+                        progress=lambda *args: calls.append(args))
+    assert (info.sequences, info.residues, info.partitions) == (3, 10, 2)
+    assert calls[0] == ("read", 3, None, 0)
+    assert [c for c in calls if c[0] == "write"] == [("write", 1, 2, 0), ("write", 2, 2, 0)]
+    res = swath.search(["MKVLA"], str(tmp_path / "db.swdb"), top_k=1, device="cpu",
+                       store=str(tmp_path / "r.zarr"))
+    assert res.hits(0)[0].target_name == "a"
+
+
+@pytest.mark.parametrize("mode", ["local", "global", "semiglobal"])
+def test_score_is_the_score_and_end_of_the_alignment(mode, tmp_path):
+    dna = swath.Scoring.dna(match=2, mismatch=-3, gap_open=5, gap_extend=2)
+    a, b = "ACGTTGCATTGACCA", "TTACGTTGCATTGACGTT"
+    aligned = swath.align(a, b, scoring=dna, mode=mode, device="cpu")
+    scored = swath.score(a, b, scoring=dna, mode=mode, device="cpu", tile_size=4,
+                         progress=None)
+    assert (scored.score, scored.query_end, scored.target_end, scored.mode) == (
+        aligned.score, aligned.query_end, aligned.target_end, mode)
+    with pytest.raises(swath.InvalidParameter, match="tile_size must be a positive integer"):
+        swath.score(a, b, scoring=dna, tile_size=0, device="cpu")
+
+
+def test_format_alignment_prints_as_swath_align_does():
+    from swath.views import format_text
+
+    sc = swath.Scoring.protein("BLOSUM62", 11, 1)
+    aln = swath.align("HEAGAWGHEE", "PAWHEAE", scoring=sc)
+    text = swath.format_alignment(aln, query="HEAGAWGHEE", target="PAWHEAE", scoring=sc,
+                                  names=("q", "t"))
+    assert text == format_text(aln, sc.alphabet.encode("HEAGAWGHEE"),
+                               sc.alphabet.encode("PAWHEAE"), sc, query_name="q",
+                               target_name="t")
+    record = json.loads(swath.format_alignment(aln, "json", names=("q", "t")))
+    assert (record["query_id"], record["score"], record["cigar"]) == ("q", aln.score, aln.cigar)
+    header, row = swath.format_alignment(aln, "tsv").splitlines()
+    assert header.split("\t")[:3] == ["query_id", "target_id", "score"]
+    assert row.split("\t")[:3] == ["query", "target", str(aln.score)]
+    score = swath.PairScore(17, 3, 7, "local")
+    assert swath.format_alignment(score, "tsv", names=("q", "t")).splitlines()[1] == \
+        "q\tt\t17\t3\t7"
+    with pytest.raises(swath.InvalidParameter, match="needs its query, target"):
+        swath.format_alignment(aln)
+    with pytest.raises(swath.InvalidParameter, match="format must be one of text, json, tsv"):
+        swath.format_alignment(aln, "sam")
+
+
+def test_warm_up_refuses_unknown_devices_and_jobs_and_does_nothing_for_the_cpu():
+    assert swath.warm_up("cpu", job="search") is None
+    with pytest.raises(swath.InvalidParameter, match="device must be one of auto, cpu, gpu"):
+        swath.warm_up("tpu")
+    with pytest.raises(swath.InvalidParameter, match="job must be one of"):
+        swath.warm_up("cpu", job="nope")

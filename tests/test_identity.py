@@ -26,8 +26,6 @@ from swath.identity import (
     DEFINITIONS,
     NO_BOUND,
     UNREACHABLE,
-    _least_matches,
-    _most_differences,
     band_limits,
     identity,
     identity_from_counts,
@@ -35,6 +33,7 @@ from swath.identity import (
     length_can_pass,
     terminal_gap_columns,
 )
+from swath.identity.filters import _least_matches, _most_differences
 from swath.scoring import Alphabet, Scoring
 
 DNA = Scoring.dna(match=2, mismatch=-3, gap_open=5, gap_extend=2)

@@ -15,16 +15,19 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from swath import sequences
 from swath.errors import InputNotFound, InvalidInput, InvalidParameter, InvalidSequence
 from swath.scoring import Alphabet, Scoring
 from swath.sequences import (
     Record,
     SequenceSet,
     encode_sequence,
+    encoding,
     iter_records,
+    parsers,
     read_sequences,
+    readers,
     sequence_set,
+    sets,
 )
 
 PROTEIN = Alphabet("ARNDCQEGHILKMFPSTWYVBZX*", "X")
@@ -226,7 +229,7 @@ def test_unreadable(tmp_path: Path) -> None:
     def refuse(*args: object, **kwargs: object) -> None:
         raise PermissionError(13, "Permission denied")
 
-    with mock.patch.object(sequences, "open", refuse, create=True), pytest.raises(
+    with mock.patch.object(parsers, "open", refuse, create=True), pytest.raises(
             InputNotFound, match=re.escape("q.fasta: cannot be read (permission denied)")):
         read_sequences(path, DNA)
 
@@ -488,12 +491,12 @@ def test_tiny_blocks_give_the_same_result(tmp_path: Path, block: int) -> None:
     text = ">a long header line\nACGT\nAC\n\n>b\n>c\nG\n"
     path = write(tmp_path, "q.fasta", text)
     with pytest.raises(InvalidSequence, match=where(path, 5) + " record 'b' has no residues"), \
-            mock.patch.object(sequences, "_BLOCK", block):
+            mock.patch.object(parsers, "_BLOCK", block):
         read_sequences(path, DNA)
     text = ">a long header line\nACGT\nAC\n\n>b\nT\n>c\nG\n>d\nAAAAAAAAAAAAAAAAAAC"
     path = write(tmp_path, "q.fasta", text)
     expected = read_sequences(path, DNA)
-    with mock.patch.object(sequences, "_BLOCK", block):
+    with mock.patch.object(parsers, "_BLOCK", block):
         assert read_sequences(path, DNA) == expected
         assert [r.line for r in iter_records(path, DNA)] == [1, 5, 7, 9]
         bad = write(tmp_path, "bad.fasta", text + "AAAJ\n")
@@ -521,8 +524,9 @@ def test_memory_is_about_the_output(tmp_path: Path) -> None:
     assert peak < 2 * size
 
 
-def test_doctests() -> None:
-    result = doctest.testmod(sequences, optionflags=doctest.ELLIPSIS)
+@pytest.mark.parametrize("module", [encoding, readers, sets])
+def test_doctests(module: object) -> None:
+    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0
     assert result.failed == 0
 
@@ -548,7 +552,7 @@ def test_fasta_round_trip(tmp_path_factory: pytest.TempPathFactory, seqs: list[s
         for name, seq in zip(names, seqs, strict=True)
     )
     path = write(tmp_path_factory.mktemp("fasta"), "q.fasta", text, gz=gz)
-    with mock.patch.object(sequences, "_BLOCK", block):
+    with mock.patch.object(parsers, "_BLOCK", block):
         got = read_sequences(path, PROTEIN)
     assert got == sequence_set(seqs, PROTEIN, names=names)
     assert [PROTEIN.decode(s) for s in got] == [s.upper() for s in seqs]

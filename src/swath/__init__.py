@@ -4,8 +4,27 @@ A gap of length k costs ``gap_open + k * gap_extend``. Coordinates are 0-based a
 end-exclusive.
 """
 
+from typing import TYPE_CHECKING
+
+from swath._version import __version__
 from swath.alignment import Alignment
-from swath.api import align, allpairs, scores, search, verify
+from swath.api import (
+    FORMATS,
+    align,
+    allpairs,
+    format_alignment,
+    makedb,
+    open,
+    report,
+    resume,
+    score,
+    scores,
+    search,
+    verify,
+    warm_up,
+)
+from swath.constants import MODES
+from swath.engine.cluster import Cluster
 from swath.errors import (
     BackendUnavailable,
     FormatVersionError,
@@ -25,25 +44,39 @@ from swath.errors import (
     SwathError,
     UnknownStatistics,
 )
+from swath.kernels import DEVICES
 from swath.scoring import Alphabet, Scoring
+from swath.sequences import read_sequences
 
-__version__ = "0.1.0"
+if TYPE_CHECKING:
+    from swath.results.allpairs import AllPairsResult
+    from swath.results.longpair import PairScore
+    from swath.results.search import SearchResult
+
+# result classes whose modules load their store modules (and Zarr) when a result is read:
+# named here, imported when first asked for, so that ``import swath`` stays light
+_RESULTS = {"AllPairsResult": "swath.results.allpairs", "PairScore": "swath.results.longpair",
+            "SearchResult": "swath.results.search"}
 
 
 def __getattr__(name: str) -> object:
-    """``AllPairsResult`` loads its store module (and Zarr) when first asked for, so that
-    ``import swath`` stays light."""
-    if name == "AllPairsResult":
-        from swath.pairs import AllPairsResult
+    """The result classes (``AllPairsResult``, ``PairScore``, ``SearchResult``), imported
+    when first asked for."""
+    if name in _RESULTS:
+        import importlib
 
-        return AllPairsResult
+        return getattr(importlib.import_module(_RESULTS[name]), name)
     raise AttributeError(f"module 'swath' has no attribute {name!r}")
 
 __all__ = [
+    "DEVICES",
+    "FORMATS",
+    "MODES",
     "Alignment",
     "AllPairsResult",
     "Alphabet",
     "BackendUnavailable",
+    "Cluster",
     "FormatVersionError",
     "GpuOutOfMemory",
     "GpuUnavailable",
@@ -54,7 +87,9 @@ __all__ = [
     "InvalidSequence",
     "KernelCompileError",
     "OutputExists",
+    "PairScore",
     "Scoring",
+    "SearchResult",
     "StoreDamaged",
     "StoreIncomplete",
     "StoreLocked",
@@ -64,7 +99,15 @@ __all__ = [
     "__version__",
     "align",
     "allpairs",
+    "format_alignment",
+    "makedb",
+    "open",
+    "read_sequences",
+    "report",
+    "resume",
+    "score",
     "scores",
     "search",
     "verify",
+    "warm_up",
 ]

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 
-Mode = Literal["local", "global", "semiglobal"]
-MODES: tuple[str, ...] = ("local", "global", "semiglobal")
+from swath.constants import OP_DELETE, OP_INSERT, OP_MATCH
 
 _CIGAR_RUN = re.compile(r"(\d+)([=XID])")
+# the CIGAR letter of each op, by op (a diagonal step's X becomes = where the residues match)
+_OP_LETTERS = np.zeros(1 + max(OP_MATCH, OP_INSERT, OP_DELETE), dtype=np.uint8)
+_OP_LETTERS[[OP_MATCH, OP_INSERT, OP_DELETE]] = ord("X"), ord("I"), ord("D")
 
 
 def cigar_runs(cigar: str) -> list[tuple[int, str]]:
@@ -100,17 +102,17 @@ class Alignment:
 
 def cigar_from_path(ops: np.ndarray, query: np.ndarray, target: np.ndarray, query_start: int,
                     target_start: int) -> str:
-    """Extended CIGAR of a path of kernel ops (0 diagonal, 1 ``I``, 2 ``D``).
+    """Extended CIGAR of a path of kernel ops (``swath.constants.OP_*``).
 
     Diagonal steps become ``=`` or ``X`` by comparing the residues they pair.
     """
     if len(ops) == 0:
         return ""
     ops = np.asarray(ops, dtype=np.uint8)
-    diagonal = ops == 0
-    q_pos = query_start + np.cumsum(ops != 2) - 1
-    t_pos = target_start + np.cumsum(ops != 1) - 1
-    letters = np.array([ord("X"), ord("I"), ord("D")], dtype=np.uint8)[ops]
+    diagonal = ops == OP_MATCH
+    q_pos = query_start + np.cumsum(ops != OP_DELETE) - 1
+    t_pos = target_start + np.cumsum(ops != OP_INSERT) - 1
+    letters = _OP_LETTERS[ops]
     same = diagonal & (query[np.where(diagonal, q_pos, 0)] == target[np.where(diagonal, t_pos, 0)])
     letters[same] = ord("=")
     starts = np.flatnonzero(np.r_[True, letters[1:] != letters[:-1]])

@@ -1,16 +1,20 @@
-"""The public functions: align one pair, score many against many, search, all pairs."""
+"""The public functions: align one pair (or score it), score many against many, search,
+all pairs, databases, and any result store by its layout (open, resume, report, verify)."""
 
 from __future__ import annotations
 
+import builtins
 import dataclasses
 import logging
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from swath.alignment import MODES, Alignment
+from swath.alignment import Alignment
+from swath.constants import MODES
+from swath.engine import Progress
 from swath.errors import InvalidParameter
 from swath.kernels import get_backend
 from swath.scoring import Scoring
@@ -23,10 +27,13 @@ from swath.sequences import (
     sequence_set,
     unique_names,
 )
+from swath.workloads import registered
 
 if TYPE_CHECKING:
-    from swath.hits import SearchResult
-    from swath.pairs import AllPairsResult
+    from swath.results.allpairs import AllPairsResult
+    from swath.results.longpair import PairScore
+    from swath.results.search import SearchResult
+    from swath.storage.database import DatabaseInfo
 
 logger = logging.getLogger(__name__)
 
@@ -34,9 +41,11 @@ SequencesLike = str | os.PathLike[str] | Sequence[SequenceLike] | SequenceSet
 
 TILED_ABOVE = 1 << 30   # bytes of direction codes (m * n / 2) above which align() tiles
 # sequences per block of an all-pairs job: a task's memory is about 40 bytes a pair of its
-# tile (160 MiB), whatever the number of sequences (engine.allpairs.prepare); A1's first
-# 20,000 on an H100 took 30.7 s in blocks of 2,048 (and 5,000 4.7 s against 5.1 s in 1,024)
+# tile (160 MiB), whatever the number of sequences (engine.allpairs.prepare); on A1, blocks
+# of 2,048 measured quicker than of 1,024 (benchmarks/RESULTS.md)
 ALLPAIRS_BLOCK = 2048
+#: what each workload's printers print (``report``), in the order the command line offers
+FORMATS: dict[str, tuple[str, ...]] = {w.name: w.formats for w in registered()}
 
 
 def _scoring(scoring: Scoring | None) -> Scoring:
@@ -74,8 +83,7 @@ def align(query: SequenceLike, target: SequenceLike, scoring: Scoring | None = N
           mode: str = "local", device: str = "auto", *, wildcard: bool = False,
           store: str | None = None, tile_size: int | None = None, strip: int | None = None,
           client: Any = None, names: tuple[str, str] = ("query", "target"),
-          progress: Callable[[str, int, int, int], None] | None = None,
-          overwrite: bool = False) -> Alignment:
+          progress: Progress | None = None, overwrite: bool = False) -> Alignment:
     """Align one query against one target exactly, with traceback.
 
     Parameters
@@ -104,14 +112,16 @@ def align(query: SequenceLike, target: SequenceLike, scoring: Scoring | None = N
         which among equally scoring ones may differ from the CPU's).
     strip : int, optional
         Strip width inside a tile (default ``DEFAULT_STRIP``).
-    client : distributed.Client, optional
-        The Dask cluster of the tiled engine; default: this process on the CPU or one
-        GPU (no cluster is started), a local dask-cuda cluster on several GPUs.
+    client : distributed.Client or Cluster, optional
+        The Dask cluster of the tiled engine, or a :class:`Cluster` to reach or start
+        for it; default: this process on the CPU or one GPU (no cluster is started), a
+        local dask-cuda cluster on several GPUs.
     names : (str, str)
         The sequences' names, kept in the store.
     progress : callable, optional
-        ``progress(phase, done, total, cells)`` as the tiled engine's tiles, the path's
-        splits (GPU) and segments finish.
+        ``progress(phase, done, total, cells)`` as the tiled engine's tiles (phase
+        ``"tiles"``), the path's splits (``"splits"``, GPU) and segments
+        (``"segments"``) finish.
     overwrite : bool
         Replace a swath store at ``store`` that holds another job (a path holding
         anything else is refused whatever this says: swath deletes only its own stores).
@@ -135,8 +145,10 @@ def align(query: SequenceLike, target: SequenceLike, scoring: Scoring | None = N
     q = encode_sequence(query, scoring.alphabet, wildcard=wildcard, name="query")
     t = encode_sequence(target, scoring.alphabet, wildcard=wildcard, name="target")
     if store is not None or tile_size is not None or len(q) * len(t) // 2 > TILED_ABOVE:
-        return _align_tiled(q, t, scoring, mode, device, store, tile_size, strip, client,
-                            names, progress, overwrite)
+        aln = _align_tiled(q, t, scoring, mode, device, store, tile_size, strip, client,
+                           names, progress, overwrite, traceback=True)
+        assert isinstance(aln, Alignment)
+        return aln
     scores, coords, cigar, _ = backend.align_batch(
         q, np.array([0, len(q)]), t, np.array([0, len(t)]), scoring.matrix, scoring.gap_open,
         scoring.gap_extend, mode)
@@ -147,20 +159,67 @@ def align(query: SequenceLike, target: SequenceLike, scoring: Scoring | None = N
 
 def _align_tiled(q: np.ndarray, t: np.ndarray, scoring: Scoring, mode: str, device: str,
                  store: str | None, tile_size: int | None, strip: int | None, client: Any,
-                 names: tuple[str, str],
-                 progress: Callable[[str, int, int, int], None] | None,
-                 overwrite: bool) -> Alignment:
+                 names: tuple[str, str], progress: Progress | None, overwrite: bool, *,
+                 traceback: bool) -> Alignment | PairScore:
     """One pair through the tiled long-pair engine (Dask tiles, Zarr boundaries)."""
     from swath.engine.longpair import align_pair
 
     for name, value in (("tile_size", tile_size), ("strip", strip)):
         if value is not None and (not isinstance(value, int) or value < 1):
             raise InvalidParameter(f"{name} must be a positive integer, got {value!r}")
-    aln = align_pair(store, q, t, scoring, mode=mode, device=device, tile_size=tile_size,
-                     strip=strip, client=client, names=names, progress=progress,
-                     overwrite=overwrite)
-    assert isinstance(aln, Alignment)
-    return aln
+    return align_pair(store, q, t, scoring, mode=mode, device=device, tile_size=tile_size,
+                      strip=strip, client=client, names=names, traceback=traceback,
+                      progress=progress, overwrite=overwrite)
+
+
+def score(query: SequenceLike, target: SequenceLike, scoring: Scoring | None = None,
+          mode: str = "local", device: str = "auto", *, wildcard: bool = False,
+          store: str | None = None, tile_size: int | None = None, strip: int | None = None,
+          client: Any = None, names: tuple[str, str] = ("query", "target"),
+          progress: Progress | None = None, overwrite: bool = False) -> PairScore:
+    """The optimal score of one pair and the cell where it ends, without traceback.
+
+    The pair runs through the tiled long-pair engine as a scores-only job (StripedScore):
+    its memory is the tiles' boundaries, whatever the sequences' lengths, and its store
+    (``store``) is resumable like :func:`align`'s.
+
+    Parameters
+    ----------
+    query, target, scoring, mode, device, wildcard, names, overwrite
+        As in :func:`align`.
+    store : str, optional
+        Keep the job's Zarr store here (resumable with :func:`resume`; :func:`open`
+        returns its :class:`PairScore`); default: a scratch store removed afterwards.
+    tile_size : int, optional
+        Tiles of ``tile_size x tile_size`` cells, of any size (default: ``DEFAULT_TILE``
+        on the CPU; on the GPU, slabs of up to ``GPU_TILE_ROWS`` rows of the whole
+        target).
+    strip, client
+        As in :func:`align`.
+    progress : callable, optional
+        ``progress("tiles", done, total, cells)`` as tiles finish.
+
+    Returns
+    -------
+    PairScore
+        The score, ``query_end`` and ``target_end`` (exclusive ends of the alignment's
+        last cell) and the mode.
+
+    Examples
+    --------
+    >>> import swath
+    >>> sc = swath.Scoring.dna(match=2, mismatch=-3, gap_open=5, gap_extend=2)
+    >>> swath.score("ACGTTGCA", "TTACGTTGCATT", scoring=sc, mode="semiglobal", device="cpu")
+    PairScore(score=16, query_end=8, target_end=10, mode='semiglobal')
+    """
+    scoring = _scoring(scoring)
+    mode = _mode(mode)
+    q = encode_sequence(query, scoring.alphabet, wildcard=wildcard, name="query")
+    t = encode_sequence(target, scoring.alphabet, wildcard=wildcard, name="target")
+    result = _align_tiled(q, t, scoring, mode, device, store, tile_size, strip, client, names,
+                          progress, overwrite, traceback=False)
+    assert not isinstance(result, Alignment)
+    return result
 
 
 def scores(queries: SequencesLike, targets: SequencesLike, scoring: Scoring | None = None,
@@ -200,7 +259,7 @@ def search(queries: SequencesLike, database: SequencesLike, scoring: Scoring | N
            top_k: int = 10, client: Any = None, store: str | None = None, *,
            mode: str = "local", device: str = "auto", max_evalue: float | None = None,
            statistics: dict[str, float] | None = None, query_block: int = 32,
-           wildcard: bool = False, progress: Callable[[int, int], None] | None = None,
+           wildcard: bool = False, progress: Progress | None = None,
            overwrite: bool = False) -> SearchResult:
     """Search queries against a database: the top hits of each query, fully aligned.
 
@@ -215,10 +274,11 @@ def search(queries: SequencesLike, database: SequencesLike, scoring: Scoring | N
     top_k : int
         Hits kept per query (highest score first, then lowest database index); more
         than the database holds keeps them all.
-    client : distributed.Client, optional
-        The Dask cluster to run on; default: this process on the CPU or one GPU (no
-        cluster is started; database partitions stay on the GPU for the next search of
-        the process), a local dask-cuda cluster for this call on several GPUs.
+    client : distributed.Client or Cluster, optional
+        The Dask cluster to run on, or a :class:`Cluster` to reach or start for this
+        call; default: this process on the CPU or one GPU (no cluster is started;
+        database partitions stay on the GPU for the next search of the process), a local
+        dask-cuda cluster for this call on several GPUs.
     store : str, optional
         Path or fsspec URL of the result store (Zarr); default: a temporary directory.
         Running the same search into an existing store finishes what is missing.
@@ -233,7 +293,8 @@ def search(queries: SequencesLike, database: SequencesLike, scoring: Scoring | N
     query_block : int
         Queries per work unit (the unit of resumption).
     progress : callable, optional
-        Called with (units done, units) as the job advances.
+        ``progress("search", units done, units, 0)`` as the job advances (the
+        signature of every job's progress: see :func:`resume`).
     overwrite : bool
         Replace a swath store at ``store`` that holds another job (a path holding
         anything else is refused whatever this says: swath deletes only its own stores).
@@ -255,7 +316,7 @@ def search(queries: SequencesLike, database: SequencesLike, scoring: Scoring | N
 
     from swath.engine.cluster import session
     from swath.engine.search import prepare, run
-    from swath.hits import SearchResult
+    from swath.results.search import SearchResult
     from swath.statistics import gapped_parameters
     from swath.storage.database import Database
 
@@ -309,7 +370,7 @@ def _database_path(database: SequencesLike, scoring: Scoring, wildcard: bool) ->
     seqs = _sequences(database, scoring, wildcard, "database")
     with tempfile.TemporaryDirectory(prefix="swath-") as scratch:
         source = os.path.join(scratch, "database.fasta")
-        with open(source, "w") as out:
+        with builtins.open(source, "w") as out:
             for name, codes in zip(seqs.names, seqs, strict=True):
                 out.write(f">{name}\n{scoring.alphabet.decode(codes)}\n")
         return cached_database(source, scoring.alphabet, wildcard=wildcard)
@@ -319,8 +380,8 @@ def allpairs(sequences: SequencesLike, scoring: Scoring | None = None, *, mode: 
              min_identity: float = 0.97, iddef: str | int = "pident", store: str | None = None,
              client: Any = None, device: str = "auto", scores: bool = False,
              clusters: bool = False, block: int | None = None, wildcard: bool = False,
-             progress: Callable[[int, int, int], None] | None = None,
-             overwrite: bool = False, rename_duplicates: bool = False) -> AllPairsResult:
+             progress: Progress | None = None, overwrite: bool = False,
+             rename_duplicates: bool = False) -> AllPairsResult:
     """Align every unordered pair of sequences (none with itself); keep the close ones.
 
     Every pair is scored; a pair is aligned with traceback only if its lengths and score
@@ -346,8 +407,9 @@ def allpairs(sequences: SequencesLike, scoring: Scoring | None = None, *, mode: 
     store : str, optional
         Path or fsspec URL of the result store (Zarr); default: a temporary directory.
         Running the same job into an existing store finishes what is missing.
-    client : distributed.Client, optional
-        The Dask cluster to run on; default: this process on the CPU or one GPU.
+    client : distributed.Client or Cluster, optional
+        The Dask cluster to run on, or a :class:`Cluster` to reach or start for this
+        call; default: this process on the CPU or one GPU.
     device, wildcard
         As in :func:`align`.
     scores : bool
@@ -358,7 +420,7 @@ def allpairs(sequences: SequencesLike, scoring: Scoring | None = None, *, mode: 
         Sequences per block (default ``ALLPAIRS_BLOCK``, 2,048); a task's
         memory grows with ``block ** 2``, never with the number of sequences.
     progress : callable, optional
-        Called with (tiles done, tiles, pairs done) as the job advances.
+        ``progress("allpairs", tiles done, tiles, pairs done)`` as the job advances.
     rename_duplicates : bool
         Rename the second, third, ... sequence of a name ``NAME_2``, ``NAME_3``, ...;
         otherwise a name given twice is refused (``InvalidInput``: pairs would be
@@ -390,7 +452,7 @@ def allpairs(sequences: SequencesLike, scoring: Scoring | None = None, *, mode: 
     from swath.engine.cluster import session
     from swath.identity import DEFINITIONS
     from swath.kernels import DEVICES
-    from swath.pairs import AllPairsResult
+    from swath.results.allpairs import AllPairsResult
 
     scoring = _scoring(scoring)
     mode = _mode(mode)
@@ -417,6 +479,314 @@ def allpairs(sequences: SequencesLike, scoring: Scoring | None = None, *, mode: 
     with session(client, device=device) as (client, _):
         run(job, client, progress)
     return AllPairsResult(path)
+
+
+def makedb(fasta: str | os.PathLike[str], path: str, scoring: Scoring | None = None, *,
+           wildcard: bool = False, partition_residues: int | None = None,
+           overwrite: bool = False, rename_duplicates: bool = False,
+           progress: Progress | None = None) -> DatabaseInfo:
+    """Prepare a database store (Zarr) for searches: encoded, sorted by length, and cut
+    into partitions of about equal residues.
+
+    Parameters
+    ----------
+    fasta : str or os.PathLike
+        The sequences: FASTA or FASTQ, plain or gzip (a local file). All residues are
+        held in memory while the store is written.
+    path : str
+        Where to write the store: a local path or an fsspec URL.
+    scoring : Scoring, optional
+        Its alphabet is the database's; searches must score the same alphabet. Default:
+        BLOSUM62's (protein).
+    wildcard : bool
+        Map residues outside the alphabet to its wildcard (X or N) instead of failing.
+    partition_residues : int, optional
+        About how many residues each partition holds (a partition is one chunk and one
+        unit of search work); default ``storage.database.DEFAULT_PARTITION_RESIDUES``.
+    overwrite : bool
+        Replace an existing database store at ``path`` (anything else there is never
+        deleted).
+    rename_duplicates : bool
+        Rename the second, third, ... record of a name ``NAME_2``, ``NAME_3``, ...;
+        otherwise a name given twice is refused (hits would be ambiguous).
+    progress : callable, optional
+        ``progress("read", sequences read, None, 0)``, then ``progress("write",
+        partitions written, partitions, 0)``.
+
+    Returns
+    -------
+    DatabaseInfo
+        ``path``, ``sequences``, ``residues``, ``partitions`` and the source's ``sha256``.
+
+    Raises
+    ------
+    InputNotFound, InvalidInput, InvalidSequence
+        The source cannot be read or is malformed (file and line named).
+    InvalidParameter
+        ``path`` holds a store and ``overwrite`` is not set, or something other than a
+        database.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile, swath
+    >>> tmp = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (tmp / "db.fasta").write_text(">a\\nMKVLA\\n>b\\nWW\\n>c\\nMKV\\n")
+    >>> info = swath.makedb(tmp / "db.fasta", str(tmp / "db.swdb"), partition_residues=5)
+    >>> info.sequences, info.residues, info.partitions
+    (3, 10, 2)
+    """
+    from swath.storage.database import DEFAULT_PARTITION_RESIDUES, write_database
+
+    scoring = _scoring(scoring)
+    stages = None
+    if progress is not None:
+        told = progress
+
+        def stages(stage: str, done: int, total: int | None) -> None:
+            told(stage, done, total, 0)
+
+    return write_database(fasta, path, scoring.alphabet, wildcard=wildcard,
+                          partition_residues=partition_residues or DEFAULT_PARTITION_RESIDUES,
+                          overwrite=overwrite, progress=stages,
+                          rename_duplicates=rename_duplicates)
+
+
+def open(store: str) -> SearchResult | AllPairsResult | Alignment | PairScore:
+    """The result of a finished job, from its store, whatever its workload.
+
+    Parameters
+    ----------
+    store : str
+        Path or fsspec URL of a result store: a search's, an all-pairs job's or a long
+        pair's.
+
+    Returns
+    -------
+    SearchResult, AllPairsResult, Alignment or PairScore
+        A search's hits, an all-pairs job's kept pairs, a long pair's alignment, or the
+        score of a scores-only long pair (:func:`score`).
+
+    Raises
+    ------
+    StoreNotFound
+        No swath store is at ``store``.
+    InvalidParameter
+        The store is not a result store (a database).
+    StoreIncomplete
+        Its job has not finished (:func:`resume` finishes it).
+    StoreDamaged
+        Some of its data no longer match their digests (:func:`resume` recomputes them).
+
+    Examples
+    --------
+    >>> import os, tempfile, swath
+    >>> path = os.path.join(tempfile.mkdtemp(), "pairs.zarr")
+    >>> _ = swath.allpairs(["ACGTACGT", "ACGTACGA"], scoring=swath.Scoring.dna(),
+    ...                    min_identity=0.8, device="cpu", store=path)
+    >>> swath.open(path).to_table()[0][:5]
+    (0, 1, 'sequences[0]', 'sequences[1]', 0.875)
+    """
+    from swath.workloads import check_finished, lookup
+
+    workload, opened = lookup(store)
+    check_finished(opened)
+    result: SearchResult | AllPairsResult | Alignment | PairScore = workload.result(store)
+    return result
+
+
+def resume(store: str, *, device: str = "auto", client: Any = None,
+           progress: Progress | None = None
+           ) -> SearchResult | AllPairsResult | Alignment | PairScore:
+    """Finish an interrupted job from its store, whatever its workload: run only the work
+    not marked done, and again the work whose data no longer match their digests. A
+    finished, sound store is left as it is.
+
+    Parameters
+    ----------
+    store : str
+        Path or fsspec URL of a result store (a search's, an all-pairs job's or a long
+        pair's, in any phase).
+    device : {"auto", "cpu", "gpu"}
+        Where to compute.
+    client : distributed.Client or Cluster, optional
+        As in :func:`search`.
+    progress : callable, optional
+        ``progress(phase, done, total, work)``, the one signature of every job's
+        progress: ``done`` of ``total`` steps of ``phase`` (counting those done before),
+        and ``work``, the pairs (``"allpairs"``) or cells (``"tiles"``) computed so far,
+        else 0. Phases: ``"search"``, ``"allpairs"``, and a long pair's ``"tiles"``,
+        ``"splits"`` and ``"segments"``.
+
+    Returns
+    -------
+    SearchResult, AllPairsResult, Alignment or PairScore
+        As :func:`open`.
+
+    Raises
+    ------
+    StoreNotFound, InvalidParameter
+        As :func:`open`.
+    InputChanged
+        An input the job reads from outside its store (a search's database) changed.
+    StoreLocked
+        Another job is writing the store.
+
+    Examples
+    --------
+    >>> import os, tempfile, swath
+    >>> path = os.path.join(tempfile.mkdtemp(), "pairs.zarr")
+    >>> _ = swath.allpairs(["ACGTACGT", "ACGTACGA"], scoring=swath.Scoring.dna(),
+    ...                    min_identity=0.8, device="cpu", store=path)
+    >>> len(swath.resume(path, device="cpu"))     # finished already: nothing runs
+    1
+    """
+    from swath.workloads import is_finished, lookup
+
+    workload, opened = lookup(store)
+    if not is_finished(opened):
+        workload.resume(store, device, client, progress)
+    result: SearchResult | AllPairsResult | Alignment | PairScore = workload.result(store)
+    return result
+
+
+def report(store: str, format: str | None = None, *, plot: str | None = None
+           ) -> Iterator[str]:
+    """A finished result store as text, as ``swath inspect`` prints it.
+
+    Parameters
+    ----------
+    store : str
+        Path or fsspec URL of a result store.
+    format : str, optional
+        One of its workload's formats (:data:`FORMATS`): search and all-pairs stores
+        ``"tsv"`` (the default), ``"json"`` or ``"text"``; long pairs' ``"json"`` (the
+        default), ``"tsv"`` or ``"text"``.
+    plot : str, optional
+        Also draw a long pair's alignment path over its matrix (a dot plot) to this image
+        file, before the text is returned (needs matplotlib).
+
+    Returns
+    -------
+    iterator of str
+        The text in pieces, each ending with a newline.
+
+    Raises
+    ------
+    StoreNotFound, InvalidParameter, StoreIncomplete, StoreDamaged
+        As :func:`open`; ``InvalidParameter`` also for a format the store's workload does
+        not print, and a plot of a store that holds no alignment path.
+
+    Examples
+    --------
+    >>> import os, tempfile, swath
+    >>> path = os.path.join(tempfile.mkdtemp(), "pairs.zarr")
+    >>> _ = swath.allpairs(["ACGTACGT", "ACGTACGA"], scoring=swath.Scoring.dna(),
+    ...                    min_identity=0.8, device="cpu", store=path)
+    >>> next(swath.report(path)).split()[:4]     # tsv: vsearch's --blast6out columns
+    ['sequences[0]', 'sequences[1]', '87.5', '8']
+    """
+    from swath.workloads import check_finished, lookup
+
+    workload, opened = lookup(store)
+    if plot and workload.plot is None:
+        layout = opened.LAYOUT
+        raise InvalidParameter(
+            f"--plot draws the path of a long pair's alignment store (swath align -o); "
+            f"{store} is {'an' if layout[0] in 'aeiou' else 'a'} {layout} store (--format "
+            f"text shows its {workload.items}' alignments)")
+    check_finished(opened)
+    format = format or workload.default_format
+    if format not in workload.formats:
+        raise InvalidParameter(f"format must be one of {', '.join(workload.formats)} for "
+                               f"{store}, got {format!r}")
+    if plot and workload.plot is not None:
+        workload.plot(store, plot)
+    return workload.lines(store, format)
+
+
+def format_alignment(result: Alignment | PairScore, format: str = "text", *,
+                     query: SequenceLike | None = None, target: SequenceLike | None = None,
+                     scoring: Scoring | None = None,
+                     names: tuple[str, str] = ("query", "target")) -> str:
+    """One pair's result as ``swath align`` prints it.
+
+    Parameters
+    ----------
+    result : Alignment or PairScore
+        What :func:`align` or :func:`score` returned.
+    format : {"text", "json", "tsv"}
+        text: a header and the pairwise view (like EMBOSS water/needle); json: one
+        object; tsv: a header line and one row (json and tsv coordinates 0-based, end
+        exclusive). A :class:`PairScore` prints its score and end cell.
+    query, target : str, bytes or numpy.ndarray, optional
+        The aligned sequences (as :func:`align` takes them): the text view of an
+        :class:`Alignment` needs them.
+    scoring : Scoring, optional
+        The scoring the alignment was computed with (default as in :func:`align`).
+    names : (str, str)
+        The query's and target's ids.
+
+    Returns
+    -------
+    str
+        The lines, each ending with a newline.
+
+    Raises
+    ------
+    InvalidParameter
+        An unknown format, or the text view of an alignment without its sequences.
+
+    Examples
+    --------
+    >>> import swath
+    >>> aln = swath.Alignment(16, 0, 8, 2, 10, "8=", "semiglobal")
+    >>> swath.format_alignment(aln, "tsv", names=("a", "b")).splitlines()[1].split()
+    ['a', 'b', '16', '0', '8', '2', '10', '8=', '1.0', 'semiglobal']
+    """
+    from swath.results.longpair import alignment_lines, score_lines
+
+    if not isinstance(result, Alignment):
+        return "".join(score_lines(result, names, format))
+    scoring = _scoring(scoring)
+    codes = [None if seq is None else encode_sequence(seq, scoring.alphabet, name=what)
+             for seq, what in ((query, "query"), (target, "target"))]
+    return "".join(alignment_lines(result, names, format, query=codes[0], target=codes[1],
+                                   scoring=scoring))
+
+
+def warm_up(device: str = "auto", *, client: Any = None, job: str | None = None) -> None:
+    """Start readying ``device`` in the background while the caller reads its inputs: the
+    GPU probe (CuPy's import, a CUDA context) and, for a ``job`` that runs in this
+    process, the loading of the CUDA kernels it runs. The first computation waits for
+    what is under way. Nothing happens for the CPU, or where the job runs on a cluster
+    (a ``distributed.Client``, or a :class:`Cluster` with a scheduler or several
+    workers: its workers load their own).
+
+    Parameters
+    ----------
+    device : {"auto", "cpu", "gpu"}
+        Where the job computes.
+    client : distributed.Client or Cluster, optional
+        Where the job runs, as the job's function takes it.
+    job : {"search", "allpairs", "longpair"}, optional
+        The workload whose kernels to load; default: the probe only.
+
+    Examples
+    --------
+    >>> import swath
+    >>> swath.warm_up("cpu", job="search")     # the CPU needs nothing ahead
+    """
+    from swath.engine.cluster import Cluster
+    from swath.kernels import DEVICES, probe_in_background
+    from swath.workloads import named
+
+    if device not in DEVICES:
+        raise InvalidParameter(f"device must be one of {', '.join(DEVICES)}, got {device!r}")
+    sources = named(job).cuda_sources if job is not None else ()
+    wanted = Cluster() if client is None else client
+    if device == "cpu" or not isinstance(wanted, Cluster) or wanted.scheduler is not None:
+        return
+    probe_in_background(sources if (wanted.workers or 1) == 1 else ())
 
 
 def verify(store: str) -> dict[str, int]:
@@ -448,7 +818,7 @@ def verify(store: str) -> dict[str, int]:
     from swath.errors import StoreDamaged
     from swath.storage.common import describe_damage, store_layout
     from swath.storage.database import LAYOUT, Database
-    from swath.storage.layouts import open_result
+    from swath.workloads import lookup
 
     layout, _ = store_layout(store)
     if layout == LAYOUT:
@@ -458,7 +828,7 @@ def verify(store: str) -> dict[str, int]:
             raise StoreDamaged(f"{store}: damaged: {describe_damage(damage)}; rebuild it with "
                                "swath makedb --overwrite")
         return {"partition": db.partitions, "array": len(db.attrs.get("digests", {}))}
-    result = open_result(store)
+    _, result = lookup(store)
     result.check_sound()
     counts = {kind: int(np.count_nonzero(result.marks(kind))) for kind, name in
               result.MARKS.items() if name in result.group}

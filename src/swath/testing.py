@@ -9,9 +9,8 @@ from __future__ import annotations
 import numpy as np
 
 from swath.alignment import Alignment, cigar_runs
+from swath.constants import MINUS_INFINITY_64
 from swath.scoring import Scoring
-
-_NEG = -(1 << 40)
 
 
 def reference_matrices(query: np.ndarray, target: np.ndarray, scoring: Scoring, mode: str
@@ -20,8 +19,8 @@ def reference_matrices(query: np.ndarray, target: np.ndarray, scoring: Scoring, 
     m, n = len(query), len(target)
     go, ge = scoring.gap_open, scoring.gap_extend
     H = np.zeros((m + 1, n + 1), dtype=np.int64)
-    E = np.full((m + 1, n + 1), _NEG, dtype=np.int64)
-    F = np.full((m + 1, n + 1), _NEG, dtype=np.int64)
+    E = np.full((m + 1, n + 1), MINUS_INFINITY_64, dtype=np.int64)
+    F = np.full((m + 1, n + 1), MINUS_INFINITY_64, dtype=np.int64)
     if mode != "local":
         H[1:, 0] = -(go + ge * np.arange(1, m + 1))
     if mode == "global":

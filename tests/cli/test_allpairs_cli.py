@@ -13,7 +13,7 @@ from click.testing import CliRunner, Result
 
 import swath
 from swath.cli import main
-from swath.pairs import TABLE_COLUMNS
+from swath.results.allpairs import TABLE_COLUMNS
 from swath.sequences import read_sequences
 from tests.helpers import DNA, write_fasta
 

@@ -129,7 +129,7 @@ def test_kept_pairs_are_exactly_those_that_reach_the_threshold(mode, min_identit
                                                                first_pass, tmp_path,
                                                                monkeypatch):
     """With the full first pass, and with the banded one wherever a band exists."""
-    monkeypatch.setitem(engine.BAND_WORTH, "cpu", 0.0 if first_pass == "full" else 1.0)
+    monkeypatch.setattr("swath.kernels.cpu.band_worth", 0.0 if first_pass == "full" else 1.0)
     seqs = family_set(7, DNA, 30, 120)
     res = run(seqs, tmp_path, mode=mode, min_identity=min_identity, iddef=iddef)
     want = brute_force(seqs, DNA, mode, min_identity, iddef)
@@ -218,7 +218,7 @@ def test_a_store_of_another_job_is_refused(tmp_path):
 def test_progress_counts_tiles_and_pairs(tmp_path):
     calls = []
     run(family_set(4, DNA, 10, 40), tmp_path, progress=lambda *a: calls.append(a))
-    assert calls[0] == (0, 6, 0) and calls[-1] == (6, 6, 45)
+    assert calls[0] == ("allpairs", 0, 6, 0) and calls[-1] == ("allpairs", 6, 6, 45)
     assert len(calls) == 7
 
 

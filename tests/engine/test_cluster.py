@@ -8,7 +8,7 @@ import dask
 import pytest
 
 from swath.engine import cluster
-from swath.engine.cluster import InProcess, OnCluster, connect, runner, session
+from swath.engine.cluster import Cluster, InProcess, OnCluster, connect, runner, session
 
 
 @pytest.mark.parametrize("tile_tasks", [False, True])
@@ -31,6 +31,19 @@ def test_several_workers_start_a_local_cluster():
         assert own and isinstance(where, OnCluster) and where.workers == 2
         threads = [w["nthreads"] for w in where.client.scheduler_info()["workers"].values()]
     assert threads == [max(1, (os.cpu_count() or 1) // 2)] * 2
+
+
+def test_a_cluster_is_started_by_the_jobs_session_and_named():
+    """A ``Cluster`` starts nothing itself: the session of the job that gets it does, with
+    the job's threads, tells ``started`` where it runs, and closes it after the job."""
+    told: list[str] = []
+    with session(Cluster(workers=2, started=told.append), device="cpu", processes=False,
+                 tile_tasks=True) as (where, own):
+        assert own and isinstance(where, OnCluster) and where.workers == 2
+        assert told == [where.description] and "dashboard" in told[0]
+    with session(Cluster(started=told.append), device="cpu") as (where, own):
+        assert not own and isinstance(where, InProcess)
+    assert len(told) == 1       # nothing started: nothing named
 
 
 def _double(x: int) -> int:

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 import swath
+from swath.constants import STATE_E, STATE_F, STATE_H, STATE_START
 from swath.engine import cluster, longpair
-from swath.kernels.tile_origins import START, E, F, H
 from swath.storage.longpair import AlignmentStore
 from swath.testing import rescore
 from tests.helpers import DNA, PROTEIN, lose_worker_at, related_pair, whole_matrix
@@ -51,9 +51,9 @@ def test_tiled_equals_the_whole_matrix(client, tmp_path, mode):
         assert rescore(got, a, b, scoring) == got.score
         segments = AlignmentStore.open(store).segments()
         crossed |= {int(code) % 4 for code in segments[:, 3]}
-    assert {H, E, F} <= crossed
+    assert {STATE_H, STATE_E, STATE_F} <= crossed
     if mode == "local":
-        assert START in crossed
+        assert STATE_START in crossed
 
 
 def test_one_tile_and_one_strip_per_column(client, tmp_path):
@@ -436,7 +436,7 @@ def test_cpu_tiles_report_no_best_cell_in_global_mode():
 def test_default_tiles():
     assert longpair.default_tile("cpu", 10**6, 10**6, 4, False) == (8192, 8192)
     assert longpair.default_tile("gpu", 10**6, 10**6, 4, True) == (16384, 16384)  # origins
-    # L1: equal slabs of whole bands, as many on each GPU, the whole target in each
+    # L1: equal slabs of whole tiers, as many on each GPU, the whole target in each
     assert longpair.default_tile("gpu", 4_646_332, 4_617_703, 1, False) == (774_656,
                                                                             4_617_703)
     assert longpair.default_tile("gpu", 4_646_332, 4_617_703, 2, False) == (774_656,

@@ -9,9 +9,9 @@ import pytest
 
 import swath
 from swath.alignment import cigar_runs, join_cigars
+from swath.constants import STATE_F, STATE_H
 from swath.engine import pathsplit
 from swath.kernels import get_backend
-from swath.kernels.tile_origins import F, H
 from swath.testing import rescore
 from tests.helpers import DNA, PROTEIN, related_pair, whole_matrix
 
@@ -56,7 +56,7 @@ def test_split_paths_are_optimal(mode, base, monkeypatch):
                    for x, y in itertools.pairwise(spans))
         states |= {s.start for s in spans[1:]}
     if base == 1:
-        assert states == {H, F}
+        assert states == {STATE_H, STATE_F}
 
 
 def edge_pair(rng, kind, alphabet):
@@ -93,7 +93,7 @@ def piece_score(span, piece, a, b, scoring):
             i, j = i + length, j + length
             continue
         total -= scoring.gap_cost(length) - (
-            scoring.gap_open if k == 0 and op == "I" and span.start == F else 0)
+            scoring.gap_open if k == 0 and op == "I" and span.start == STATE_F else 0)
         i, j = (i + length, j) if op == "I" else (i, j + length)
     return total, (i, j)
 

@@ -15,7 +15,7 @@ import pytest
 from distributed.comm.core import CommClosedError
 
 import swath
-from swath.engine.search import _NONE, _device_top, _top
+from swath.results.search import SearchResult
 from swath.storage.database import write_database
 from swath.storage.results import SearchStore
 from tests.helpers import PROTEIN, lose_worker_at, write_fasta
@@ -65,17 +65,6 @@ def log_score_tasks(monkeypatch, engine, log, what):
         return real(job, q_res, q_off, p)
 
     monkeypatch.setattr(engine, "score_partition", logged)
-
-
-def test_top_k_orders_by_score_then_lowest_id():
-    scores = np.array([[5, 9, 9, 1], [2, 2, 2, 2]])
-    ids = np.array([[10, 3, 1, 7], [4, 3, 2, 1]])
-    top_scores, top_ids = _top(scores, ids, 3)
-    assert top_ids.tolist() == [[1, 3, 10], [1, 2, 3]]
-    assert top_scores.tolist() == [[9, 9, 5], [2, 2, 2]]
-    padded_scores, padded_ids = _top(scores[:, :2], ids[:, :2], 3)
-    assert padded_scores[:, 2].tolist() == [_NONE, _NONE]
-    assert padded_ids[:, 2].tolist() == [-1, -1]
 
 
 def test_partitions_are_read_once_ahead_and_failed_reads_again(data, monkeypatch):
@@ -139,36 +128,6 @@ def test_jobs_in_this_process_read_ahead(data, client, tmp_path, monkeypatch):
     assert mine.to_table() == theirs.to_table()
 
 
-def test_top_k_keys_at_the_limits():
-    """The sort key holds every score above int32's minimum (the padding ``_NONE`` is
-    the next one up) and ids below 2**32 - 1."""
-    top = np.iinfo(np.int32).max
-    scores = np.array([[top, _NONE + 1, -1, 0, top, _NONE + 1]])
-    ids = np.array([[5, 0, 2**32 - 2, 7, 3, 1]])
-    got_scores, got_ids = _top(scores, ids, 8)
-    assert got_scores.tolist() == [[top, top, 0, -1, _NONE + 1, _NONE + 1, _NONE, _NONE]]
-    assert got_ids.tolist() == [[3, 5, 7, 2**32 - 2, 0, 1, -1, -1]]
-
-
-@pytest.mark.gpu
-def test_top_k_on_the_gpu_equals_the_host():
-    import cupy
-
-    rng = np.random.default_rng(3)
-    scores = rng.integers(-3, 4, (6, 500)).astype(np.int32)     # many ties
-    ids = rng.permutation(10_000)[:500].astype(np.int64)
-    for k in (1, 7, 500, 600):
-        want = _top(scores, np.broadcast_to(ids, scores.shape), k)
-        got = _device_top(cupy.asarray(scores), cupy.asarray(ids), k)
-        assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
-    top = np.iinfo(np.int32).max      # the key's limits, as test_top_k_keys_at_the_limits
-    scores = np.array([[top, _NONE + 1, -1, 0, top, _NONE + 1]], dtype=np.int32)
-    ids = np.array([5, 0, 2**32 - 2, 7, 3, 1], dtype=np.int64)
-    want = _top(scores, np.broadcast_to(ids, scores.shape), 8)
-    got = _device_top(cupy.asarray(scores), cupy.asarray(ids), 8)
-    assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
-
-
 @pytest.mark.gpu
 @pytest.mark.parametrize("mode", ["local", "global"])
 def test_gpu_search_finds_the_exact_top_hits(data, client, tmp_path, mode):
@@ -224,7 +183,7 @@ def test_interrupted_job_resumes_without_redoing_done_units(data, client, tmp_pa
     done = SearchStore.open(store, complete=False).done()
     assert not done[2] and done.sum() == 3
     with pytest.raises(swath.StoreIncomplete):
-        swath.hits.SearchResult(store)
+        SearchResult(store)
     monkeypatch.setattr(engine, "write_unit", real_write)
     log = tmp_path / "scored.log"
     log_score_tasks(monkeypatch, engine, log, lambda job, p: p)
@@ -269,7 +228,7 @@ def test_client_killed_with_sigkill_then_resumed(data, tmp_path):
     assert resumed.exit_code == 0, resumed.output
     uninterrupted = swath.search(data["qfasta"], data["db"], top_k=3,
                                  store=str(tmp_path / "ref.zarr"), query_block=1, device="cpu")
-    assert swath.hits.SearchResult(store).to_table() == uninterrupted.to_table()
+    assert SearchResult(store).to_table() == uninterrupted.to_table()
 
 
 def test_worker_killed_mid_job_loses_nothing(data, tmp_path):
@@ -306,7 +265,7 @@ def test_bad_inputs(data, client, tmp_path):
         swath.search(["ACGT"], data["db"], scoring=swath.Scoring.dna(), client=client,
                      store=str(tmp_path / "a.zarr"))
     with pytest.raises(swath.FormatVersionError, match="'database' store"):
-        swath.hits.SearchResult(data["db"])
+        SearchResult(data["db"])
     swath.search(data["qfasta"], data["db"], top_k=2, client=client,
                  store=str(tmp_path / "b.zarr"))
     with pytest.raises(swath.InvalidParameter, match="holds another search"):
@@ -321,7 +280,7 @@ def test_bad_inputs(data, client, tmp_path):
 def test_result_store_behind_an_fsspec_url(data, client):
     store = "memory://swath-tests/result.zarr"
     result = swath.search(data["qfasta"], data["db"], top_k=2, client=client, store=store)
-    again = swath.hits.SearchResult(store)
+    again = SearchResult(store)
     assert again.to_table() == result.to_table()
     assert [h.target_id for h in again.hits(1)][:1] == [10]
 

@@ -15,7 +15,7 @@ from swath.sequences import sequence_set
 from swath.storage.common import ROOT_KEY
 from swath.storage.creation import creating, found_at, reopen_or_create
 from swath.storage.results import LAYOUT, VERSION, SearchStore
-from tests.conftest import PROTEIN
+from tests.helpers import PROTEIN
 
 QUERIES = sequence_set(["MKTAYIAK", "WWKK"], PROTEIN.alphabet)
 

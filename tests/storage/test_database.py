@@ -35,8 +35,8 @@ from swath.errors import (
 )
 from swath.scoring import Scoring
 from swath.sequences import read_sequences
-from swath.storage import database as database_module
 from swath.storage.common import (
+    ROOT_KEY,
     check_layout,
     is_local,
     mark_complete,
@@ -48,9 +48,12 @@ from swath.storage.database import (
     Database,
     database_lock_path,
     partition_bounds,
+    partitions,
     write_database,
+    writer,
 )
 from swath.storage.locking import acquire_lock, lock_path, release_lock, store_lock
+from tests.helpers import write_fasta
 
 PROTEIN = Scoring.protein().alphabet
 DNA = Scoring.dna().alphabet
@@ -66,15 +69,6 @@ def random_records(n: int = 150, seed: int = 1, max_len: int = 300) -> list[tupl
     return records
 
 
-def write_fasta(path: Path, records: list[tuple[str, str]], width: int = 60) -> Path:
-    with open(path, "w") as out:
-        for name, seq in records:
-            out.write(f">{name} description of {name}\n")
-            for i in range(0, len(seq), width):
-                out.write(seq[i:i + width] + "\n")
-    return path
-
-
 @pytest.fixture
 def records() -> list[tuple[str, str]]:
     return random_records()
@@ -82,7 +76,7 @@ def records() -> list[tuple[str, str]]:
 
 @pytest.fixture
 def fasta(tmp_path: Path, records: list[tuple[str, str]]) -> Path:
-    return write_fasta(tmp_path / "db.fasta", records)
+    return write_fasta(tmp_path / "db.fasta", records, width=60)
 
 
 @pytest.fixture
@@ -177,7 +171,7 @@ def test_sorted_by_length_stable(store: Path, records: list[tuple[str, str]]) ->
 
 def test_partitions_hold_about_equal_residues(tmp_path: Path) -> None:
     records = random_records(n=600, seed=3, max_len=200)
-    fasta = write_fasta(tmp_path / "big.fasta", records)
+    fasta = write_fasta(tmp_path / "big.fasta", records, width=60)
     size = 3000
     db_path = tmp_path / "big.swdb"
     info = write_database(fasta, db_path, PROTEIN, partition_residues=size)
@@ -312,6 +306,30 @@ def test_a_damaged_partition_is_refused(tmp_path: Path, fasta: Path) -> None:
         swath.verify(str(store))
 
 
+def test_verify_goes_through_the_layout_store(store: Path) -> None:
+    db = Database.open(store)
+    assert db.verify() == {"partition": db.partitions, "array": 5}
+    assert db.damaged() == {"partition": [], "array": []}
+    (store / "residues" / "c" / "1" / "0").unlink()      # a partition's chunk deleted
+    (store / "rank" / "c" / "0").write_bytes(b"garbage")
+    with pytest.raises(StoreDamaged, match=r"damaged: partition 1; array rank; rebuild it "
+                                           r"with swath makedb --overwrite"):
+        Database.open(store).check_sound()
+
+
+def test_a_store_written_before_partition_digests_still_reads(store: Path) -> None:
+    group = open_group(store, mode="r+")
+    attrs = dict(group.attrs[ROOT_KEY])
+    del attrs["partition_digests"], attrs["digests"]
+    group.attrs[ROOT_KEY] = attrs
+    db = Database.open(store)
+    counts = [len(db.partition(p)[2]) for p in range(db.partitions)]
+    assert counts == np.diff(db.partition_bounds).tolist()
+    assert db.verify() == {"array": 0}
+    (store / "residues" / "c" / "2" / "0").unlink()      # unreadable whole: still found
+    assert Database.open(store).damaged() == {"partition": [2], "array": []}
+
+
 def test_pickle_reopens(store: Path) -> None:
     db = Database.open(store)
     copy = pickle.loads(pickle.dumps(db))
@@ -344,10 +362,10 @@ def test_partition_bounds(lengths: list[int], size: int, bounds: list[int]) -> N
 
 def test_long_and_short_targets_copied(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # Small thresholds, so that gathering in pieces and slice copies both run.
-    monkeypatch.setattr(database_module, "_SLICE_LENGTH", 50)
-    monkeypatch.setattr(database_module, "_GATHER_RESIDUES", 37)
+    monkeypatch.setattr(partitions, "_SLICE_LENGTH", 50)
+    monkeypatch.setattr(partitions, "_GATHER_RESIDUES", 37)
     records = random_records(n=80, seed=9, max_len=120)
-    fasta = write_fasta(tmp_path / "mixed.fasta", records)
+    fasta = write_fasta(tmp_path / "mixed.fasta", records, width=60)
     write_database(fasta, tmp_path / "mixed.swdb", PROTEIN, partition_residues=700)
     db = Database.open(tmp_path / "mixed.swdb")
     for i, codes in read_all(db).items():
@@ -477,7 +495,7 @@ def test_bad_indices(store: Path) -> None:
 def test_existing_output(tmp_path: Path, fasta: Path, store: Path) -> None:
     with pytest.raises(OutputExists, match=r"db\.swdb already exists \(use --overwrite"):
         write_database(fasta, store, PROTEIN)
-    other = write_fasta(tmp_path / "other.fasta", [("only", "MKV")])
+    other = write_fasta(tmp_path / "other.fasta", [("only", "MKV")], width=60)
     info = write_database(other, store, PROTEIN, overwrite=True)
     assert info.sequences == 1
     db = Database.open(store)
@@ -518,7 +536,7 @@ def test_bad_input_leaves_nothing(tmp_path: Path) -> None:
 def test_interrupted_write_leaves_no_store(tmp_path: Path, fasta: Path,
                                           monkeypatch: pytest.MonkeyPatch) -> None:
     calls = []
-    real = database_module._fill_row
+    real = writer.fill_row
 
     def fail_midway(*args: Any) -> None:
         calls.append(1)
@@ -526,7 +544,7 @@ def test_interrupted_write_leaves_no_store(tmp_path: Path, fasta: Path,
             raise KeyboardInterrupt
         real(*args)
 
-    monkeypatch.setattr(database_module, "_fill_row", fail_midway)
+    monkeypatch.setattr(writer, "fill_row", fail_midway)
     target = tmp_path / "db.swdb"
     with pytest.raises(KeyboardInterrupt):
         write_database(fasta, target, PROTEIN, partition_residues=1000)
@@ -556,7 +574,7 @@ def dead_pid() -> int:
 
 def test_interrupted_overwrite_keeps_the_old_store(store: Path, tmp_path: Path, fasta: Path,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(database_module, "mark_complete", _raise_oserror)
+    monkeypatch.setattr(writer, "mark_complete", _raise_oserror)
     with pytest.raises(OSError, match="disk full"):
         write_database(fasta, store, PROTEIN, partition_residues=10**9, overwrite=True)
     assert Database.open(store).partitions > 1  # the old one, untouched
@@ -571,13 +589,13 @@ def test_unfinished_remote_store_is_refused(fasta: Path, monkeypatch: pytest.Mon
     # In place (no rename) the complete mark is what tells readers: a writer killed
     # before it leaves a store that Database.open refuses.
     url = f"memory://swath-test-{uuid.uuid4().hex}/db.swdb"
-    monkeypatch.setattr(database_module, "mark_complete", lambda group: None)
+    monkeypatch.setattr(writer, "mark_complete", lambda group: None)
     write_database(fasta, url, PROTEIN)
     with pytest.raises(StoreIncomplete, match="the store was not finished"):
         Database.open(url)
     # An interrupted remote write removes what it wrote.
     url2 = f"memory://swath-test-{uuid.uuid4().hex}/db.swdb"
-    monkeypatch.setattr(database_module, "mark_complete", _raise_oserror)
+    monkeypatch.setattr(writer, "mark_complete", _raise_oserror)
     with pytest.raises(OSError, match="disk full"):
         write_database(fasta, url2, PROTEIN)
     with pytest.raises(StoreNotFound):
@@ -656,7 +674,7 @@ def test_lock_of_a_live_process_holds_until_it_dies(tmp_path: Path, fasta: Path)
 
 
 def test_duplicate_names_refused_or_renamed(tmp_path: Path) -> None:
-    fasta = write_fasta(tmp_path / "d.fasta", [("x", "MKV"), ("y", "WW"), ("x", "MKVL")])
+    fasta = write_fasta(tmp_path / "d.fasta", [("x", "MKV"), ("y", "WW"), ("x", "MKVL")], width=60)
     with pytest.raises(InvalidInput, match="sequence name 'x' is given twice"):
         write_database(fasta, tmp_path / "d.swdb", PROTEIN)
     assert sorted(os.listdir(tmp_path)) == ["d.fasta"]

@@ -2,14 +2,9 @@
 
 from __future__ import annotations
 
-import logging
-import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
-from typing import TYPE_CHECKING
-
 import click
 
+import swath
 from swath.cli.options import (
     SwathCommand,
     progress_option,
@@ -18,45 +13,13 @@ from swath.cli.options import (
     verbose_option,
     wildcard_option,
 )
-from swath.scoring import Scoring
+from swath.cli.progress import progress_bars
 
-if TYPE_CHECKING:
-    from swath.storage.database import ProgressCallback
-
-# the store module (and Zarr) load when the command runs, so `swath --help` stays quick
+# the store module's (swath.storage.database): the store module (and Zarr) load when the
+# command runs, so that `swath --help` stays quick
 DEFAULT_PARTITION_RESIDUES = 1 << 26
 
 __all__ = ["makedb"]
-
-logger = logging.getLogger(__name__)
-
-
-@contextmanager
-def _progress_bars(enabled: bool) -> Iterator[ProgressCallback | None]:
-    """A progress callback drawing tqdm bars on stderr (one per stage), or None."""
-    if not enabled:
-        yield None
-        return
-    from tqdm import tqdm
-
-    bars: dict[str, tqdm] = {}
-    units = {"read": ("reading", " seq"), "write": ("writing", " partition")}
-
-    def report(stage: str, done: int, total: int | None) -> None:
-        bar = bars.get(stage)
-        if bar is None:
-            for other in bars.values():
-                other.close()
-            desc, unit = units.get(stage, (stage, ""))
-            bar = bars[stage] = tqdm(total=total, desc=f"swath: {desc}", unit=unit,
-                                     unit_scale=True, file=sys.stderr, leave=True)
-        bar.update(done - bar.n)
-
-    try:
-        yield report
-    finally:
-        for bar in bars.values():
-            bar.close()
 
 
 @click.command(cls=SwathCommand)
@@ -88,13 +51,11 @@ def makedb(source: str, store: str, dna: bool, wildcard: bool, partition_residue
       swath makedb uniprot_sprot.fasta.gz sprot.swdb
       swath makedb --dna --partition-residues 16000000 contigs.fa contigs.swdb
     """
-    alphabet = (Scoring.dna() if dna else Scoring.protein()).alphabet
-    with _progress_bars(show_progress(progress)) as report:
-        from swath.storage.database import write_database
-
-        info = write_database(source, store, alphabet, wildcard=wildcard,
-                              partition_residues=partition_residues, overwrite=overwrite,
-                              progress=report, rename_duplicates=rename_duplicates)
+    scoring = swath.Scoring.dna() if dna else swath.Scoring.protein()
+    with progress_bars(show_progress(progress)) as bar:
+        info = swath.makedb(source, store, scoring, wildcard=wildcard,
+                            partition_residues=partition_residues, overwrite=overwrite,
+                            rename_duplicates=rename_duplicates, progress=bar)
     plural = "" if info.partitions == 1 else "s"
     click.echo(f"{info.path}: {info.sequences} sequences, {info.residues} residues, "
                f"{info.partitions} partition{plural}")

@@ -25,16 +25,15 @@ from typing import IO, Any, TypeVar
 
 import click
 
-from swath.alignment import MODES
+import swath
 from swath.errors import InvalidParameter, SwathError
-from swath.kernels import DEVICES
-from swath.scoring import Scoring
 
 __all__ = [
     "CommandError",
     "SwathCommand",
     "SwathGroup",
     "build_scoring",
+    "cluster",
     "device_option",
     "mode_option",
     "overwrite_option",
@@ -138,21 +137,21 @@ class SwathGroup(_OneLineErrors, click.Group):
 # Scoring
 
 
-def _matrix_scoring(matrix: str, gap_open: int, gap_extend: int) -> Scoring:
+def _matrix_scoring(matrix: str, gap_open: int, gap_extend: int) -> swath.Scoring:
     """A named matrix, or an NCBI-format matrix file (an existing file or a path)."""
     is_path = os.path.isfile(matrix) or any(
         sep and sep in matrix for sep in (os.sep, os.altsep))
     try:
         if is_path:
-            return Scoring.from_file(matrix, gap_open, gap_extend)
-        return Scoring.protein(matrix, gap_open, gap_extend)
+            return swath.Scoring.from_file(matrix, gap_open, gap_extend)
+        return swath.Scoring.protein(matrix, gap_open, gap_extend)
     except SwathError as exc:
         raise type(exc)(f"--matrix: {exc}") from None
 
 
 def build_scoring(*, matrix: str | None = None, dna: bool = False, match: int | None = None,
                   mismatch: int | None = None, gap_open: int | None = None,
-                  gap_extend: int | None = None) -> Scoring:
+                  gap_extend: int | None = None) -> swath.Scoring:
     """The :class:`~swath.scoring.Scoring` that the parsed scoring options describe.
 
     ``None`` stands for an option the user did not give: the matrix is then
@@ -215,7 +214,7 @@ def build_scoring(*, matrix: str | None = None, dna: bool = False, match: int | 
         raise InvalidParameter(f"--match must be > 0, got {match}")
     if mismatch >= match:
         raise InvalidParameter(f"--mismatch must be below --match ({match}), got {mismatch}")
-    return Scoring.dna(match, mismatch, gap_open, gap_extend)
+    return swath.Scoring.dna(match, mismatch, gap_open, gap_extend)
 
 
 _SCORING_OPTIONS = (
@@ -278,7 +277,7 @@ def scoring_options(f: F) -> F:
 def mode_option(default: str = "local") -> Callable[[F], F]:
     """``--mode {local,global,semiglobal}``, with a per-command default."""
     return click.option(
-        "--mode", type=click.Choice(MODES), default=default, show_default=True,
+        "--mode", type=click.Choice(swath.MODES), default=default, show_default=True,
         help="local: Smith-Waterman; global: Needleman-Wunsch; semiglobal: the whole "
              "query against any part of the target (end gaps in the target are free).")
 
@@ -299,7 +298,7 @@ rename_duplicates_option = click.option(
          "a name given twice is refused: results would be ambiguous).")
 
 device_option = click.option(
-    "--device", type=click.Choice(DEVICES), default="auto", show_default=True,
+    "--device", type=click.Choice(swath.DEVICES), default="auto", show_default=True,
     help="Where to compute: auto is the GPU when CuPy finds one, else the CPU.")
 
 
@@ -371,26 +370,8 @@ workers_option = click.option(
          "GPU, where the job runs in this process; one per GPU on several].")
 
 
-def probe_gpu_early(device: str, scheduler: str | None, sources: tuple[str, ...] = (),
-                    workers: int | None = None) -> None:
-    """Where this process may compute on a GPU, start probing it (and, where the job runs
-    in this process, loading the kernels of the CUDA ``sources`` it runs) while the
-    command reads its inputs."""
-    if device != "cpu" and scheduler is None:
-        from swath.kernels import probe_in_background
-
-        probe_in_background(sources if (workers or 1) == 1 else ())
-
-
-@contextmanager
-def job_runner(scheduler: str | None, workers: int | None, device: str,
-               tile_tasks: bool = False) -> Iterator[Any]:
-    """Where a command's job runs (``engine.cluster.connect``); a cluster started for it
-    is named on stderr with its dashboard (not a job in this process)."""
-    from swath.engine.cluster import session
-
-    with session(scheduler=scheduler, workers=workers, device=device,
-                 tile_tasks=tile_tasks) as (where, own):
-        if own and scheduler is None:       # a local cluster started for this command
-            click.echo(f"swath: running {where.description}", err=True)
-        yield where
+def cluster(scheduler: str | None, workers: int | None) -> swath.Cluster:
+    """Where a command's job runs (``--scheduler``, ``--workers``); a local cluster started
+    for it is named on stderr with its dashboard (not a job in this process)."""
+    return swath.Cluster(scheduler, workers,
+                         started=lambda where: click.echo(f"swath: running {where}", err=True))

@@ -1,24 +1,16 @@
-"""``swath search``: database search jobs, and how their stores are resumed and printed."""
+"""``swath search``: database search jobs."""
 
 from __future__ import annotations
-
-import json
-import math
-import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from typing import Any
 
 import click
 
 import swath
 from swath.cli.options import (
     SwathCommand,
+    cluster,
     device_option,
-    job_runner,
     mode_option,
     overwrite_option,
-    probe_gpu_early,
     progress_option,
     scheduler_option,
     scoring_options,
@@ -27,32 +19,9 @@ from swath.cli.options import (
     wildcard_option,
     workers_option,
 )
-from swath.scoring import Scoring
+from swath.cli.progress import progress_bars
 
-__all__ = ["print_search", "resume_search", "search"]
-
-FORMATS = ("tsv", "json", "text")
-
-
-@contextmanager
-def _progress_bar(enabled: bool) -> Iterator[Callable[[int, int], None] | None]:
-    if not enabled:
-        yield None
-        return
-    import tqdm
-
-    make_bar: Any = tqdm.tqdm
-    bar = make_bar(unit="unit", desc="swath search", file=sys.stderr)
-
-    def update(done: int, total: int) -> None:
-        bar.total = total
-        bar.n = done
-        bar.refresh()
-
-    try:
-        yield update
-    finally:
-        bar.close()
+__all__ = ["search"]
 
 
 @click.command(cls=SwathCommand)
@@ -65,7 +34,7 @@ def _progress_bar(enabled: bool) -> Iterator[Callable[[int, int], None] | None]:
               help="Hits kept per query.")
 @click.option("--max-evalue", type=click.FloatRange(min=0), default=None,
               help="Drop hits with a larger e-value (local mode).")
-@click.option("--outfmt", type=click.Choice(FORMATS), default=None,
+@click.option("--outfmt", type=click.Choice(swath.FORMATS["search"]), default=None,
               help="Also print the hits to stdout in this format (as `swath inspect`).")
 @click.option("--query-block", type=click.IntRange(min=1), default=32, show_default=True,
               help="Queries per work unit [queries]; a unit is what resume redoes.")
@@ -87,7 +56,7 @@ def _progress_bar(enabled: bool) -> Iterator[Callable[[int, int], None] | None]:
 @progress_option
 def search(queries: str, database: str, output: str, top_k: int, max_evalue: float | None,
            outfmt: str | None, query_block: int, lambda_: float | None, K: float | None,
-           H: float | None, scoring: Scoring, mode: str, wildcard: bool, device: str,
+           H: float | None, scoring: swath.Scoring, mode: str, wildcard: bool, device: str,
            scheduler: str | None, workers: int | None, progress: bool | None,
            overwrite: bool) -> None:
     """Search QUERIES.fasta against a database (a `swath makedb` store or a FASTA file).
@@ -97,68 +66,14 @@ def search(queries: str, database: str, output: str, top_k: int, max_evalue: flo
       swath makedb db.fasta db.swdb
       swath search queries.fasta db.swdb -o result.zarr --top-k 10 --outfmt tsv
     """
-    probe_gpu_early(device, scheduler, ("search.cu", "traceback.cu"), workers)
+    where = cluster(scheduler, workers)
+    swath.warm_up(device, client=where, job="search")
     given = {k: v for k, v in (("lambda_", lambda_), ("K", K), ("H", H)) if v is not None}
-    with job_runner(scheduler, workers, device) as client, \
-            _progress_bar(show_progress(progress)) as bar:
-        swath.search(queries, database, scoring=scoring, top_k=top_k, client=client,
-                     store=output, mode=mode, device=device, max_evalue=max_evalue,
-                     statistics=given or None, query_block=query_block, wildcard=wildcard,
-                     progress=bar, overwrite=overwrite)
+    with progress_bars(show_progress(progress)) as bar:
+        result = swath.search(queries, database, scoring=scoring, top_k=top_k, client=where,
+                              store=output, mode=mode, device=device, max_evalue=max_evalue,
+                              statistics=given or None, query_block=query_block,
+                              wildcard=wildcard, progress=bar, overwrite=overwrite)
     if outfmt:
-        print_search(output, outfmt)
-
-
-def resume_search(store: str, device: str, scheduler: str | None, workers: int | None,
-                  progress: bool | None) -> None:
-    """Run the work units of a search store not marked done, then finalize it."""
-    from swath.engine.search import job_from_store, run
-
-    job = job_from_store(store, device)
-    with job_runner(scheduler, workers, device) as client, \
-            _progress_bar(show_progress(progress)) as bar:
-        run(job, client, bar)
-
-
-def print_search(store: str, fmt: str) -> None:
-    from swath.hits import TABULAR_COLUMNS, SearchResult
-
-    result = SearchResult(store)
-    if fmt == "tsv":
-        for row in result.to_table():
-            click.echo("\t".join(_cell(column, v) for column, v in zip(TABULAR_COLUMNS, row,
-                                                                        strict=True)))
-    elif fmt == "json":
-        for row in result.to_table():
-            click.echo(json.dumps(dict(zip(TABULAR_COLUMNS, row, strict=True))))
-    else:
-        _print_text(result)
-
-
-_FLOAT_FORMATS = {"pident": "{:.3f}", "evalue": "{:.3g}", "bitscore": "{:.1f}"}
-
-
-def _cell(column: str, value: object) -> str:
-    """A tabular cell as BLAST prints it (empty for a missing e-value or bit score)."""
-    if value is None:
-        return ""
-    return _FLOAT_FORMATS[column].format(value) if column in _FLOAT_FORMATS else str(value)
-
-
-def _print_text(result: Any) -> None:
-    from swath.engine.search import stored_scoring
-    from swath.storage.database import Database
-    from swath.views import format_text
-
-    db = Database.open(result.store.attrs["inputs"]["database"])
-    queries = result.store.queries()
-    scoring = stored_scoring(result.store)
-    for qi, name in enumerate(result.query_names):
-        for hit in result.hits(qi):
-            click.echo(f"# hit: e-value {hit.evalue:.3g}, bit score {hit.bitscore:.1f}"
-                       if not math.isnan(hit.evalue) else f"# hit: score {hit.score} (no "
-                       "e-value: Karlin-Altschul statistics are for local alignments)")
-            click.echo(format_text(hit.alignment, queries[qi], db.sequence(hit.target_id),
-                                   scoring, query_name=name, target_name=hit.target_name),
-                       nl=False)
-            click.echo("")
+        for text in result.lines(outfmt):
+            click.echo(text, nl=False)

@@ -14,17 +14,21 @@ import click
 import swath
 from swath.cli.options import (
     SwathCommand,
+    cluster,
     device_option,
     progress_option,
     scheduler_option,
+    show_progress,
     verbose_option,
     workers_option,
 )
-from swath.errors import InvalidParameter, StoreIncomplete
+from swath.cli.progress import progress_bars
+from swath.errors import StoreDamaged, StoreIncomplete
 
 __all__ = ["inspect", "resume", "verify"]
 
-FORMATS = ("tsv", "json", "text")
+# every format of every workload, in the order of the first that prints it
+FORMATS = tuple(dict.fromkeys(f for formats in swath.FORMATS.values() for f in formats))
 
 
 @click.command(cls=SwathCommand)
@@ -39,25 +43,15 @@ def resume(store: str, device: str, scheduler: str | None, workers: int | None,
     """Finish an interrupted job (a search, all pairs, or a long pair in any phase): run
     only the work not marked done, and again the work whose data no longer match their
     digests. A finished, sound store is left as it is."""
-    from swath.storage.layouts import open_result
-
-    opened = open_result(store)
-    if opened.attrs.get("complete") is True and not any(opened.damaged().values()):
-        click.echo(f"swath: {store} is complete already: nothing to resume", err=True)
+    try:
+        swath.open(store)
+    except (StoreIncomplete, StoreDamaged):
+        with progress_bars(show_progress(progress)) as bar:
+            swath.resume(store, device=device, client=cluster(scheduler, workers),
+                         progress=bar)
+        click.echo(f"swath: {store} is complete", err=True)
         return
-    if opened.LAYOUT == "search":
-        from swath.cli.search import resume_search
-
-        resume_search(store, device, scheduler, workers, progress)
-    elif opened.LAYOUT == "allpairs":
-        from swath.cli.allpairs import resume_allpairs
-
-        resume_allpairs(store, device, scheduler, workers, progress)
-    else:
-        from swath.cli.align import resume_alignment
-
-        resume_alignment(store, device, scheduler, workers, progress)
-    click.echo(f"swath: {store} is complete", err=True)
+    click.echo(f"swath: {store} is complete already: nothing to resume", err=True)
 
 
 @click.command(cls=SwathCommand)
@@ -89,30 +83,7 @@ def verify(store: str) -> None:
 def inspect(store: str, fmt: str | None, plot: str | None) -> None:
     """Print the results of a finished search, all-pairs or alignment store (refused if
     any of its data no longer match their digests)."""
-    from swath.storage.layouts import open_result
-
-    opened = open_result(store)
-    layout = opened.LAYOUT
-    if layout in ("search", "allpairs") and plot:
-        kind, what = (("a search store", "hits'") if layout == "search" else
-                      ("an allpairs store", "kept pairs'"))
-        raise InvalidParameter(f"--plot draws the path of a long pair's alignment store "
-                               f"(swath align -o); {store} is {kind} (--format text shows "
-                               f"its {what} alignments)")
-    if opened.attrs.get("complete") is not True:
-        raise StoreIncomplete(f"{store}: the store was not finished (the job writing it was "
-                              "interrupted or is still running; finish it with `swath resume "
-                              f"{store}`)")
-    opened.check_sound()
-    if layout == "search":
-        from swath.cli.search import print_search
-
-        print_search(store, fmt or "tsv")
-    elif layout == "allpairs":
-        from swath.cli.allpairs import print_allpairs
-
-        print_allpairs(store, fmt or "tsv")
-    else:
-        from swath.cli.align import print_alignment_store
-
-        print_alignment_store(store, fmt or "json", plot)
+    for text in swath.report(store, fmt, plot=plot):
+        click.echo(text, nl=False)
+    if plot:
+        click.echo(f"swath: wrote {plot}", err=True)

@@ -33,12 +33,12 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from swath.engine import Progress
 from swath.identity import (
     band_limits,
     identity_from_counts,
@@ -62,15 +62,7 @@ logger = logging.getLogger(__name__)
 
 DENSE_BOX = 0.9         # a box whose needed pairs fill this fraction is scored whole
 SMALL_BOX = 64 * 64     # a box of at most these pairs is scored whole
-
-# The banded first pass replaces the full one where its cells are at most this share of
-# the full pass's: the CPU's band is a scalar loop (0.7 GCUPS on 2 cores against 10.8 for
-# the 16-bit lanes of the full pass, 380 bp pairs), the GPU's one launch a tile (the full
-# pass is a launch per query).
-BAND_WORTH = {"cpu": 1 / 16, "gpu": 1.0}
 INT32_RANGE = (np.iinfo(np.int32).min, np.iinfo(np.int32).max)
-
-Progress = Callable[[int, int, int], None]
 
 
 @dataclass(frozen=True)
@@ -97,9 +89,8 @@ def boxes(need: np.ndarray, r0: int = 0, c0: int = 0, split: bool = True
     ``need``, each scored whole: the bounding box of the cells, split in halves along its
     longer side while less than ``DENSE_BOX`` of it is needed and it is larger than
     ``SMALL_BOX`` (an upper triangle costs about half its square); without ``split``, the
-    bounding box alone (the GPU's score pass costs a launch per query row of a box, and its
-    cells little: on an H100 a diagonal tile of 1,024 took 2,891 launches in rectangles,
-    2.2 s, against 916 and 0.9 s for a whole tile).
+    bounding box alone (a backend whose score pass costs a launch per query row of a box,
+    and its cells little: ``Backend.split_boxes``).
 
     Examples
     --------
@@ -129,7 +120,7 @@ def score_pass(job: AllPairsJob, queries: tuple[np.ndarray, np.ndarray],
     backend = get_backend(job.device)
     sc = job.scoring
     out = np.full(need.shape, NO_SCORE, dtype=np.int32)
-    for top, bottom, left, right in boxes(need, split=backend.__name__.endswith(".cpu")):
+    for top, bottom, left, right in boxes(need, split=backend.split_boxes):
         q = slice_concatenated(*queries, top, bottom)
         t = slice_concatenated(*targets, left, right)
         found = backend.score_many(*q, *t, sc.matrix, sc.gap_open, sc.gap_extend, job.mode)
@@ -172,7 +163,7 @@ def first_pass(job: AllPairsJob, rows: tuple[np.ndarray, np.ndarray],
     """The tile's scores for the score filter, and whether they are the optimal ones:
     the banded scores (lower bounds) of the pairs the length filter keeps where a band
     exists (``swath.identity.band_limits``), costs less than the full pass on this
-    backend (``BAND_WORTH``) and no score matrix is kept; else the optimal scores of
+    backend (``Backend.band_worth``) and no score matrix is kept; else the optimal scores of
     ``pairs`` (score matrix) or of the pairs the length filter keeps. ``kept``: how many
     pairs of each distinct pair of lengths the length filter keeps (the costs are summed
     over those, not over every pair)."""
@@ -183,8 +174,7 @@ def first_pass(job: AllPairsJob, rows: tuple[np.ndarray, np.ndarray],
         m, n = lengths.distinct
         width = np.maximum(np.minimum(band[1], m) - np.maximum(band[0], -n) + 1, 0)
         backend = get_backend(job.device)
-        worth = BAND_WORTH[backend.__name__.rsplit(".", 1)[-1]]
-        if (kept * width * m).sum() <= worth * (kept * m * n).sum():
+        if (kept * width * m).sum() <= backend.band_worth * (kept * m * n).sum():
             # int32 (the kernels' width): a band edge past the matrix is clipped to it anyway
             lo, hi = (np.where(by_length, lengths.spread(
                 np.clip(edge, *INT32_RANGE).astype(np.int32)), np.int32(empty))
@@ -342,8 +332,8 @@ def run(job: AllPairsJob, client: Any, progress: Progress | None = None) -> AllP
     """Run every tile not yet done on ``client`` (a runner of ``engine.cluster`` or a
     ``distributed.Client``), then the clusters, then finalize the store.
 
-    ``progress(tiles_done, tiles, pairs_done)`` is called at the start and as each tile
-    finishes.
+    ``progress("allpairs", tiles done, tiles, pairs done)`` is called at the start and
+    as each tile finishes.
     """
     import uuid
 
@@ -361,13 +351,13 @@ def run(job: AllPairsJob, client: Any, progress: Progress | None = None) -> AllP
         pairs = int(store.counters()[:, COUNTERS.index("pairs")].sum())
         logger.info("%s: %d of %d tiles to run", job.store, len(todo), store.tiles)
         if progress:
-            progress(done, store.tiles, pairs)
+            progress("allpairs", done, store.tiles, pairs)
 
         def finished(result: tuple[int, int]) -> None:
             nonlocal done, pairs
             done, pairs = done + 1, pairs + result[0]
             if progress:
-                progress(done, store.tiles, pairs)
+                progress("allpairs", done, store.tiles, pairs)
 
         run_id = uuid.uuid4().hex[:8]   # keys of an earlier (failed) run must not be reused
         tasks = [dask.delayed(run_tile, pure=False)(job, t,

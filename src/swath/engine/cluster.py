@@ -6,7 +6,9 @@ and what a task loads (compiled kernels, database partitions on the GPU) stays l
 for the next job of the process. A given scheduler or ``distributed.Client``, several
 GPUs (a dask-cuda worker each), or ``--workers N`` start or reach a cluster
 (:class:`OnCluster`). The engine talks to both through the same three members:
-``workers``, ``each`` and ``call``.
+``workers``, ``each`` and ``call``. A :class:`Cluster` names a scheduler to reach or
+workers to start without starting anything: the job's own session does, with the
+threads its tasks want.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import os
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from swath.errors import InvalidParameter
@@ -110,6 +113,34 @@ class OnCluster:
         return future.result()
 
 
+@dataclass(frozen=True)
+class Cluster:
+    """Where a job runs when no ``distributed.Client`` is given: a running scheduler, or
+    a local cluster started for the job (and closed after it).
+
+    Parameters
+    ----------
+    scheduler : str, optional
+        Address of a running Dask scheduler (``tcp://host:8786``).
+    workers : int, optional
+        Without ``scheduler``: workers of a local cluster; default (and 1): none on the
+        CPU or one GPU, where the job runs in this process; one per GPU on several.
+    started : callable, optional
+        Called with one line naming a local cluster started for the job and its
+        dashboard, before the job runs on it.
+
+    Examples
+    --------
+    >>> import swath
+    >>> swath.Cluster(workers=2)
+    Cluster(scheduler=None, workers=2, started=None)
+    """
+
+    scheduler: str | None = None
+    workers: int | None = None
+    started: Callable[[str], None] | None = None
+
+
 def runner(client: Any) -> Runner:
     """``client`` as a :class:`Runner`: a runner itself, or a ``distributed.Client``."""
     if isinstance(client, (InProcess, OnCluster)):
@@ -129,11 +160,11 @@ def connect(scheduler: str | None = None, workers: int | None = None, device: st
     the cores.
 
     Threads: GPU search tasks get two, not one: one task's host work (top-k, downloads)
-    then overlaps another's kernels (S1 on an H100: 3.48 s against 3.86 s). With
-    ``tile_tasks`` (a long pair's tiles: single-threaded kernels on the CPU, a whole GPU
-    each on GPUs), the CPU gets one thread per core, and a GPU one thread, so that the
-    next ready tile goes to an idle GPU rather than behind a busy one (2 x H200, L1:
-    18.1 s with two threads per GPU, against 14.0 s on one GPU).
+    then overlaps another's kernels (S1 runs faster so). With ``tile_tasks`` (a long
+    pair's tiles: single-threaded kernels on the CPU, a whole GPU each on GPUs), the CPU
+    gets one thread per core, and a GPU one thread, so that the next ready tile goes to an
+    idle GPU rather than behind a busy one (with two threads per GPU, L1 on two GPUs ran
+    slower than on one; benchmarks/RESULTS.md).
     """
     if scheduler:
         from distributed import Client
@@ -174,14 +205,19 @@ def connect(scheduler: str | None = None, workers: int | None = None, device: st
 
 @contextmanager
 def session(client: Any = None, **options: Any) -> Iterator[tuple[Runner, bool]]:
-    """``client`` as a runner, or one from :func:`connect` (``options``); and whether its
-    client was made here, in which case it is closed on exit (with the local cluster it
-    started, if any)."""
-    if client is not None:
+    """``client`` as a runner, or one from :func:`connect` (``options``, and those of a
+    :class:`Cluster` ``client``); and whether its client was made here, in which case it
+    is closed on exit (with the local cluster it started, if any)."""
+    if client is not None and not isinstance(client, Cluster):
         yield runner(client), False
         return
+    wanted = client or Cluster()
+    if isinstance(client, Cluster):
+        options = {**options, "scheduler": client.scheduler, "workers": client.workers}
     found, own = connect(**options)
     try:
+        if own and wanted.scheduler is None and wanted.started is not None:
+            wanted.started(found.description)
         yield found, own
     finally:
         if own:

@@ -23,8 +23,8 @@ A scores-only job (StripedScore) runs phase 1 without origins, in tiles of any s
 and ends with the score and the end cell. Tiles run on the CPU or the GPU kernels
 (their results are equal); phase 3 runs on the CPU.
 
-A traceback job without origins (the GPU's default: origins cost the GPU kernel two to
-three times its work, and bound tiles to ``MAX_TILE``) runs phase 1 as a scores-only
+A traceback job without origins (the GPU's default: origins multiply the GPU kernel's
+work, and bound tiles to ``MAX_TILE``) runs phase 1 as a scores-only
 job does, finds the path from the end cell by splits (``engine.pathsplit``: batches of
 scores-only tiles, forward and backward, on one worker) and traces its small segments
 in phase 3, a group of segments a task.
@@ -38,17 +38,19 @@ import threading
 import time
 import uuid
 from collections import OrderedDict
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from swath.alignment import Alignment, cigar_from_path, join_cigars
-from swath.engine import pathsplit
+from swath.constants import MINUS_INFINITY, STATE_E, STATE_F, STATE_H, STATE_START
+from swath.engine import Progress, pathsplit
 from swath.errors import InvalidParameter
-from swath.kernels import get_backend
-from swath.kernels.tile_origins import MAX_TILE, MINUS_INFINITY, START, E, F, H
+from swath.kernels import Backend, get_backend
+from swath.kernels.backend import RowStream, SlabStreaming
+from swath.kernels.tile_origins import MAX_TILE
+from swath.results.longpair import PairScore
 from swath.storage.longpair import AlignmentStore
 
 logger = logging.getLogger(__name__)
@@ -56,7 +58,7 @@ logger = logging.getLogger(__name__)
 DEFAULT_STRIP = 256
 DEFAULT_TILE = 8192
 GPU_TILE_ROWS = 786_432     # scores only on the GPU: the tallest tile (see default_tile)
-GPU_ROW_STEP = 512          # a GPU band's rows
+GPU_ROW_STEP = 512          # a GPU tier's rows
 SPANS_PER_TASK = 64         # phase 3 of a job without origins: segments a task traces
 
 
@@ -68,10 +70,9 @@ def default_tile(device: str, m: int, n: int, workers: int, origins: bool
     GPU without (scores only, or the path found by splits): slabs, one tile column of
     the whole target, in tile rows of equal height, at most ``GPU_TILE_ROWS``, as many on
     each GPU (they stream into each other: ``run_slabs``). A tile's time grows with its
-    width more than its height, and on an H100 a launch's time steps up every 528 bands
+    width more than its height, and on an H100 a launch's time steps up every 528 tiers
     of 512 rows (a warp more in each resident block; one launch holds 2,112):
-    ``GPU_TILE_ROWS`` keeps a slab within three steps, and on L1 six slabs of 774,656 rows
-    take 4 % less than five of 929,280 (benchmarks/RESULTS.md).
+    ``GPU_TILE_ROWS`` keeps a slab within three steps (benchmarks/RESULTS.md).
     """
     if device != "gpu":
         return DEFAULT_TILE, DEFAULT_TILE
@@ -82,17 +83,6 @@ def default_tile(device: str, m: int, n: int, workers: int, origins: bool
     height = -(-m // rows)
     height = -(-height // GPU_ROW_STEP) * GPU_ROW_STEP
     return max(1, min(height, m)), max(1, n)
-
-
-@dataclass(frozen=True)
-class PairScore:
-    """A scores-only job's result: the optimal score and the cell where it ends
-    (``query_end``, ``target_end``: exclusive ends, as in :class:`swath.Alignment`)."""
-
-    score: int
-    query_end: int
-    target_end: int
-    mode: str
 
 
 @dataclass(frozen=True)
@@ -233,13 +223,22 @@ def run_tile(job: PairJob, ti: int, tj: int, *after: Any) -> int:
 
 
 Tile = tuple[np.ndarray, np.ndarray, tuple[int, int, int, int], int]
+Streams = tuple[RowStream | None, RowStream]     # a slab's row above, its own last row
+
+
+def _slabs(backend: Backend) -> SlabStreaming:
+    """The slab streaming of ``backend``, which jobs stream tile rows on only where it
+    has it."""
+    if backend.slabs is None:
+        raise RuntimeError(f"swath bug: tile rows streamed on the {backend.name} backend")
+    return backend.slabs
 
 
 def compute_tile(job: PairJob, store: AlignmentStore, ti: int, tj: int,
-                 streams: tuple[Any, Any] | None = None) -> Tile:
-    """Tile (ti, tj)'s output boundary, best cell and cells. ``streams`` (GPU, scores
-    only): the ``RowStream`` its row above comes from (or None) and the one its last row
-    goes to."""
+                 streams: Streams | None = None) -> Tile:
+    """Tile (ti, tj)'s output boundary, best cell and cells. ``streams`` (a backend with
+    ``slabs``, scores only): the ``RowStream`` its row above comes from (or None) and the
+    one its last row goes to."""
     started = time.perf_counter()
     q, t, i0, j0 = _tile_sequences(job, store, ti, tj)
     top, left = tile_input(job, store, ti, tj, above=not (streams and streams[0]))
@@ -251,9 +250,13 @@ def compute_tile(job: PairJob, store: AlignmentStore, ti: int, tj: int,
                                                    len(_sequences(job)[1]), job.strip, top,
                                                    left)
     else:
-        streamed = {"stream_in": streams[0], "stream_out": streams[1]} if streams else {}
-        bottom, right, (score, i, j) = backend.tile_scores(q, t, *scoring, job.strip, top,
-                                                           left, **streamed)
+        if streams:
+            bottom, right, (score, i, j) = _slabs(backend).tile_scores(
+                q, t, *scoring, job.strip, top, left, stream_in=streams[0],
+                stream_out=streams[1])
+        else:
+            bottom, right, (score, i, j) = backend.tile_scores(q, t, *scoring, job.strip,
+                                                               top, left)
         best = (score, i0 + i, j0 + j, -1) if i >= 0 else (score, -1, -1, -1)
     computed = time.perf_counter()
     logger.debug("tile (%d, %d) on the %s: inputs %.3f s, kernel %.3f s", ti, tj, job.device,
@@ -278,11 +281,9 @@ def run_slabs(job: PairJob, gpus: int) -> int:
     apart. Tile rows are stored as the wavefront stores them. Their cells."""
     from concurrent.futures import ThreadPoolExecutor
 
-    import cupy as cp
-
     from swath.kernels import gpu_count
-    from swath.kernels.gpu import row_stream
 
+    slabs = _slabs(get_backend(job.device))
     store = _open_worker(job)
     pending = np.flatnonzero(~store.tiles_done()[:, 0]).tolist()
     if gpu_count() < gpus:
@@ -291,14 +292,14 @@ def run_slabs(job: PairJob, gpus: int) -> int:
         gpus = gpu_count()
     n = len(_sequences(job)[1])
     _load_kernels(job, gpus)
-    streams = {ti: row_stream(n) for ti in pending}
+    streams = {ti: slabs.row_stream(n) for ti in pending}
     failed = threading.Event()
 
     def run(g: int) -> int:
         cells = 0
         mine = [ti for ti in pending if ti % gpus == g]
         try:
-            with cp.cuda.Device(g):
+            with slabs.on_device(g):
                 for ti in mine:
                     tile = compute_tile(job, store, ti, 0, (streams.get(ti - 1), streams[ti]))
                     if failed.is_set():       # its input may be a failed launch's
@@ -319,14 +320,13 @@ def run_slabs(job: PairJob, gpus: int) -> int:
 def _load_kernels(job: PairJob, gpus: int) -> None:
     """Run the job's tile kernel on a one-cell tile on each of the first ``gpus`` GPUs, so
     that no GPU loads a module while another's launch waits on it."""
-    import cupy as cp
-
     q, t = (s[:1] for s in _sequences(job))
     top = (np.zeros(2, dtype=np.int64), np.full(2, MINUS_INFINITY, dtype=np.int64))
     left = (np.zeros(1, dtype=np.int64), np.full(1, MINUS_INFINITY, dtype=np.int64))
     backend = get_backend(job.device)
+    slabs = _slabs(backend)
     for g in range(gpus):
-        with cp.cuda.Device(g):
+        with slabs.on_device(g):
             backend.tile_scores(q, t, job.matrix, job.gap_open, job.gap_extend, job.local,
                                 job.strip, top, left)
 
@@ -371,7 +371,7 @@ def end_cell(job: PairJob, store: AlignmentStore) -> tuple[int, int, int, int]:
         best = store.tile_best().reshape(-1, 4)
         found = best[best[:, 1] >= 0]
         if not len(found):
-            return 0, 0, 0, _code(0, 0, START, n)
+            return 0, 0, 0, _code(0, 0, STATE_START, n)
         top = found[np.lexsort((found[:, 2], found[:, 1], -found[:, 0]))[0]]
         return int(top[0]), int(top[1]), int(top[2]), int(top[3])
     last = store.bottom(store.tiles[0] - 1, 0, n)
@@ -382,10 +382,10 @@ def end_cell(job: PairJob, store: AlignmentStore) -> tuple[int, int, int, int]:
 def origin_of(store: AlignmentStore, i: int, j: int, state: int) -> int:
     """The stored origin of cell (i, j) in ``state``, a cell of some tile's output boundary."""
     th, tw = store.tile
-    if state in (H, F) and i % th == 0:          # the last row of tile row i / th - 1
-        return int(store.bottom(i // th - 1, j - 1, j)[2 if state == H else 3, 0])
-    if state in (H, E) and j % tw == 0:          # the last column of tile column j / tw - 1
-        return int(store.right(j // tw - 1, i - 1, i)[2 if state == H else 3, 0])
+    if state in (STATE_H, STATE_F) and i % th == 0:  # the last row of tile row i / th - 1
+        return int(store.bottom(i // th - 1, j - 1, j)[2 if state == STATE_H else 3, 0])
+    if state in (STATE_H, STATE_E) and j % tw == 0:  # the last column of tile column j / tw - 1
+        return int(store.right(j // tw - 1, i - 1, i)[2 if state == STATE_H else 3, 0])
     raise RuntimeError(f"cell ({i}, {j}) state {state} is on no stored boundary")
 
 
@@ -396,13 +396,13 @@ def trace_segments(job: PairJob, store: AlignmentStore) -> tuple[np.ndarray, dic
     score, i, j, origin = end_cell(job, store)
     end = {"score": score, "query_end": i, "target_end": j}
     segments: list[tuple[int, int, int, int]] = []
-    state = H
+    state = STATE_H
     while i > 0 and j > 0:
         if segments:
             origin = origin_of(store, i, j, state)
         segments.append(((i - 1) // th, (j - 1) // tw, _code(i, j, state, n), origin))
         i, j, state = _cell(origin, n)
-        if state == START:
+        if state == STATE_START:
             break
     return np.array(segments, dtype=np.int64).reshape(-1, 4), end
 
@@ -428,8 +428,6 @@ def split_segments(job: PairJob) -> tuple[np.ndarray, dict[str, int]]:
 
 def run_segments(job: PairJob, first: int, segments: np.ndarray) -> int:
     """Phase 3 on segments ``first ..``: write their CIGAR pieces; how many."""
-    from swath.kernels.cpu.cores import on_every_core
-
     store = _open_worker(job)
     if job.origins:
         pieces = [segment_piece(job, store, tuple(int(v) for v in row)) for row in segments]
@@ -444,7 +442,7 @@ def run_segments(job: PairJob, first: int, segments: np.ndarray) -> int:
                                         target, job)
 
         # a GPU worker's one task thread uses every core
-        pieces = on_every_core(trace, segments)
+        pieces = pathsplit.cpu_codes().on_every_core(trace, segments)
     store.write_pieces(first, pieces)
     return len(pieces)
 
@@ -452,19 +450,18 @@ def run_segments(job: PairJob, first: int, segments: np.ndarray) -> int:
 def segment_piece(job: PairJob, store: AlignmentStore, segment: tuple[int, ...]) -> str:
     """A segment of a job with origins: recompute its tile with codes, walk exit to
     entry; its CIGAR piece."""
-    from swath.kernels.cpu.tiles import tile_codes, walk_tile
-
+    codes = pathsplit.cpu_codes()
     ti, tj, exit_code, entry_code = segment
     q, t, i0, j0 = _tile_sequences(job, store, ti, tj)
     n = len(_sequences(job)[1])
     top, left = tile_input(job, store, ti, tj)
-    dirs = tile_codes(q, t, job.matrix, job.gap_open, job.gap_extend, job.local, job.strip,
-                      top, left)
+    dirs = codes.tile_codes(q, t, job.matrix, job.gap_open, job.gap_extend, job.local,
+                            job.strip, top, left)
     ei, ej, state = _cell(exit_code, n)
-    ops, ri, rj, state = walk_tile(dirs, ei - i0, ej - j0, state)
+    ops, ri, rj, state = codes.walk_tile(dirs, ei - i0, ej - j0, state)
     want = _cell(entry_code, n)
-    got = (i0 + ri, j0 + rj, START if ri > 0 and rj > 0 else state)
-    if want[:2] != got[:2] or (want[2] != START and want[2] != got[2]):
+    got = (i0 + ri, j0 + rj, STATE_START if ri > 0 and rj > 0 else state)
+    if want[:2] != got[:2] or (want[2] != STATE_START and want[2] != got[2]):
         raise RuntimeError(f"{job.store}: tile ({ti}, {tj}): the walk left at {got}, phase 1 "
                            f"recorded {want}")
     return cigar_from_path(ops, q, t, ri, rj)
@@ -499,7 +496,7 @@ def assemble(job: PairJob, store: AlignmentStore) -> Alignment:
 
 
 def run(job: PairJob, client: Any,
-        progress: Callable[[str, int, int, int], None] | None = None
+        progress: Progress | None = None
         ) -> Alignment | PairScore:
     """Run (or finish) every phase on ``client``; the alignment (the score and end cell
     of a scores-only job).
@@ -542,7 +539,7 @@ def run(job: PairJob, client: Any,
 
 
 def _run_segments(job: PairJob, store: AlignmentStore, client: Any,
-                  progress: Callable[[str, int, int, int], None] | None) -> None:
+                  progress: Progress | None) -> None:
     """Phase 3: the segments not yet traced, a chunk of them a task, on ``client``."""
     import dask
 
@@ -570,7 +567,7 @@ def _run_segments(job: PairJob, store: AlignmentStore, client: Any,
 
 
 def _run_tiles(job: PairJob, store: AlignmentStore, client: Any,
-               progress: Callable[[str, int, int, int], None] | None) -> None:
+               progress: Progress | None) -> None:
     """Phase 1: the tiles not yet done, as a wavefront on ``client`` (one tile column on
     several GPUs: streaming tile rows, ``run_slabs``)."""
     from swath.engine.cluster import runner
@@ -597,7 +594,7 @@ def _run_tiles(job: PairJob, store: AlignmentStore, client: Any,
 
 
 def _run_slabs(job: PairJob, store: AlignmentStore, where: Any, gpus: int,
-               progress: Callable[[str, int, int, int], None] | None) -> None:
+               progress: Progress | None) -> None:
     """Phase 1 as one ``run_slabs`` task, its progress read from the store's done marks
     as it runs."""
     before = store.tiles_done()[:, 0]
@@ -619,13 +616,13 @@ def _run_slabs(job: PairJob, store: AlignmentStore, where: Any, gpus: int,
 
 def tile_device(device: str) -> str:
     """"cpu" or "gpu": where tiles of a job on ``device`` ("auto" too) run."""
-    return "gpu" if get_backend(device).__name__.endswith(".gpu") else "cpu"
+    return get_backend(device).name
 
 
 def align_pair(path: str | None, query: np.ndarray, target: np.ndarray, scoring: Any, *,
                mode: str, device: str, tile_size: int | None, strip: int | None,
                client: Any, names: tuple[str, str], traceback: bool = True,
-               progress: Callable[[str, int, int, int], None] | None = None,
+               progress: Progress | None = None,
                overwrite: bool = False) -> Alignment | PairScore:
     """A long-pair job from start to end (or from where an earlier run on ``path``
     stopped; without ``path``, in a scratch store removed afterwards): ``client`` as
@@ -647,7 +644,7 @@ def align_pair(path: str | None, query: np.ndarray, target: np.ndarray, scoring:
 def _align_pair(path: str, query: np.ndarray, target: np.ndarray, scoring: Any, mode: str,
                 device: str, tile_size: int | None, strip: int | None, client: Any,
                 names: tuple[str, str], traceback: bool,
-                progress: Callable[[str, int, int, int], None] | None, overwrite: bool
+                progress: Progress | None, overwrite: bool
                 ) -> Alignment | PairScore:
     from swath.engine.cluster import session
 

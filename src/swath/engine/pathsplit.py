@@ -34,13 +34,14 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from types import ModuleType
 from typing import Protocol
 
 import numpy as np
 
-from swath.alignment import cigar_from_path
-from swath.kernels.tile_origins import MINUS_INFINITY, F, H
+from swath.alignment import cigar_from_path, join_cigars
+from swath.constants import MINUS_INFINITY, STATE_F, STATE_H
+from swath.kernels import Backend, get_backend
+from swath.kernels.backend import TileCodes
 
 logger = logging.getLogger(__name__)
 
@@ -54,7 +55,7 @@ Boundary = tuple[np.ndarray, np.ndarray]
 @dataclass(frozen=True)
 class Span:
     """The path from node (a, c) in state ``start`` to node (b, d) in state ``end``
-    (``H``, or ``F`` inside a vertical gap), scoring ``score``."""
+    (``STATE_H``, or ``STATE_F`` inside a vertical gap), scoring ``score``."""
 
     a: int
     c: int
@@ -95,7 +96,7 @@ def anchored(h: int, w: int, scoring: Scores, state: int, charge_open: bool = Tr
     go, ge = scoring.gap_open, scoring.gap_extend
     top_h = np.full(w + 1, MINUS_INFINITY, dtype=np.int64)
     top_f = np.full(w + 1, MINUS_INFINITY, dtype=np.int64)
-    if state == H:
+    if state == STATE_H:
         top_h[:] = bonus - (go + ge * np.arange(w + 1, dtype=np.int64))
         top_h[0] = bonus
     left_h = bonus - ((go if charge_open else 0) + ge * np.arange(1, h + 1, dtype=np.int64))
@@ -107,7 +108,7 @@ def anchored(h: int, w: int, scoring: Scores, state: int, charge_open: bool = Tr
 
 
 def find_start(query: np.ndarray, target: np.ndarray, scoring: Scores, mode: str,
-               end: tuple[int, int, int], backend: ModuleType, slab: int,
+               end: tuple[int, int, int], backend: Backend, slab: int,
                ) -> tuple[int, int]:
     """The node where an optimal path ending at ``end = (score, i, j)`` starts: a
     backward pass from the end, ``slab`` rows a tile, until it is found."""
@@ -118,7 +119,7 @@ def find_start(query: np.ndarray, target: np.ndarray, scoring: Scores, mode: str
     bonus = ANCHOR_BONUS if local else 0
     rev_q = np.ascontiguousarray(query[:end_i][::-1])
     rev_t = np.ascontiguousarray(target[:end_j][::-1])
-    (top_h, top_f), (column, closed) = anchored(end_i, end_j, scoring, H, bonus=bonus)
+    (top_h, top_f), (column, closed) = anchored(end_i, end_j, scoring, STATE_H, bonus=bonus)
     bottom = np.empty((2, end_j), dtype=np.int64)
     for r0 in range(0, end_i, slab):
         r1 = min(end_i, r0 + slab)
@@ -149,7 +150,7 @@ def _halves(span: Span, query: np.ndarray, target: np.ndarray, scoring: Scores
     w = span.d - span.c
     t = target[span.c:span.d]
     top = (query[span.a:mid], t,
-           *anchored(mid - span.a, w, scoring, span.start, charge_open=span.start == H))
+           *anchored(mid - span.a, w, scoring, span.start, charge_open=span.start == STATE_H))
     bottom = (np.ascontiguousarray(query[mid:span.b][::-1]), np.ascontiguousarray(t[::-1]),
               *anchored(span.b - mid, w, scoring, span.end))
     return [top, bottom]
@@ -168,19 +169,19 @@ def _cut(span: Span, forward: np.ndarray, forward_left: int, backward: np.ndarra
     through = np.flatnonzero(hf + hr == span.score)
     if len(through):
         j = int(through[0])
-        return (Span(span.a, span.c, mid, span.c + j, span.start, H, int(hf[j])),
-                Span(mid, span.c + j, span.b, span.d, H, span.end, int(hr[j])))
+        return (Span(span.a, span.c, mid, span.c + j, span.start, STATE_H, int(hf[j])),
+                Span(mid, span.c + j, span.b, span.d, STATE_H, span.end, int(hr[j])))
     crossing = np.flatnonzero(ff + fr + gap_open == span.score)
     if not len(crossing):
         raise RuntimeError(f"no cell of row {mid} lies on a path of score {span.score} "
                            f"from ({span.a}, {span.c}) to ({span.b}, {span.d})")
     j = int(crossing[0])
-    return (Span(span.a, span.c, mid, span.c + j, span.start, F, int(ff[j])),
-            Span(mid, span.c + j, span.b, span.d, F, span.end, int(fr[j]) + gap_open))
+    return (Span(span.a, span.c, mid, span.c + j, span.start, STATE_F, int(ff[j])),
+            Span(mid, span.c + j, span.b, span.d, STATE_F, span.end, int(fr[j]) + gap_open))
 
 
 def split_level(spans: list[Span], query: np.ndarray, target: np.ndarray, scoring: Scores,
-                backend: ModuleType) -> list[Span]:
+                backend: Backend) -> list[Span]:
     """One level: every span that is not a segment cut in two, in one batch of tiles."""
     todo = [s for s in spans if not s.is_segment()]
     tiles = [tile for s in todo for tile in _halves(s, query, target, scoring)]
@@ -194,7 +195,7 @@ def split_level(spans: list[Span], query: np.ndarray, target: np.ndarray, scorin
 
 
 def find_path(query: np.ndarray, target: np.ndarray, scoring: Scores, mode: str,
-              end: tuple[int, int, int], backend: ModuleType, slab: int,
+              end: tuple[int, int, int], backend: Backend, slab: int,
               progress: Callable[[int, int], None] | None = None) -> list[Span]:
     """The segments of an optimal path ending at ``end = (score, i, j)``, in path order
     from its start: spans to trace with ``trace_span``. ``progress(level, spans)`` is
@@ -203,7 +204,7 @@ def find_path(query: np.ndarray, target: np.ndarray, scoring: Scores, mode: str,
     if mode == "local" and score <= 0:
         return []
     a, c = find_start(query, target, scoring, mode, end, backend, slab)
-    spans = [Span(a, c, end_i, end_j, H, H, score)]
+    spans = [Span(a, c, end_i, end_j, STATE_H, STATE_H, score)]
     level = 0
     while not all(s.is_segment() for s in spans):
         started = time.perf_counter()
@@ -221,26 +222,36 @@ def find_path(query: np.ndarray, target: np.ndarray, scoring: Scores, mode: str,
 # Segments (phase 3)
 
 
+def cpu_codes() -> TileCodes:
+    """The CPU backend's tiles with direction codes, which trace every segment."""
+    codes = get_backend("cpu").codes
+    if codes is None:
+        raise RuntimeError("swath bug: the CPU backend has no tile codes")
+    return codes
+
+
 def load_trace_kernels(query: np.ndarray, target: np.ndarray, scoring: Scores) -> None:
     """Trace a one-cell span, so that the CPU kernels of :func:`trace_span` are loaded
-    (from numba's cache: most of a second) before the first segment needs them."""
-    trace_span(Span(0, 0, 1, 1, H, H, 0), query, target, scoring)
+    (from numba's cache) before the first segment needs them."""
+    trace_span(Span(0, 0, 1, 1, STATE_H, STATE_H, 0), query, target, scoring)
 
 
 def trace_span(span: Span, query: np.ndarray, target: np.ndarray, scoring: Scores) -> str:
     """A segment's piece of the alignment (extended CIGAR), traced from direction codes
     recomputed from its anchored start."""
-    from swath.kernels.cpu.tiles import tile_codes, walk_tile  # numba: loaded when used
-    from swath.kernels.cpu.traceback import OP_DELETE, OP_INSERT
-
     q, t = query[span.a:span.b], target[span.c:span.d]
     h, w = len(q), len(t)
     if w == 0 or h == 0:                 # one gap, or nothing
-        return f"{h + w}{'I' if w == 0 else 'D'}" if h + w else ""
-    top, left = anchored(h, w, scoring, span.start, charge_open=span.start == H)
-    dirs = tile_codes(q, t, scoring.matrix, scoring.gap_open, scoring.gap_extend, False,
-                      TRACE_STRIP, top, left)
-    ops, i, j, _ = walk_tile(dirs, h, w, span.end)
+        return _gap(h, w)
+    codes = cpu_codes()                  # numba: loaded when used
+    top, left = anchored(h, w, scoring, span.start, charge_open=span.start == STATE_H)
+    dirs = codes.tile_codes(q, t, scoring.matrix, scoring.gap_open, scoring.gap_extend, False,
+                            TRACE_STRIP, top, left)
+    ops, i, j, _ = codes.walk_tile(dirs, h, w, span.end)
     # the walk left the tile on its top row or left column: the anchor's gap
-    lead = np.full(i + j, OP_INSERT if j == 0 else OP_DELETE, dtype=np.uint8)
-    return cigar_from_path(np.r_[lead, ops], q, t, 0, 0)
+    return join_cigars([_gap(i, j), cigar_from_path(ops, q, t, i, j)])
+
+
+def _gap(h: int, w: int) -> str:
+    """The CIGAR of a path along row or column 0 to node (h, w), one of them 0."""
+    return f"{h + w}{'I' if w == 0 else 'D'}" if h + w else ""

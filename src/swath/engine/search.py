@@ -24,7 +24,6 @@ import logging
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -32,15 +31,15 @@ from typing import Any
 import numpy as np
 
 from swath.alignment import Alignment
-from swath.kernels import get_backend
+from swath.engine import Progress
+from swath.kernels import get_backend, top_hits
+from swath.kernels.backend import ResidentTargets, TargetSet
 from swath.sequences import slice_concatenated
 from swath.storage.common import open_group
 from swath.storage.database import Database
 from swath.storage.results import SearchStore, empty_hits
 
 logger = logging.getLogger(__name__)
-
-_NONE = np.iinfo(np.int32).min + 1   # below every score; keeps the sort key in int64
 
 
 @dataclass(frozen=True)
@@ -83,7 +82,7 @@ def _job_database(job: SearchJob) -> Database:
                            "the original, or search again into a new store")
     if _database(job.database).attrs.get("id") != current.get("id"):
         _database.cache_clear()
-        _device_partition.cache_clear()
+        _resident_partition.cache_clear()
         _PARTITIONS.forget(job.database)
     return _database(job.database)
 
@@ -172,59 +171,12 @@ def _fetch(path: str, records: np.ndarray) -> list[np.ndarray]:
     return out
 
 
-_LAST = (1 << 32) - 1   # the low 32 bits of the key of an id of -1 (padding): sorts last
-
-
-def _keys(scores: np.ndarray, ids: np.ndarray) -> np.ndarray:
-    """One int64 per hit whose ascending order is the top-k order: ``-(score << 32) + id``
-    (score descending, then id ascending, an id of -1 last). Exact for scores above
-    int32's minimum (kernels never return it; ``_NONE`` pads) and ids below
-    ``2**32 - 1`` (records of a database). The GPU's twin is ``kernels.gpu.top_key``."""
-    return -(scores.astype(np.int64) << 32) + np.where(ids < 0, _LAST, ids)
-
-
-def _top_of_keys(key: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """(scores, ids) of the k smallest keys of each row, in order; short rows padded
-    with score ``_NONE`` and id -1 (whose key is the int64 maximum)."""
-    rows, n = key.shape
-    if n > k:
-        key = np.partition(key, k - 1, axis=1)[:, :k]
-    key = np.sort(key, axis=1)
-    if n < k:
-        key = np.concatenate([key, np.full((rows, k - n), np.iinfo(np.int64).max)], axis=1)
-    ids = key & _LAST
-    return -(key >> 32), np.where(ids == _LAST, -1, ids)
-
-
-def _top(scores: np.ndarray, ids: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """The k best of each row: highest score, then lowest id; short rows padded with -1."""
-    return _top_of_keys(_keys(scores, ids), k)
-
-
-def _device_top(rows: Any, ids: Any, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`_top` of score rows on the GPU (ids: the partition's, in device order): the
-    keys made and sorted there, the first k of each row brought back. Sorting the keys
-    alone needs no gather, and none of CuPy's operators on Python numbers (the first of
-    which in a process imports cupyx: 0.3 s)."""
-    import cupy
-
-    from swath.kernels.gpu import top_key
-
-    key = top_key(rows, cupy.broadcast_to(ids, rows.shape))
-    return _top_of_keys(cupy.sort(key, axis=1)[:, :k].get(), k)
-
-
 @functools.lru_cache(maxsize=64)
-def _device_partition(path: str, p: int) -> tuple[Any, Any]:
-    """Partition ``p`` resident on this worker's GPU, with its record ids in device order
-    (uploaded once per worker)."""
-    import cupy
-
-    from swath.kernels.gpu import upload_targets
-
+def _resident_partition(path: str, p: int, resident: ResidentTargets) -> TargetSet:
+    """Partition ``p`` resident on this worker's device, with its record ids (uploaded
+    once per worker)."""
     t_res, t_off, ids = _partition(path, p)
-    targets = upload_targets(t_res, t_off)
-    return targets, cupy.asarray(ids[targets.order].astype(np.int64))
+    return resident.upload(t_res, t_off, ids)
 
 
 def score_partition(job: SearchJob, q_res: np.ndarray, q_off: np.ndarray, p: int
@@ -237,20 +189,19 @@ def score_partition(job: SearchJob, q_res: np.ndarray, q_off: np.ndarray, p: int
     if job.read_ahead:
         _PARTITIONS.read_ahead(job.database)
     backend = get_backend(job.device)
-    if backend.__name__.endswith(".gpu"):
-        from swath.kernels.gpu import score_queries
-
-        targets, device_ids = _device_partition(job.database, p)
+    resident = backend.resident
+    if resident is not None:
+        targets = _resident_partition(job.database, p, resident)
         uploaded = time.perf_counter()
         queries = [q_res[q_off[qi]:q_off[qi + 1]] for qi in range(len(q_off) - 1)]
-        rows = score_queries(targets, queries, job.matrix, job.gap_open, job.gap_extend,
-                             job.mode)
-        top = _device_top(rows, device_ids, job.top_k)
+        rows = resident.score_queries(targets, queries, job.matrix, job.gap_open,
+                                      job.gap_extend, job.mode)
+        top = resident.top_hits(rows, targets, job.top_k)
     else:
         uploaded = read
         scores = backend.score_many(q_res, q_off, t_res, t_off, job.matrix, job.gap_open,
                                     job.gap_extend, job.mode)
-        top = _top(scores, np.broadcast_to(ids, scores.shape), job.top_k)
+        top = top_hits.top(scores, np.broadcast_to(ids, scores.shape), job.top_k)
     logger.debug("partition %d: read %.3f s, backend and upload %.3f s, %d queries scored "
                  "in %.3f s", p, read - started, uploaded - read, len(q_off) - 1,
                  time.perf_counter() - uploaded)
@@ -260,7 +211,7 @@ def score_partition(job: SearchJob, q_res: np.ndarray, q_off: np.ndarray, p: int
 def merge_top(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray], k: int
               ) -> tuple[np.ndarray, np.ndarray]:
     """The k best of two top-k lists (same tie rule)."""
-    return _top(np.concatenate([a[0], b[0]], 1), np.concatenate([a[1], b[1]], 1), k)
+    return top_hits.top(np.concatenate([a[0], b[0]], 1), np.concatenate([a[1], b[1]], 1), k)
 
 
 def align_hits(job: SearchJob, q_res: np.ndarray, q_off: np.ndarray,
@@ -369,10 +320,10 @@ def build_graph(job: SearchJob, store: SearchStore, units: list[int]) -> list[An
     return writes
 
 
-def run(job: SearchJob, client: Any, progress: Callable[[int, int], None] | None = None
-        ) -> SearchStore:
+def run(job: SearchJob, client: Any, progress: Progress | None = None) -> SearchStore:
     """Run every unit not yet done on ``client`` (a runner of ``engine.cluster`` or a
-    ``distributed.Client``), then finalize the store."""
+    ``distributed.Client``), then finalize the store; ``progress("search", units done,
+    units, 0)`` at the start and as each unit is written."""
     from swath.engine.cluster import InProcess, runner
     from swath.storage.locking import store_lock
 
@@ -384,13 +335,13 @@ def run(job: SearchJob, client: Any, progress: Callable[[int, int], None] | None
         done = store.units - len(units)
         logger.info("%s: %d of %d units to run", job.store, len(units), store.units)
         if progress:
-            progress(done, store.units)
+            progress("search", done, store.units, 0)
 
         def finished(_: int) -> None:
             nonlocal done
             done += 1
             if progress:
-                progress(done, store.units)
+                progress("search", done, store.units, 0)
 
         started = time.perf_counter()
         where = runner(client)

@@ -2,7 +2,8 @@
 
 Inside a tile kernel an origin is tile-local, ``(row * (w + 1) + column) * 4 + state``
 over the tile's ``(h + 1) x (w + 1)`` cells (row and column 0: its input boundary),
-in 32 bits; outside, it is matrix-wide, ``cell * 4 + state`` over ``(m + 1) x (n + 1)``.
+in 32 bits; outside, it is matrix-wide, ``cell * 4 + state`` over ``(m + 1) x (n + 1)``
+(states: ``swath.constants.STATE_*``).
 """
 
 from __future__ import annotations
@@ -11,9 +12,7 @@ import numpy as np
 
 from swath.errors import InvalidParameter
 
-H, E, F, START = 0, 1, 2, 3
 MAX_TILE = 16384        # the largest square tile whose tile-local origins fit 32 bits
-MINUS_INFINITY = -(1 << 30)   # both tile kernels' int32 stand-in: real values stay above
 
 Best = tuple[int, int, int, int]
 

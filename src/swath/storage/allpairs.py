@@ -46,11 +46,11 @@ from swath.sequences import SequenceSet
 from swath.storage.common import (
     LayoutStore,
     StorePath,
-    mark_complete,
     missing,
+    value_dtype,
+    write_strings,
     write_whole,
 )
-from swath.storage.creation import creating
 
 LAYOUT = "allpairs"
 VERSION = 3          # 1: one array per kept field; 2: done marks were flags, not digests
@@ -98,7 +98,7 @@ def tile_blocks(blocks: int) -> np.ndarray:
 
 def empty_kept() -> dict[str, np.ndarray]:
     """Kept-pair arrays of no pairs."""
-    return {name: np.empty(0, dtype=object if dtype is str else dtype)
+    return {name: np.empty(0, dtype=value_dtype(dtype))
             for name, dtype in KEPT_FIELDS.items()}
 
 
@@ -121,14 +121,11 @@ class AllPairsStore(LayoutStore):
         order = np.argsort(sequences.lengths, kind="stable")
         blocks = -(-n // block)
         tiles = blocks * (blocks + 1) // 2
-        with creating(path, LAYOUT, VERSION, dict(sequences=n, block=block, blocks=blocks,
-                                                  tiles=tiles, scores=scores,
-                                                  clusters=clusters, **fields),
-                      replace=replace) as group:
+
+        def build(group: zarr.Group) -> None:
             names = np.array(sequences.names, dtype=object)[order]
-            _strings(group, "name", names, "sequence")
-            write_whole(group, "order", order.astype(np.int64), chunks=(max(n, 1),),
-                        dimension_names=("sequence",))
+            write_strings(group, "name", names, "sequence")
+            write_whole(group, "order", order.astype(np.int64), dimension_names=("sequence",))
             lengths = sequences.lengths[order]
             residues = (np.concatenate([sequences[int(s)] for s in order]).astype(np.uint8)
                         if n else np.zeros(0, np.uint8))
@@ -136,10 +133,8 @@ class AllPairsStore(LayoutStore):
                         chunks=(min(max(len(residues), 1), RESIDUE_CHUNK),),
                         dimension_names=("residue",))
             offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
-            write_whole(group, "offsets", offsets, chunks=(len(offsets),),
-                        dimension_names=("sequence_edge",))
-            group.create_array("done", shape=(tiles,), chunks=(1,), dtype=np.uint64,
-                               fill_value=0, dimension_names=("tile",))
+            write_whole(group, "offsets", offsets, dimension_names=("sequence_edge",))
+            cls.create_marks(group, "tile", (tiles,), ("tile",))
             counters = group.create_array("counters", shape=(tiles, len(COUNTERS)),
                                           chunks=(1, len(COUNTERS)), dtype=np.int64,
                                           fill_value=0, dimension_names=("tile", "counter"))
@@ -149,10 +144,12 @@ class AllPairsStore(LayoutStore):
                 group.create_array("score", shape=(n, n), chunks=(block, block),
                                    dtype=np.int32, fill_value=NO_SCORE,
                                    dimension_names=("query", "target"))
-                _strings(group, "query", names, "query")
-                _strings(group, "target", names, "target")
-        return cls.open(path, mode="r+", complete=False)
+                write_strings(group, "query", names, "query")
+                write_strings(group, "target", names, "target")
 
+        return cls._create(path, dict(sequences=n, block=block, blocks=blocks, tiles=tiles,
+                                      scores=scores, clusters=clusters, **fields),
+                           build, replace=replace)
 
     @property
     def sequences(self) -> int:
@@ -200,10 +197,6 @@ class AllPairsStore(LayoutStore):
         """The names of the sorted sequences (object array of str)."""
         return np.asarray(self.array("name")[:], dtype=object)
 
-    def done(self) -> np.ndarray:
-        """Which tiles are finished (bool, one per tile)."""
-        return self.marks("tile") != 0
-
     def _score_ranges(self, t: int) -> list[tuple[slice, slice]]:
         """The chunks of ``score`` tile ``t`` writes: its own and the transposed one."""
         bi, bj = self.tile_blocks(t)
@@ -233,7 +226,7 @@ class AllPairsStore(LayoutStore):
             dtype = KEPT_FIELDS[fields[0]]
             values = np.asarray(kept[fields[0]] if len(fields) == 1 else
                                 np.column_stack([kept[f] for f in fields]),
-                                dtype=object if dtype is str else dtype)
+                                dtype=value_dtype(dtype))
             array = tile.create_array(name, shape=values.shape,
                                       chunks=(max(len(values), 1), *values.shape[1:]),
                                       dtype=dtype,
@@ -285,8 +278,7 @@ class AllPairsStore(LayoutStore):
     def write_clusters(self, cluster: np.ndarray) -> None:
         """Write the cluster of every sorted sequence."""
         write_whole(self.group, "cluster", cluster.astype(np.int64),
-                    chunks=(max(len(cluster), 1),), dimension_names=("sequence",),
-                    overwrite=True)
+                    dimension_names=("sequence",), overwrite=True)
         self.reload_attrs()
 
     def clusters(self) -> np.ndarray:
@@ -296,25 +288,10 @@ class AllPairsStore(LayoutStore):
                                   "clusters=True, or --clusters)")
         return np.asarray(self.array("cluster")[:], dtype=np.int64)
 
-    def check_done(self) -> None:
-        """Raise ``StoreIncomplete`` unless every tile is done."""
-        pending = np.flatnonzero(~self.done())
-        if len(pending):
-            raise StoreIncomplete(f"{self.path}: {len(pending)} of {self.tiles} tiles are not "
-                                  f"done (run `swath resume {self.path}`)")
-
     def finalize(self) -> None:
         """Check that every tile and asked-for array is there, then mark the store
         complete."""
         self.check_done()
         if self.has_clusters:
             self.array("cluster")   # StoreIncomplete if they were not written
-        mark_complete(self.group)
-        self.attrs["complete"] = True
-
-
-def _strings(group: zarr.Group, name: str, values: np.ndarray, dimension: str) -> None:
-    """A (len(values),) array of variable-length strings along ``dimension``, its digest
-    recorded."""
-    write_whole(group, name, values, chunks=(max(len(values), 1),), dtype=str,
-                dimension_names=(dimension,))
+        self._set_complete()

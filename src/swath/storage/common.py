@@ -24,8 +24,9 @@ import hashlib
 import json
 import logging
 import os
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, TypeVar, cast
+from typing import Any, ClassVar, TypeVar
 
 import fsspec
 import numpy as np
@@ -55,10 +56,13 @@ __all__ = [
     "missing",
     "open_group",
     "open_store",
+    "record_digest",
     "store_layout",
     "swath_attrs",
     "update_attrs",
+    "value_dtype",
     "write_attrs",
+    "write_strings",
     "write_whole",
 ]
 
@@ -288,14 +292,19 @@ class LayoutStore:
     writes its chunks, then its done mark: the digest of the values it wrote
     (:mod:`swath.storage.integrity`), which :meth:`damaged` compares with the values
     read back (``unit_values``, per layout). Arrays written whole are recorded by
-    :func:`write_whole` and checked the same way.
+    :func:`write_whole` and checked the same way. :meth:`finalize` marks the store
+    complete once every unit is done.
     """
 
     LAYOUT: ClassVar[str]
     VERSION: ClassVar[int]
     MARKS: ClassVar[dict[str, str]] = {}
+    #: what messages call the units of a kind, when not the kind's name with an "s"
+    UNIT_NAMES: ClassVar[dict[str, str]] = {}
     #: arrays written whole that a run writes again (the others hold the job's inputs)
     RECOMPUTED: ClassVar[frozenset[str]] = frozenset()
+    #: what a message about damage tells the user to do (``{path}``: the store's)
+    REMEDY: ClassVar[str] = "`swath resume {path}` recomputes what it can"
 
     path: str
     group: zarr.Group
@@ -308,13 +317,38 @@ class LayoutStore:
         group, attrs = open_store(path, cls.LAYOUT, cls.VERSION, mode=mode, complete=complete)
         return cls(str(path), group, attrs)
 
+    @classmethod
+    def _create(cls: type[_S], path: StorePath, fields: dict[str, Any],
+                fill: Callable[[zarr.Group], None], *, replace: bool = False) -> _S:
+        """Create a store of this layout at ``path``, whole or not at all
+        (:func:`~swath.storage.creation.creating`): ``fields`` (JSON values) go to its
+        root attributes, ``fill(group)`` makes its arrays; ``replace`` replaces a store
+        at ``path``. The new store, opened for writing."""
+        from swath.storage.creation import creating  # creation builds on this module
+
+        with creating(path, cls.LAYOUT, cls.VERSION, fields, replace=replace) as group:
+            fill(group)
+        return cls.open(path, mode="r+", complete=False)
+
+    @classmethod
+    def create_marks(cls, group: zarr.Group, kind: str, shape: tuple[int, ...],
+                     dimension_names: Sequence[str], **create: Any) -> None:
+        """Make the done marks of ``kind`` (``MARKS``), one a unit and one chunk each:
+        uint64, 0 until the unit is done (``create``: ``create_array``'s other arguments)."""
+        group.create_array(cls.MARKS[kind], shape=shape, chunks=(1,) * len(shape),
+                           dtype=np.uint64, fill_value=0, dimension_names=dimension_names,
+                           **create)
+
     def array(self, name: str) -> zarr.Array:
         """One of the store's arrays (``StoreIncomplete`` if it is missing)."""
         if name not in self._arrays:
             try:
-                self._arrays[name] = cast(zarr.Array, self.group[name])
+                node = self.group[name]
             except KeyError:
                 raise missing(f"array {name!r}", self.path) from None
+            if not isinstance(node, zarr.Array):
+                raise missing(f"array {name!r}", self.path)
+            self._arrays[name] = node
         return self._arrays[name]
 
     def check_id(self, store_id: str) -> None:
@@ -331,6 +365,10 @@ class LayoutStore:
         """The values a unit of ``kind`` wrote, read back (in the order it digested them)."""
         raise NotImplementedError(f"{type(self).__name__} has no units of kind {kind!r}")
 
+    def has_marks(self, kind: str) -> bool:
+        """Whether the done marks of ``kind`` exist (a later phase makes its own)."""
+        return self.MARKS[kind] in self.group
+
     def marks(self, kind: str) -> np.ndarray:
         """The done marks of ``kind`` (uint64 digests; 0: not done, or a mark whose chunk
         cannot be read)."""
@@ -344,6 +382,11 @@ class LayoutStore:
                     marks[at] = done[at]
             return marks
 
+    def done(self, kind: str | None = None) -> np.ndarray:
+        """Which units of ``kind`` (by default the layout's first kind) are done (bool,
+        one per unit)."""
+        return self.marks(kind or next(iter(self.MARKS))) != 0
+
     def mark(self, kind: str, unit: Unit, *values: np.ndarray) -> None:
         """Mark a unit done: its mark is the digest of the values it wrote."""
         self.array(self.MARKS[kind])[unit] = np.uint64(digest(*values))
@@ -354,6 +397,29 @@ class LayoutStore:
         for unit in units:
             done[unit] = 0
 
+    def check_done(self) -> None:
+        """Raise :class:`StoreIncomplete` unless every unit of every kind is done."""
+        for kind in self.MARKS:
+            if not self.has_marks(kind):
+                continue
+            done = self.done(kind)
+            pending = done.size - int(np.count_nonzero(done))
+            if pending:
+                units = self.UNIT_NAMES.get(kind, f"{kind}s")
+                raise StoreIncomplete(f"{self.path}: {pending} of {done.size} {units} are not "
+                                      f"done (run `swath resume {self.path}`)")
+
+    def finalize(self) -> None:
+        """Check that every unit is done (:meth:`check_done`), then mark the store
+        complete."""
+        self.check_done()
+        self._set_complete()
+
+    def _set_complete(self) -> None:
+        """Mark the store complete, its last write."""
+        mark_complete(self.group)
+        self.reload_attrs()
+
     def damaged(self) -> dict[str, list[Unit]]:
         """Per kind of unit (and ``"array"`` for arrays written whole), the done units and
         arrays whose values no longer digest to their marks: deleted, truncated or altered
@@ -361,8 +427,8 @@ class LayoutStore:
         everywhere for a sound store."""
         found: dict[str, list[Unit]] = {}
         finished = self.attrs.get("complete") is True
-        for kind, name in self.MARKS.items():
-            if name not in self.group:       # a later phase's marks, not made yet
+        for kind in self.MARKS:
+            if not self.has_marks(kind):     # a later phase's marks, not made yet
                 found[kind] = []
                 continue
             marks = self.marks(kind)
@@ -390,7 +456,16 @@ class LayoutStore:
         damage = {kind: units for kind, units in self.damaged().items() if units}
         if damage:
             raise StoreDamaged(f"{self.path}: damaged: {describe_damage(damage)}; "
-                               f"`swath resume {self.path}` recomputes what it can")
+                               f"{self.REMEDY.format(path=self.path)}")
+
+    def verify(self) -> dict[str, int]:
+        """Check every done unit and every array written whole against its digest
+        (:meth:`check_sound`); how many of each kind (``"array"``: arrays written whole)
+        were checked."""
+        self.check_sound()
+        counts = {kind: int(np.count_nonzero(self.marks(kind))) for kind in self.MARKS
+                  if self.has_marks(kind)}
+        return counts | {"array": len(self.attrs.get("digests", {}))}
 
     def recompute_damaged(self) -> dict[str, list[Unit]]:
         """Find damaged units and arrays (:meth:`damaged`) and :meth:`repair` them, so that
@@ -450,15 +525,37 @@ def describe_damage(damage: dict[str, list[Unit]], shown: int = 8) -> str:
 
 def write_whole(group: zarr.Group, name: str, data: np.ndarray, **create: Any) -> zarr.Array:
     """Create array ``name`` holding ``data`` (``create``: ``create_array``'s other
-    arguments) and record its digest in the store's attributes (``"digests"``)."""
+    arguments; by default one chunk holds it all) and record its digest in the store's
+    attributes (``"digests"``)."""
+    chunks = create.pop("chunks", tuple(max(size, 1) for size in data.shape))
     array = group.create_array(name, shape=data.shape, dtype=create.pop("dtype", data.dtype),
-                               **create)
+                               chunks=chunks, **create)
     if data.size:
         array[...] = data
-    attrs = swath_attrs(group)
-    attrs["digests"] = {**attrs.get("digests", {}), name: digest(data)}
-    group.attrs[ROOT_KEY] = attrs
+    record_digest(group, name, digest(data))
     return array
+
+
+def record_digest(group: zarr.Group, name: str, value: int) -> None:
+    """Record ``value``, the digest of array ``name`` (written whole), in the store's
+    attributes (``"digests"``), where :meth:`LayoutStore.damaged` checks it."""
+    attrs = swath_attrs(group)
+    attrs["digests"] = {**attrs.get("digests", {}), name: value}
+    group.attrs[ROOT_KEY] = attrs
+
+
+def write_strings(group: zarr.Group, name: str, values: Sequence[str] | np.ndarray,
+                  dimension: str, **create: Any) -> zarr.Array:
+    """:func:`write_whole` of variable-length strings along ``dimension``, in one chunk
+    (``create``: ``create_array``'s other arguments)."""
+    return write_whole(group, name, np.asarray(values, dtype=object), dtype=str,
+                       dimension_names=(dimension,), **create)
+
+
+def value_dtype(dtype: Any) -> Any:
+    """The numpy dtype that holds a field's values in memory: ``object`` for a string
+    field (its spec says ``str``), else the field's own."""
+    return object if dtype is str else dtype
 
 
 def write_attrs(group: zarr.Group, layout: str, version: int, **fields: Any) -> None:

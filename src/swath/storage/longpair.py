@@ -36,6 +36,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 import numpy as np
+import zarr
 
 from swath.alignment import Alignment
 from swath.errors import InvalidParameter, StoreIncomplete
@@ -43,12 +44,11 @@ from swath.storage.common import (
     ROOT_KEY,
     LayoutStore,
     StorePath,
-    mark_complete,
     swath_attrs,
     update_attrs,
+    write_strings,
     write_whole,
 )
-from swath.storage.creation import creating
 
 LAYOUT = "alignment"
 VERSION = 2          # 1: done marks were flags, not digests
@@ -75,9 +75,8 @@ class AlignmentStore(LayoutStore):
         rows, cols = -(-m // tile[0]), -(-n // tile[1])
         fields = 4 if origins else 2
         dtype = np.int64 if origins else np.int32      # origins are matrix-wide cell codes
-        with creating(path, LAYOUT, VERSION, dict(tile=list(tile), tiles=[rows, cols],
-                                                  fields=fields, **attrs),
-                      replace=replace) as group:
+
+        def build(group: zarr.Group) -> None:
             for name, seq, dim in (("query", query, "query_residue"),
                                    ("target", target, "target_residue")):
                 write_whole(group, name, seq,
@@ -94,11 +93,10 @@ class AlignmentStore(LayoutStore):
             group.create_array("tile_best", shape=(rows, cols, 4), chunks=(1, 1, 4),
                                dtype=np.int64, fill_value=-1,
                                dimension_names=("tile_row", "tile_column", "field"))
-            group.create_array("tile_done", shape=(rows, cols), chunks=(1, 1),
-                               dtype=np.uint64, fill_value=0,
-                               dimension_names=("tile_row", "tile_column"))
-        return cls.open(path, mode="r+", complete=False)
+            cls.create_marks(group, "tile", (rows, cols), ("tile_row", "tile_column"))
 
+        return cls._create(path, dict(tile=list(tile), tiles=[rows, cols], fields=fields,
+                                      **attrs), build, replace=replace)
 
     @property
     def tile(self) -> tuple[int, int]:
@@ -143,7 +141,7 @@ class AlignmentStore(LayoutStore):
 
     def tiles_done(self) -> np.ndarray:
         """(TR, TC) bool: which tiles have their boundary written."""
-        return self.marks("tile") != 0
+        return self.done("tile")
 
     def _tile_ranges(self, ti: int, tj: int) -> tuple[slice, slice]:
         """The columns of tile row ``ti``'s bottom and the rows of tile column ``tj``'s
@@ -201,13 +199,11 @@ class AlignmentStore(LayoutStore):
         path's end."""
         count = len(segments)
         write_whole(self.group, "segment", segments.astype(np.int64).reshape(count, 4),
-                    chunks=(max(count, 1), 4), dimension_names=("segment", "field"),
-                    overwrite=True)
+                    dimension_names=("segment", "field"), overwrite=True)
         self.group.create_array("segment_cigar", shape=(count,), chunks=(per_chunk,), dtype=str,
                                 dimension_names=("segment",), overwrite=True)
-        self.group.create_array("segment_done", shape=(-(-count // per_chunk),), chunks=(1,),
-                                dtype=np.uint64, fill_value=0,
-                                dimension_names=("segment_chunk",), overwrite=True)
+        self.create_marks(self.group, "segment", (-(-count // per_chunk),), ("segment_chunk",),
+                          overwrite=True)
         self._arrays.clear()
         update_attrs(self.group, segments=count, end=end)
         self.reload_attrs()
@@ -216,7 +212,7 @@ class AlignmentStore(LayoutStore):
 
     def segments_done(self) -> np.ndarray:
         """(S,) bool: which segments have their CIGAR piece written."""
-        done = self.marks("segment") != 0
+        done = self.done("segment")
         return np.repeat(done, self.segments_per_chunk)[:self.array("segment_cigar").shape[0]]
 
     @property
@@ -244,12 +240,10 @@ class AlignmentStore(LayoutStore):
         """Write the assembled alignment (no CIGAR for a scores-only job), then mark the
         store complete."""
         if cigar is not None:
-            write_whole(self.group, "cigar", np.array([cigar], dtype=object), chunks=(1,),
-                        dtype=str, dimension_names=("alignment",), overwrite=True)
+            write_strings(self.group, "cigar", [cigar], "alignment", overwrite=True)
             self._arrays.pop("cigar", None)
         update_attrs(self.group, alignment=alignment)
-        mark_complete(self.group)
-        self.reload_attrs()
+        self._set_complete()
 
     def forget(self, damage: dict[str, list[Any]]) -> None:
         """After damage: go back to the first phase whose output is lost (damaged tiles

@@ -18,16 +18,16 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 import numpy as np
+import zarr
 
-from swath.errors import StoreIncomplete
 from swath.sequences import SequenceSet
 from swath.storage.common import (
     LayoutStore,
     StorePath,
-    mark_complete,
+    value_dtype,
+    write_strings,
     write_whole,
 )
-from swath.storage.creation import creating
 
 LAYOUT = "search"
 VERSION = 2          # 1: done marks were flags, not digests
@@ -54,7 +54,7 @@ HIT_FIELDS: dict[str, tuple[Any, Any]] = {
 
 def empty_hits(queries: int, top_k: int) -> dict[str, np.ndarray]:
     """Per-hit arrays of ``queries`` x ``top_k`` empty ranks."""
-    return {name: np.full((queries, top_k), fill, dtype=object if dtype is str else dtype)
+    return {name: np.full((queries, top_k), fill, dtype=value_dtype(dtype))
             for name, (dtype, fill) in HIT_FIELDS.items()}
 
 
@@ -64,6 +64,7 @@ class SearchStore(LayoutStore):
     LAYOUT = LAYOUT
     VERSION = VERSION
     MARKS: ClassVar[dict[str, str]] = {"unit": "done"}
+    UNIT_NAMES: ClassVar[dict[str, str]] = {"unit": "work units"}
 
     @classmethod
     def create(cls, path: StorePath, queries: SequenceSet, *, top_k: int, query_block: int,
@@ -72,23 +73,21 @@ class SearchStore(LayoutStore):
         ``fields`` go to the root attributes, ``replace`` replaces a store at ``path``."""
         nq = len(queries)
         units = -(-nq // query_block)
-        with creating(path, LAYOUT, VERSION, dict(top_k=top_k, query_block=query_block,
-                                                  units=units, queries=nq, **fields),
-                      replace=replace) as group:
+
+        def build(group: zarr.Group) -> None:
             for name, (dtype, fill) in HIT_FIELDS.items():
                 group.create_array(name, shape=(nq, top_k), chunks=(query_block, top_k),
                                    dtype=dtype, fill_value=fill,
                                    dimension_names=("query", "rank"))
-            write_whole(group, "query_name", np.array(queries.names, dtype=object),
-                        chunks=(max(nq, 1),), dtype=str, dimension_names=("query",))
+            write_strings(group, "query_name", queries.names, "query")
             write_whole(group, "query_residues", queries.residues,
-                        chunks=(max(len(queries.residues), 1),), dimension_names=("residue",))
+                        dimension_names=("residue",))
             write_whole(group, "query_offsets", queries.offsets,
-                        chunks=(len(queries.offsets),), dimension_names=("query_edge",))
-            group.create_array("done", shape=(units,), chunks=(1,), dtype=np.uint64,
-                               fill_value=0, dimension_names=("unit",))
-        return cls.open(path, mode="r+", complete=False)
+                        dimension_names=("query_edge",))
+            cls.create_marks(group, "unit", (units,), ("unit",))
 
+        return cls._create(path, dict(top_k=top_k, query_block=query_block, units=units,
+                                      queries=nq, **fields), build, replace=replace)
 
     @property
     def units(self) -> int:
@@ -110,10 +109,6 @@ class SearchStore(LayoutStore):
         offsets = np.asarray(self.array("query_offsets")[:], dtype=np.int64)
         return SequenceSet(names, names, residues, offsets, self.path)
 
-    def done(self) -> np.ndarray:
-        """Which work units are finished (bool, one per unit)."""
-        return self.marks("unit") != 0
-
     def unit_values(self, kind: str, unit: int) -> list[np.ndarray]:
         first, last = self.unit_queries(unit)
         return [np.asarray(self.array(name)[first:last, :]) for name in HIT_FIELDS]
@@ -121,20 +116,11 @@ class SearchStore(LayoutStore):
     def write_unit(self, unit: int, hits: dict[str, np.ndarray]) -> None:
         """Write the unit's chunk of every per-hit array, then its done mark."""
         first, last = self.unit_queries(unit)
-        values = [np.asarray(hits[name], dtype=object if dtype is str else dtype)
+        values = [np.asarray(hits[name], dtype=value_dtype(dtype))
                   for name, (dtype, _) in HIT_FIELDS.items()]
         for name, value in zip(HIT_FIELDS, values, strict=True):
             self.array(name)[first:last, :] = value
         self.mark("unit", unit, *values)
-
-    def finalize(self) -> None:
-        """Check that every unit is done, then mark the store complete."""
-        pending = np.flatnonzero(~self.done())
-        if len(pending):
-            raise StoreIncomplete(f"{self.path}: {len(pending)} of {self.units} work units are "
-                                  f"not done (run `swath resume {self.path}`)")
-        mark_complete(self.group)
-        self.attrs["complete"] = True
 
     def hits(self, first: int = 0, last: int | None = None) -> dict[str, np.ndarray]:
         """Per-hit arrays of queries ``first:last``."""

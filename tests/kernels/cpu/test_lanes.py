@@ -7,7 +7,7 @@ import pytest
 
 from swath.kernels.bounds import score_bounds
 from swath.kernels.cpu.lanes import (
-    BLOCK,
+    BLOCK_COLUMNS,
     LANES,
     lane_kernel,
     pack_lanes,
@@ -23,7 +23,7 @@ def run_narrow(mode: str, query: np.ndarray, targets: list[np.ndarray], dtype=np
     off = np.concatenate([[0], np.cumsum([len(t) for t in targets])]).astype(np.int64)
     order = np.argsort(np.diff(off), kind="stable")
     cols, col_off, lens = pack_lanes(res, off, order, LANES[narrow], pad=PROTEIN.matrix.shape[0],
-                                     multiple=BLOCK)
+                                     multiple=BLOCK_COLUMNS)
     groups = len(col_off) - 1
     out = np.zeros((1, groups, LANES[narrow]), dtype=narrow)
     flags = np.zeros((1, groups, LANES[narrow]), dtype=np.uint8)

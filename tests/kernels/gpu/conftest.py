@@ -11,9 +11,14 @@ from typing import Any
 import pytest
 
 import swath.kernels
+from swath.kernels import probe
 
-GPU_MODULES = ("swath.kernels.gpu", "swath.kernels.gpu._cuda", "swath.kernels.gpu.scores",
-               "swath.kernels.gpu.tiles", "swath.kernels.gpu.traceback")
+GPU_MODULES = ("swath.kernels.gpu", "swath.kernels.gpu._cuda", "swath.kernels.gpu.errors",
+               "swath.kernels.gpu.scores", "swath.kernels.gpu.tiles",
+               "swath.kernels.gpu.resident", "swath.kernels.gpu.slabs",
+               "swath.kernels.gpu.traceback",
+               *(f"swath.kernels.gpu.traceback.{name}"
+                 for name in ("elementwise", "launches", "pipeline", "plan", "streams")))
 # what cupy-cuda12x prints when it meets a CUDA 13 machine (cupy/__init__.py)
 CUPY_IMPORT_ERROR = """
 ================================================================
@@ -53,8 +58,8 @@ def use_cupy(monkeypatch: pytest.MonkeyPatch
         else:
             monkeypatch.setitem(sys.modules, "cupy", module)
 
-    swath.kernels._gpu_state.cache_clear()
+    probe._gpu_state.cache_clear()
     swath.kernels._warn_cpu_fallback.cache_clear()
     yield use
-    swath.kernels._gpu_state.cache_clear()
+    probe._gpu_state.cache_clear()
     swath.kernels._warn_cpu_fallback.cache_clear()

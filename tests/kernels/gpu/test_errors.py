@@ -17,8 +17,6 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-import swath
-import swath.kernels
 from swath.cli import main
 from swath.errors import (
     BackendUnavailable,
@@ -28,6 +26,7 @@ from swath.errors import (
     SwathError,
 )
 from swath.kernels import get_backend, gpu_count, probe_in_background
+from swath.kernels.backend import Backend
 from tests.helpers import (
     DNA,
     CUDADriverError,
@@ -49,7 +48,7 @@ def warnings_of(caplog: pytest.LogCaptureFixture) -> list[str]:
 
 def test_cupy_missing(use_cupy: Callable, caplog: pytest.LogCaptureFixture) -> None:
     use_cupy(None)
-    assert get_backend("auto").__name__ == "swath.kernels.cpu"
+    assert get_backend("auto").name == "cpu"
     assert warnings_of(caplog) == []
     assert gpu_count() == 0
     with pytest.raises(BackendUnavailable, match=r"needs CuPy: pip install 'swath\[gpu\]'") \
@@ -95,7 +94,7 @@ def test_broken_gpu(case: str, use_cupy: Callable, caplog: pytest.LogCaptureFixt
     assert gpu_count() == 0
     assert warnings_of(caplog) == []
     for _ in range(3):
-        assert get_backend("auto").__name__ == "swath.kernels.cpu"
+        assert get_backend("auto").name == "cpu"
     [warning] = warnings_of(caplog)
     assert warning.startswith("device='auto': computing on the CPU, since ")
     assert "\n" not in warning
@@ -109,8 +108,8 @@ def test_probe_is_cached(use_cupy: Callable, monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.setattr(cupy.cuda.runtime, "getDeviceCount", lambda: calls.append(1) or count())
     use_cupy(cupy)
     assert gpu_count() == 2
-    assert get_backend("auto").__name__ == "swath.kernels.gpu"
-    assert get_backend("gpu").__name__ == "swath.kernels.gpu"
+    assert get_backend("auto").name == "gpu"
+    assert get_backend("gpu").name == "gpu"
     assert len(calls) == 1
 
 
@@ -195,7 +194,7 @@ def test_out_of_memory_through_a_backend_function(error: Exception, use_cupy: Ca
 
 def test_other_cuda_errors_pass_unchanged(use_cupy: Callable) -> None:
     use_cupy(fake_cupy())
-    from swath.kernels.gpu import translate_errors
+    from swath.kernels.gpu.errors import translate_errors
 
     error = CUDARuntimeError(700, "cudaErrorIllegalAddress: an illegal memory access")
 
@@ -210,10 +209,18 @@ def test_other_cuda_errors_pass_unchanged(use_cupy: Callable) -> None:
 def test_every_backend_function_is_wrapped(use_cupy: Callable) -> None:
     use_cupy(fake_cupy())
     backend = get_backend("gpu")
-    wrapper = backend.translate_errors(len).__code__
-    for name in [*swath.kernels._FUNCTIONS, "score_queries", "upload_targets", "row_stream",
-                 "top_key"]:
-        assert getattr(backend, name).__code__ is wrapper, name
+    from swath.kernels.gpu.errors import translate_errors
+
+    wrapper = translate_errors(len).__code__
+    functions = [getattr(backend, name) for name, member in vars(Backend).items()
+                 if not name.startswith("_") and callable(member)]
+    assert backend.resident is not None and backend.slabs is not None
+    functions += [backend.resident.upload, backend.resident.score_queries,
+                  backend.resident.top_hits, backend.slabs.row_stream,
+                  backend.slabs.tile_scores]
+    assert len(functions) == 13
+    for function in functions:
+        assert function.__code__ is wrapper, function.__qualname__
 
 
 # ---------------------------------------------------------------------------------

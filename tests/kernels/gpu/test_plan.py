@@ -12,6 +12,7 @@ from types import ModuleType
 import numpy as np
 import pytest
 
+from swath.constants import MODES, ROW_GRAIN
 from tests.helpers import fake_cupy
 
 
@@ -38,7 +39,7 @@ def test_the_chosen_configuration_is_compiled_and_fits(gpu: tuple[ModuleType, Mo
             assert (alphabet + 1) * group * rows * row_bytes <= scores.SHARED_LIMIT
             assert group * 8 <= max(target, 32)
             for cell in cuda.CELLS:
-                for mode in cuda.MODES:
+                for mode in MODES:
                     assert cuda.search_name(group, rows, cell, mode) in cuda._NAMES["search.cu"]
             passes = -(-query // (group * rows))
             assert passes * group * rows <= -(-query // scores.PROFILE_ROWS) * scores.PROFILE_ROWS
@@ -53,7 +54,7 @@ def test_local_streams_hold_every_query_once_and_about_as_many_rows(
     plan = scores.stream_plan(lengths, "local")
     assert sorted(k for launch in plan for stream in launch for k in stream) == \
         list(range(len(lengths)))
-    padded = [-(-n // scores.SEGMENT) * scores.SEGMENT for n in lengths]
+    padded = [-(-n // ROW_GRAIN) * ROW_GRAIN for n in lengths]
     for launch in plan:
         rows = [sum(padded[k] for k in stream) for stream in launch]
         assert all(r <= scores.LAUNCH_ROWS or len(s) == 1
@@ -72,12 +73,6 @@ def test_global_streams_are_neighbours_one_query_each(gpu: tuple[ModuleType, Mod
         assert scores.stream_plan([], mode) == []
 
 
-def test_the_kernel_and_the_plan_share_the_segment(gpu: tuple[ModuleType, ModuleType]) -> None:
-    cuda, scores = gpu
-    source = (cuda.HERE / "search.cu").read_text()
-    assert f"#define SEGMENT {scores.SEGMENT}\n" in source
-
-
 def test_a_long_local_set_takes_several_launches(gpu: tuple[ModuleType, ModuleType],
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     _, scores = gpu
@@ -90,15 +85,15 @@ def test_a_long_local_set_takes_several_launches(gpu: tuple[ModuleType, ModuleTy
 
 def test_stream_rows_name_their_query_and_profile_halves(gpu: tuple[ModuleType, ModuleType]
                                                          ) -> None:
-    """Each query starts at a multiple of SEGMENT rows; the table names its output row
-    over its SEGMENT-row blocks, -1 after; the profile's low half is the first stream."""
+    """Each query starts at a multiple of ROW_GRAIN rows; the table names its output row
+    over its ROW_GRAIN-row blocks, -1 after; the profile's low half is the first stream."""
     _, scores = gpu
     matrix = np.arange(16, dtype=np.int16).reshape(4, 4) - 5
     first = [np.array([1, 2, 3]), np.arange(40) % 4]
     second = [np.array([3] * 33)]
     assert scores.stream_starts(first) == [0, 32]
     table = scores.row_queries([first, second], [[4, 0], [2]], 256)
-    assert table.shape == (2, 256 // scores.SEGMENT)
+    assert table.shape == (2, 256 // ROW_GRAIN)
     assert table[0].tolist() == [4, 0, 0, -1, -1, -1, -1, -1]
     assert table[1].tolist() == [2, 2, -1, -1, -1, -1, -1, -1]
     profile = np.asarray(scores.query_profile([first, second], matrix, 256))

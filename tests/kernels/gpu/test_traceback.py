@@ -25,10 +25,10 @@ SCHEMES = {
 
 
 def banded(queries, targets, matrix, gap_open, gap_extend, mode):
-    from swath.kernels.gpu.traceback import _banded, _Pairs
+    from swath.kernels.gpu.traceback.plan import Pairs, banded_pairs
 
-    pairs = _Pairs.of(packed(queries)[1], packed(targets)[1], None)
-    return _banded(pairs, matrix, gap_open, gap_extend, mode).get()
+    pairs = Pairs.of(packed(queries)[1], packed(targets)[1], None)
+    return banded_pairs(pairs, matrix, gap_open, gap_extend, mode).get()
 
 
 def assert_equal_cpu(queries, targets, matrix, gap_open, gap_extend, mode, **options):
@@ -96,11 +96,11 @@ def test_two_pairs_of_a_register_with_other_passes_equal_cpu(lengths):
 
 def longest_banded(m, matrix, gap_open, gap_extend, mode):
     """The longest target that ends.cu takes beside a query of length ``m``."""
-    from swath.kernels.gpu.traceback import ENDS_CELL, _banded, _Pairs
+    from swath.kernels.gpu.traceback.plan import ENDS_CELL, Pairs, banded_pairs
 
     n = np.arange(1, ENDS_CELL // gap_extend + 2)
-    pairs = _Pairs.of(np.arange(len(n) + 1) * m, np.concatenate([[0], np.cumsum(n)]), None)
-    taken = _banded(pairs, matrix, gap_open, gap_extend, mode).get()
+    pairs = Pairs.of(np.arange(len(n) + 1) * m, np.concatenate([[0], np.cumsum(n)]), None)
+    taken = banded_pairs(pairs, matrix, gap_open, gap_extend, mode).get()
     assert taken[0] and not taken[-1]
     return int(n[taken].max())
 
@@ -135,14 +135,16 @@ def test_ends_spill_words_lie_at_each_groups_first_pair():
     one pass of its group's rows; pairs left out take nothing."""
     import cupy as cp
 
-    from swath.kernels.gpu.traceback import ROWS, _EndsPass, _Pairs
+    from swath.constants import TRACEBACK_ROWS
+    from swath.kernels.gpu.traceback.launches import EndsPhase
+    from swath.kernels.gpu.traceback.plan import Pairs
 
     rng = np.random.default_rng(5)
     m, n = rng.integers(1, 1500, 301), rng.integers(1, 3000, 301)
-    pairs = _Pairs.of(np.concatenate([[0], np.cumsum(m)]), np.concatenate([[0], np.cumsum(n)]),
+    pairs = Pairs.of(np.concatenate([[0], np.cumsum(m)]), np.concatenate([[0], np.cumsum(n)]),
                       None)
     taken = rng.random(301) < 0.9
-    ends = _EndsPass.make(pairs, cp.asarray(taken), [0, 100, 200, 301])
+    ends = EndsPhase.make(pairs, cp.asarray(taken), [0, 100, 200, 301])
     plan = ends.plan
     assert len(plan.order) == taken.sum() and any((hi - lo) % 2 for lo, hi, _ in plan.runs)
     assert len(set(plan.parts)) == 3
@@ -151,7 +153,7 @@ def test_ends_spill_words_lie_at_each_groups_first_pair():
     for lo, hi, group in plan.runs:
         for k in range(lo, hi, 2):
             group_pairs = slice(k, min(k + 2, hi))
-            if q_len[group_pairs].max() > group * ROWS:
+            if q_len[group_pairs].max() > group * TRACEBACK_ROWS:
                 words[k] = 2 * t_len[group_pairs].max()
     assert words.any()
     np.testing.assert_array_equal(ends.spill_at.get(), np.concatenate([[0], np.cumsum(words)]))
@@ -191,10 +193,10 @@ def test_banded_pairs_split_into_memory_batches_and_past_the_budget(monkeypatch,
     bands pass the budget (the CPU twin aligns them whole, their coordinates not shifted
     by their windows); parted: the upload in parts, the codes in two waves (a long pair
     in each), each wave with half the budget."""
-    from swath.kernels.gpu import traceback
+    from swath.kernels.gpu.traceback import pipeline
 
     if parted:
-        monkeypatch.setattr(traceback, "PARTED", 0)
+        monkeypatch.setattr(pipeline, "PARTED", 0)
     rng = np.random.default_rng(11)
     queries, targets = mutated_pairs(rng, 40, (50, 300), (300, 800))
     for at in (0, len(queries)):
@@ -246,9 +248,9 @@ def test_a_band_that_misses_the_path_is_an_error(monkeypatch):
     a wrong alignment."""
     import cupy as cp
 
-    from swath.kernels.gpu import traceback
+    from swath.kernels.gpu.traceback.launches import EndsPhase
 
-    found = traceback._EndsPass.run
+    found = EndsPhase.run
 
     def narrow(self, *args):
         done = found(self, *args)
@@ -258,7 +260,7 @@ def test_a_band_that_misses_the_path_is_an_error(monkeypatch):
         ends[:, 4] = ends[:, 5] = ends[:, 5] - 3
         return done
 
-    monkeypatch.setattr(traceback._EndsPass, "run", narrow)
+    monkeypatch.setattr(EndsPhase, "run", narrow)
     rng = np.random.default_rng(2)
     queries, targets = mutated_pairs(rng, 20, (100, 300), (300, 800))
     with pytest.raises(RuntimeError, match="banded traceback"):
@@ -299,15 +301,16 @@ def test_group_sizes_and_their_run_keys_match_a_search():
     kernels, against a search on the host."""
     import cupy as cp
 
-    from swath.kernels.gpu._cuda import FILL_GROUPS, GROUP_SIZES, ROWS
-    from swath.kernels.gpu.traceback import _groups, _size_index
+    from swath.constants import TRACEBACK_ROWS
+    from swath.kernels.gpu._cuda import FILL_GROUPS, GROUP_SIZES
+    from swath.kernels.gpu.traceback.plan import group_sizes, size_index
 
     lengths, sizes = np.arange(3000), np.array(GROUP_SIZES)
     for share in (1, 8):
-        expected = sizes[np.searchsorted(sizes[:-1] * ROWS * share, lengths)]
-        np.testing.assert_array_equal(_groups(cp.asarray(lengths), share).get(), expected)
+        expected = sizes[np.searchsorted(sizes[:-1] * TRACEBACK_ROWS * share, lengths)]
+        np.testing.assert_array_equal(group_sizes(cp.asarray(lengths), share).get(), expected)
     groups = np.array(FILL_GROUPS * 3)
-    np.testing.assert_array_equal(_size_index(cp.asarray(groups)).get(),
+    np.testing.assert_array_equal(size_index(cp.asarray(groups)).get(),
                                   np.searchsorted(FILL_GROUPS, groups))
 
 
@@ -359,9 +362,10 @@ def test_an_upload_holds_its_later_parts_until_resumed(small_ring):
 def test_batches_in_upload_parts_equal_cpu(monkeypatch):
     """Pairs k whose residues go in parts: each part's ends.cu launches wait for their
     own residues only (every part must still be exact)."""
-    from swath.kernels.gpu import traceback, transfer
+    from swath.kernels.gpu import transfer
+    from swath.kernels.gpu.traceback import pipeline
 
-    monkeypatch.setattr(traceback, "PARTED", 0)
+    monkeypatch.setattr(pipeline, "PARTED", 0)
     monkeypatch.setattr(transfer, "STAGED", 0)
     monkeypatch.setattr(transfer, "CHUNK", 4096)
     rng = np.random.default_rng(6)
@@ -379,8 +383,9 @@ def test_a_part_that_fails_raises_and_the_next_batch_is_exact(monkeypatch):
     import cupy as cp
 
     from swath.kernels.gpu import traceback, transfer
+    from swath.kernels.gpu.traceback import pipeline
 
-    monkeypatch.setattr(traceback, "PARTED", 0)
+    monkeypatch.setattr(pipeline, "PARTED", 0)
     monkeypatch.setattr(transfer, "STAGED", 0)
     monkeypatch.setattr(transfer, "CHUNK", 4096)
     copy, calls, lock = cp.cuda.runtime.memcpyAsync, [], threading.Lock()
@@ -480,7 +485,7 @@ print(*sorted(name for name in sys.modules if name.startswith("cupyx.scipy")))
 
 def test_align_batch_imports_no_cupyx_scipy():
     """The plan's arithmetic stays off CuPy's operators on Python numbers (and
-    cupy.bincount), whose first use imports cupyx.scipy, at a cost in every process."""
+    cupy.bincount), whose first use imports cupyx.scipy, a cost in every process."""
     import os
     import subprocess
     import sys

@@ -1,10 +1,24 @@
-"""CPU kernels (numba): the backend every machine has."""
+"""CPU kernels (numba): the backend every machine has, a
+:class:`~swath.kernels.backend.Backend` whose tiles give direction codes (``codes``)."""
+
+from typing import Final
 
 from swath.identity import cigar_counts
+from swath.kernels.backend import TileCodes
+from swath.kernels.cpu import tiles
 from swath.kernels.cpu.band import band_scores
 from swath.kernels.cpu.scores import score_many
 from swath.kernels.cpu.tiles import tile_batch, tile_forward, tile_scores
 from swath.kernels.cpu.traceback import align_batch, score_ends
 
-__all__ = ["align_batch", "band_scores", "cigar_counts", "score_ends", "score_many", "tile_batch",
+__all__ = ["align_batch", "band_scores", "band_worth", "cigar_counts", "codes", "name",
+           "resident", "score_ends", "score_many", "slabs", "split_boxes", "tile_batch",
            "tile_forward", "tile_scores"]
+
+name: Final = "cpu"
+# the band is a scalar loop, the full pass 16-bit lanes: the band must skip most cells
+band_worth = 1 / 16
+split_boxes = True      # the score pass costs its cells
+resident = None
+slabs = None
+codes: TileCodes = tiles

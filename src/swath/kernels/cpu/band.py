@@ -1,4 +1,4 @@
-"""Banded global scores of many pairs on the CPU: the first pass of all against all.
+"""Banded global scores of many pairs on the CPU: the first phase of all against all.
 
 # nq: queries, nt: targets, m, n: a pair's lengths, d = i - j: the diagonal of cell
 # (i, j), W: a band's diagonals, L: lanes, G: lane groups, residues: uint8 codes,
@@ -29,19 +29,19 @@ from typing import Any
 import numba
 import numpy as np
 
+from swath.constants import MINUS_INFINITY, MINUS_INFINITY_64
 from swath.kernels.band_geometry import SKIPPED, clip_bands
 from swath.kernels.bounds import fits_every_mode
 from swath.kernels.cpu._jit import jit
 from swath.kernels.cpu.lanes import pack_lanes, padded_matrix
 
-NEG = -(1 << 30)                        # no path in 32 bits (far below any score)
 LANES = {np.dtype(np.int16): 32, np.dtype(np.int32): 16}   # L: targets side by side
 QUERY_CHUNK = 32                        # queries of a task (they share its profile)
 
 
 def _floor(dtype: np.dtype) -> int:
     """Minus infinity at the width of ``dtype``: half its least value (room to subtract)."""
-    return NEG if dtype == np.int32 else int(np.iinfo(dtype).min) // 2
+    return MINUS_INFINITY if dtype == np.int32 else int(np.iinfo(dtype).min) // 2
 
 
 @functools.cache
@@ -80,7 +80,7 @@ def _make_kernel(dtype: np.dtype) -> Any:
             for qi in range(chunk * QUERY_CHUNK, min(nq, (chunk + 1) * QUERY_CHUNK)):
                 q = q_res[q_off[qi]:q_off[qi + 1]]
                 m = q.shape[0]
-                lo, hi = np.int64(1 << 40), np.int64(-(1 << 40))
+                lo, hi = np.int64(-MINUS_INFINITY_64), np.int64(MINUS_INFINITY_64)
                 for k in range(L):
                     if first[qi, g, k] <= last[qi, g, k]:
                         lo = min(lo, first[qi, g, k])

@@ -13,7 +13,7 @@ query with its top-k targets.
 
 As the score kernel (``lanes``), it sweeps the rows once per block of C columns: H and E
 pass between a row's cells in registers, and a row writes each byte of codes (two
-columns) once, where it read and rewrote it before (1.5x faster). C is 2: with 4 or 8
+columns) once, where it read and rewrote it before (measured faster). C is 2: with 4 or 8
 LLVM no longer vectorizes the lane loop of this larger cell. The first best cell of a
 local alignment (least row, then least column) is the same in any order that visits a
 row's columns left to right.
@@ -29,25 +29,37 @@ from typing import Any
 
 import numpy as np
 
+from swath.constants import (
+    E_EXTENDED,
+    F_EXTENDED,
+    MINUS_INFINITY,
+    MODE_GLOBAL,
+    MODE_LOCAL,
+    MODE_SEMIGLOBAL,
+    SOURCE_DIAGONAL,
+    SOURCE_E,
+    SOURCE_F,
+    SOURCE_START,
+)
 from swath.kernels.cpu._jit import jit
 
 LANES = 16
-BLOCK = 2   # C: columns swept together (a byte of codes holds two)
+BLOCK_COLUMNS = 2   # C: columns swept together (a byte of codes holds two)
 I32, U8 = np.int32, np.uint8
-_NEG_INF = I32(-(1 << 30))
+_NEG_INF = I32(MINUS_INFINITY)
 
 
 @functools.cache
 def _make_fill(mode: int) -> Any:
-    local = mode == 0
-    global_ = mode == 1
-    semiglobal = mode == 2
+    local = mode == MODE_LOCAL
+    global_ = mode == MODE_GLOBAL
+    semiglobal = mode == MODE_SEMIGLOBAL
 
     @jit
     def lane_fill(q, cols, lens, sub, gap_open, gap_extend, dirs, ends):
         m = q.shape[0]
         L = LANES
-        C = BLOCK
+        C = BLOCK_COLUMNS
         alphabet = sub.shape[0]
         goe = I32(gap_open + gap_extend)
         ge = I32(gap_extend)
@@ -104,12 +116,12 @@ def _make_fill(mode: int) -> Any:
                         f_ext = I32(f_col[c, k] - ge)
                         f = max(f_open, f_ext)
                         h = I32(diagonal + score[c, k])
-                        src = I32(2) if e > h else I32(1)
+                        src = I32(SOURCE_E) if e > h else I32(SOURCE_DIAGONAL)
                         h = max(h, e)
-                        src = I32(3) if f > h else src
+                        src = I32(SOURCE_F) if f > h else src
                         h = max(h, f)
                         if local:
-                            src = zero if h <= zero else src
+                            src = I32(SOURCE_START) if h <= zero else src
                             h = max(h, zero)
                             here = I32(j0 + c)
                             better = (here < lane[4, k]) & (
@@ -117,8 +129,8 @@ def _make_fill(mode: int) -> Any:
                             best = h if better else best
                             best_row = at if better else best_row
                             best_col = here + I32(1) if better else best_col
-                        code = src | (I32(4) if e_ext > e_open else zero) \
-                            | (I32(8) if f_ext > f_open else zero)
+                        code = src | (I32(E_EXTENDED) if e_ext > e_open else zero) \
+                            | (I32(F_EXTENDED) if f_ext > f_open else zero)
                         if c % 2 == 0:
                             pair = code
                         else:
@@ -151,10 +163,10 @@ def lane_fill(q: np.ndarray, cols: np.ndarray, lens: np.ndarray, sub: np.ndarray
               gap_open: int, gap_extend: int, mode: int, dirs: np.ndarray,
               ends: np.ndarray) -> None:
     """Fill ``dirs`` (any prior content) for ``q`` against each lane's target (``cols``
-    packed ``BLOCK`` columns wide); ``ends[:, k]`` gets
+    packed ``BLOCK_COLUMNS`` columns wide); ``ends[:, k]`` gets
     (score, end row, end column) of lane ``k`` under ``_fill``'s tie rules.
 
-    ``sub`` is the (A + 1, A + 1) int32 matrix with the padding code; ``mode`` is
-    0 local, 1 global, 2 semiglobal; ``lens[k]`` is 0 for an unused lane.
+    ``sub`` is the (A + 1, A + 1) int32 matrix with the padding code; ``mode`` is a
+    code of ``swath.constants.MODE_CODES``; ``lens[k]`` is 0 for an unused lane.
     """
     _make_fill(mode)(q, cols, lens, sub, gap_open, gap_extend, dirs, ends)

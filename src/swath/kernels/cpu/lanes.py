@@ -14,11 +14,11 @@ The kernel sweeps the rows once per block of ``C`` columns: within a row the ``C
 cells pass H and E to each other in registers, so that only the block's last column
 goes to memory (its H and E) and each column keeps two values a row (F and the H
 above). A row of one column at a time loads and stores about 13 vectors a cell;
-blocks of 8 need about 6, which doubles the speed (S2: 10 to 25 GCUPS on 2 cores).
+blocks of 8 need about 6 (measured much faster).
 Groups are packed ``C`` columns wide (``pack_lanes(..., multiple=C)``); the padding
 residue never raises a local score, and global and semiglobal ends are read at each
 lane's own length. ``C`` is small enough that LLVM unrolls the column loop and
-vectorizes the lane loop (16 does not: the kernel then runs 30 to 50x slower).
+vectorizes the lane loop (16 does not: the kernel then runs many times slower).
 
 The 8 and 16-bit kernels never return a wrong score: in local mode a lane whose
 best score comes within ``max(matrix)`` of the type's ceiling is flagged; in global
@@ -37,7 +37,7 @@ import numpy as np
 from swath.kernels.cpu._jit import jit
 
 LANES = {np.dtype(np.int8): 64, np.dtype(np.int16): 32, np.dtype(np.int32): 16}
-BLOCK = 8   # C: columns swept together
+BLOCK_COLUMNS = 8   # C: columns swept together
 CHUNK_RESIDUES = 2048   # queries that share a profile: at most this many residues
 
 
@@ -45,7 +45,7 @@ CHUNK_RESIDUES = 2048   # queries that share a profile: at most this many residu
 def _make_kernel(mode: str, dtype: np.dtype) -> Any:
     T = dtype.type
     L = LANES[dtype]
-    C = BLOCK
+    C = BLOCK_COLUMNS
     local = mode == "local"
     semiglobal = mode == "semiglobal"
     ceiling = np.iinfo(dtype).max
@@ -65,8 +65,7 @@ def _make_kernel(mode: str, dtype: np.dtype) -> Any:
 
         One function, not a group function called from it: numba's cache keys a closure
         on its captured values, and a captured dispatcher pickles with an id of its
-        process, so every process compiled this kernel again (1.5 s) and added it to the
-        cache.
+        process, so every process compiled this kernel again and added it to the cache.
         """
         ngroups = col_off.shape[0] - 1
         alphabet = sub.shape[0] - 1

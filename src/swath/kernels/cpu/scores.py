@@ -3,9 +3,9 @@
 # nq: queries, nt: targets, residues: uint8 codes, offsets: int64 (len + 1).
 
 Pairs run through a cascade of lane widths: 8 bits (local mode), 16 bits, 32 bits.
-A pass returns exact scores and flags the pairs it cannot score exactly (a local
-score within ``max(matrix)`` of the type's ceiling, or value bounds that do not fit
-the type); only the flagged pairs go on to the next, wider pass.
+A round at one width returns exact scores and flags the pairs it cannot score exactly
+(a local score within ``max(matrix)`` of the type's ceiling, or value bounds that do not
+fit the type); only the flagged pairs go on to the next, wider round.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import numpy as np
 from swath.errors import InvalidParameter
 from swath.kernels.bounds import fits, score_bounds
 from swath.kernels.cpu.lanes import (
-    BLOCK,
+    BLOCK_COLUMNS,
     LANES,
     lane_kernel,
     pack_lanes,
@@ -28,15 +28,15 @@ WIDTHS = {"local": (np.int8, np.int16, np.int32), "global": (np.int16, np.int32)
           "semiglobal": (np.int16, np.int32)}
 
 
-def _pass(dtype: np.dtype, mode: str, q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray,
-          t_off: np.ndarray, targets: np.ndarray, matrix: np.ndarray, gap_open: int,
-          gap_extend: int) -> tuple[np.ndarray, np.ndarray]:
+def _round(dtype: np.dtype, mode: str, q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray,
+           t_off: np.ndarray, targets: np.ndarray, matrix: np.ndarray, gap_open: int,
+           gap_extend: int) -> tuple[np.ndarray, np.ndarray]:
     """Scores and flags of every query against ``targets`` at one width, ``(nq, len(targets))``."""
     lanes = LANES[dtype]
     t_len = np.diff(t_off)
     order = targets[np.argsort(t_len[targets], kind="stable")]
     cols, col_off, lens = pack_lanes(t_res, t_off, order, lanes, pad=matrix.shape[0],
-                                     multiple=BLOCK)
+                                     multiple=BLOCK_COLUMNS)
     # the kernel runs every packed column: bounds over the packed widths
     low, high = score_bounds(np.diff(q_off)[:, None], np.diff(col_off)[None, :], matrix,
                              gap_open, gap_extend, mode)
@@ -63,15 +63,15 @@ def score_many(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: n
     spread = int(np.abs(matrix).max()) + gap_open + gap_extend
     widths = [np.dtype(w) for w in WIDTHS[mode] if 4 * spread < np.iinfo(w).max]
     first, *rest = widths
-    out, pending = _pass(first, mode, q_res, q_off, t_res, t_off, np.arange(nt), matrix,
-                         gap_open, gap_extend)
+    out, pending = _round(first, mode, q_res, q_off, t_res, t_off, np.arange(nt), matrix,
+                          gap_open, gap_extend)
     scores[~pending] = out[~pending]
     for dtype in rest:
         for qi in np.flatnonzero(pending.any(axis=1)):
             targets = np.flatnonzero(pending[qi])
             query = q_res[q_off[qi]:q_off[qi + 1]]
-            out, flags = _pass(dtype, mode, query, np.array([0, len(query)]), t_res, t_off,
-                               targets, matrix, gap_open, gap_extend)
+            out, flags = _round(dtype, mode, query, np.array([0, len(query)]), t_res, t_off,
+                                targets, matrix, gap_open, gap_extend)
             done = targets[~flags[0]]
             scores[qi, done] = out[0, ~flags[0]]
             pending[qi, done] = False

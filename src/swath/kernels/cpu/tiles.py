@@ -3,7 +3,7 @@
 # h: tile rows (query residues), w: tile columns (target residues), s: strip width;
 # values int32 in the kernel, int64 outside. Matrix cells are numbered
 # ``i * (n + 1) + j`` over (m + 1) x (n + 1); an origin is ``cell * 4 + state`` with
-# state H, E, F, or START.
+# state STATE_H, STATE_E, STATE_F, or STATE_START.
 
 A tile covers matrix rows ``i0 + 1 .. i0 + h`` and columns ``j0 + 1 .. j0 + w``. Its
 input boundary is row ``i0`` (``top_h``: H at columns ``j0 .. j0 + w``, index 0 the
@@ -13,15 +13,15 @@ last column (H and E).
 
 The tile is computed in vertical strips of ``s`` columns, left to right, passing each
 strip's right column to the next (StripedScore's order). Inside a strip the tile's rows
-are cut into 16 bands that run side by side in 16 int32 lanes, which numba vectorizes:
+are cut into 16 tiers that run side by side in 16 int32 lanes, which numba vectorizes:
 lane k works one column behind lane k - 1 and takes the H and F of that lane's last
-row as its top input (a wavefront of bands, as thread blocks do on a GPU). Recurrences
+row as its top input (a wavefront of tiers, as warps do on a GPU). Recurrences
 and tie rules are those of ``traceback._fill``, so a path walked through tiles is the
 path walked through the whole matrix.
 
 With ``origins``, every output cell and state also gets the origin of the optimal
 path reaching it: the input-boundary cell and state where the traceback from it
-would leave the tile, or START at the cell where a local alignment begins (phase 1
+would leave the tile, or STATE_START at the cell where a local alignment begins (phase 1
 of StripedAlignment). Inside the kernel origins are tile-local 32-bit codes (hence
 ``MAX_TILE``); ``tile_forward`` returns them matrix-wide. With ``codes``, the tile's
 4-bit direction codes are written as ``_fill`` writes them (phase 3).
@@ -35,19 +35,24 @@ from typing import Any
 
 import numpy as np
 
+from swath.constants import (
+    E_EXTENDED,
+    F_EXTENDED,
+    MINUS_INFINITY,
+    MODE_LOCAL,
+    SOURCE_DIAGONAL,
+    SOURCE_E,
+    SOURCE_F,
+    SOURCE_START,
+    STATE_E,
+    STATE_F,
+    STATE_H,
+    STATE_START,
+)
 from swath.kernels.cpu._jit import jit
 from swath.kernels.cpu.cores import on_every_core
 from swath.kernels.cpu.traceback import _walk, codes_shape
-from swath.kernels.tile_origins import (
-    MINUS_INFINITY,
-    START,
-    Best,
-    E,
-    F,
-    H,
-    check_origins,
-    matrix_wide,
-)
+from swath.kernels.tile_origins import Best, check_origins, matrix_wide
 
 I32, I64, U8 = np.int32, np.int64, np.uint8
 LANES = 16
@@ -73,7 +78,7 @@ def _make_tile(local: bool, origins: bool, codes: bool) -> Any:
         ge = I32(gap_extend)
         zero = I32(0)
         wide = I32(w + 1)      # tile-local origins: (row * (w + 1) + column) * 4 + state
-        # band row r of lane k is tile row k * hb + r + 1; per row: H and E of the last
+        # tier row r of lane k is tile row k * hb + r + 1; per row: H and E of the last
         # column done and their origins
         s = np.empty((hb, 4, L), np.int32)
         q_res = np.zeros((hb, L), np.uint8)
@@ -82,14 +87,14 @@ def _make_tile(local: bool, origins: bool, codes: bool) -> Any:
                 row = min(k * hb + r, h - 1)
                 s[r, 0, k] = I32(left_h[row])
                 s[r, 1, k] = I32(max(left_e[row], _NEG32))
-                s[r, 2, k] = I32((row + 1) * wide * 4 + H)
-                s[r, 3, k] = I32((row + 1) * wide * 4 + E)
+                s[r, 2, k] = I32((row + 1) * wide * 4 + STATE_H)
+                s[r, 3, k] = I32((row + 1) * wide * 4 + STATE_E)
                 q_res[r, k] = q[row]
         v = np.zeros((13, L), np.int32)
         for k in range(L):
             v[BEST, k] = zero if local else _NEG32
             v[BEST_I, k] = I32(h + 1)
-        # what each lane handed down at the last two steps (its band's last row)
+        # what each lane handed down at the last two steps (its tier's last row)
         prev = np.empty((4, L), np.int32)
         prev2 = np.empty((2, L), np.int32)
         corner = np.empty((2, L), np.int32)
@@ -99,9 +104,9 @@ def _make_tile(local: bool, origins: bool, codes: bool) -> Any:
         code_buf = np.empty((strip + L, hb, L), np.uint8)
         for s0 in range(0, w, strip):
             ws = min(strip, w - s0)
-            # the corner above each band, one column left of the strip
+            # the corner above each tier, one column left of the strip
             corner[0, 0] = I32(top_h[s0])
-            corner[1, 0] = I32(s0 * 4 + H)
+            corner[1, 0] = I32(s0 * 4 + STATE_H)
             for k in range(1, L):
                 corner[0, k] = s[hb - 1, 0, k - 1]
                 corner[1, k] = s[hb - 1, 2, k - 1]
@@ -117,9 +122,9 @@ def _make_tile(local: bool, origins: bool, codes: bool) -> Any:
                     v[UP, 0] = I32(top_h[c0 + 1])
                     v[FV, 0] = I32(max(top_f[c0 + 1], _NEG32))
                     v[DIAG, 0] = I32(top_h[c0])
-                    v[O_UP, 0] = I32((c0 + 1) * 4 + H)
-                    v[O_F, 0] = I32((c0 + 1) * 4 + F)
-                    v[O_DIAG, 0] = I32(c0 * 4 + H)
+                    v[O_UP, 0] = I32((c0 + 1) * 4 + STATE_H)
+                    v[O_F, 0] = I32((c0 + 1) * 4 + STATE_F)
+                    v[O_DIAG, 0] = I32(c0 * 4 + STATE_H)
                 for k in range(1, L):
                     first = step - k == 0
                     v[UP, k] = prev[0, k - 1]
@@ -157,18 +162,18 @@ def _make_tile(local: bool, origins: bool, codes: bool) -> Any:
                         of = of_up if extend_f else o_up
                         hv = I32(diag + v[SCORE, k])
                         from_e = e > hv
-                        src = I32(2) if from_e else I32(1)
+                        src = I32(SOURCE_E) if from_e else I32(SOURCE_DIAGONAL)
                         oh = oe if from_e else o_diag
                         hv = max(hv, e)
                         from_f = fk > hv
-                        src = I32(3) if from_f else src
+                        src = I32(SOURCE_F) if from_f else src
                         oh = of if from_f else oh
                         hv = max(hv, fk)
                         if local:
                             i = I32(first_row + k * hb)
                             start = hv <= zero
-                            src = zero if start else src
-                            here = I32((i * wide + col) * 4 + START)
+                            src = I32(SOURCE_START) if start else src
+                            here = I32((i * wide + col) * 4 + STATE_START)
                             oh = here if start else oh
                             hv = max(hv, zero)
                             b, b_i, b_j, b_o = v[BEST, k], v[BEST_I, k], v[BEST_J, k], v[BEST_O, k]
@@ -180,8 +185,8 @@ def _make_tile(local: bool, origins: bool, codes: bool) -> Any:
                             v[BEST_J, k] = col if better else b_j
                             v[BEST_O, k] = oh if better else b_o
                         if codes:
-                            codes_r[k] = U8(src | (I32(4) if extend_e else zero)
-                                            | (I32(8) if extend_f else zero))
+                            codes_r[k] = U8(src | (I32(E_EXTENDED) if extend_e else zero)
+                                            | (I32(F_EXTENDED) if extend_f else zero))
                         v[DIAG, k] = left
                         v[O_DIAG, k] = o_left
                         row[0, k] = hv if on else left
@@ -309,5 +314,5 @@ def walk_tile(dirs: np.ndarray, exit_i: int, exit_j: int, state: int
     inside the tile where a local alignment starts.
     """
     ops = np.empty(exit_i + exit_j, dtype=np.uint8)
-    count, i, j, state = _walk(dirs, 0, exit_i, exit_j, state, ops)
+    count, i, j, state = _walk(dirs, MODE_LOCAL, exit_i, exit_j, state, ops)
     return ops[:count][::-1].copy(), int(i), int(j), int(state)

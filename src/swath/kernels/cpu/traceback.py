@@ -3,11 +3,12 @@
 # m: query length, n: target length, residues: uint8 codes,
 # dirs: (m, ceil(n / 2)) uint8, two cells a byte (low nibble: even column).
 
-Each cell's direction code takes 4 bits: bits 0-1 say where H came from
-(0 start, 1 diagonal, 2 E, 3 F), bit 2 that E extended E (else it opened from H),
-bit 3 that F extended F. E runs along a row (a target residue against a gap: ``D``),
-F down a column (a query residue against a gap: ``I``). Two 50 kbp sequences take
-1.25 GB of direction codes.
+Each cell's direction code takes 4 bits (``swath.constants``): where H came from
+(``SOURCE_START``, ``SOURCE_DIAGONAL``, ``SOURCE_E`` or ``SOURCE_F``), plus
+``E_EXTENDED`` where E extended E (else it opened from H) and ``F_EXTENDED`` where F
+extended F. E runs along a row (a target residue against a gap: ``D``), F down a column
+(a query residue against a gap: ``I``). Two 50 kbp sequences take 1.25 GB of direction
+codes.
 
 Ties are broken the same way by every backend and by ``swath.testing``: the
 alignment ends at the first best cell in row-major order (local) or the first best
@@ -25,16 +26,33 @@ from typing import Any
 
 import numpy as np
 
+from swath.constants import (
+    E_EXTENDED,
+    F_EXTENDED,
+    MINUS_INFINITY_64,
+    MODE_CODES,
+    MODE_GLOBAL,
+    MODE_LOCAL,
+    MODE_SEMIGLOBAL,
+    OP_DELETE,
+    OP_INSERT,
+    OP_MATCH,
+    SOURCE_BITS,
+    SOURCE_DIAGONAL,
+    SOURCE_E,
+    SOURCE_F,
+    SOURCE_START,
+    STATE_E,
+    STATE_F,
+    STATE_H,
+)
 from swath.kernels.bounds import fits_every_mode
 from swath.kernels.cpu._jit import jit
 from swath.kernels.cpu.cores import on_every_core
-from swath.kernels.cpu.lane_traceback import BLOCK, LANES, lane_fill
+from swath.kernels.cpu.lane_traceback import BLOCK_COLUMNS, LANES, lane_fill
 from swath.kernels.cpu.lanes import pack_lanes, padded_matrix
 from swath.sequences import take_concatenated
 
-OP_MATCH, OP_INSERT, OP_DELETE = 0, 1, 2
-MODE_CODES = {"local": 0, "global": 1, "semiglobal": 2}
-_NEG_INF = -(1 << 40)
 LANE_CODES_BUDGET = 1 << 28   # bytes of direction codes one lane group may fill
 
 
@@ -45,15 +63,15 @@ def _fill(q, t, sub, gap_open, gap_extend, mode, dirs):
     n = t.shape[0]
     goe = gap_open + gap_extend
     h_row = np.empty(n + 1, np.int64)
-    f_row = np.full(n + 1, _NEG_INF, np.int64)
+    f_row = np.full(n + 1, MINUS_INFINITY_64, np.int64)
     for j in range(n + 1):
-        h_row[j] = 0 if mode != 1 or j == 0 else -(gap_open + gap_extend * j)
+        h_row[j] = 0 if mode != MODE_GLOBAL or j == 0 else -(gap_open + gap_extend * j)
     best, best_i, best_j = np.int64(0), 0, 0
     for i in range(1, m + 1):
         h_diag = h_row[0]
-        h_left = 0 if mode == 0 else -(gap_open + gap_extend * i)
+        h_left = 0 if mode == MODE_LOCAL else -(gap_open + gap_extend * i)
         h_row[0] = h_left
-        e = np.int64(_NEG_INF)
+        e = np.int64(MINUS_INFINITY_64)
         scores = sub[q[i - 1]]
         code_pair = 0
         for j in range(1, n + 1):
@@ -65,17 +83,18 @@ def _fill(q, t, sub, gap_open, gap_extend, mode, dirs):
             f = max(f_open, f_ext)
             f_row[j] = f
             h = h_diag + scores[t[j - 1]]
-            src = 1
+            src = SOURCE_DIAGONAL
             if e > h:
                 h = e
-                src = 2
+                src = SOURCE_E
             if f > h:
                 h = f
-                src = 3
-            if mode == 0 and h <= 0:
+                src = SOURCE_F
+            if mode == MODE_LOCAL and h <= 0:
                 h = 0
-                src = 0
-            code = src | (4 if e_ext > e_open else 0) | (8 if f_ext > f_open else 0)
+                src = SOURCE_START
+            code = (src | (E_EXTENDED if e_ext > e_open else 0)
+                    | (F_EXTENDED if f_ext > f_open else 0))
             if j & 1:
                 code_pair = code
             else:
@@ -83,13 +102,13 @@ def _fill(q, t, sub, gap_open, gap_extend, mode, dirs):
             h_diag = h_row[j]
             h_row[j] = h
             h_left = h
-            if mode == 0 and h > best:
+            if mode == MODE_LOCAL and h > best:
                 best, best_i, best_j = h, i, j
         if n & 1:
             dirs[i - 1, n >> 1] = code_pair
-    if mode == 1:
+    if mode == MODE_GLOBAL:
         return h_row[n], m, n
-    if mode == 2:
+    if mode == MODE_SEMIGLOBAL:
         best, best_j = h_row[1], 1
         for j in range(2, n + 1):
             if h_row[j] > best:
@@ -100,7 +119,8 @@ def _fill(q, t, sub, gap_open, gap_extend, mode, dirs):
 
 @jit
 def _walk(dirs, mode, end_i, end_j, state, ops):
-    """Trace back from (end_i, end_j) in ``state`` (0 H, 1 E, 2 F); write ops end-first.
+    """Trace back from (end_i, end_j) in ``state`` (``STATE_H``, ``STATE_E`` or ``STATE_F``);
+    write ops end-first.
 
     Stops where a local alignment starts, or on row or column 0 (then, in global and
     semiglobal mode, adds the end gaps to the matrix corner). Returns (count, start i,
@@ -109,33 +129,33 @@ def _walk(dirs, mode, end_i, end_j, state, ops):
     i, j, count = end_i, end_j, 0
     while i > 0 and j > 0:
         code = (dirs[i - 1, (j - 1) >> 1] >> (((j - 1) & 1) * 4)) & 15
-        if state == 0:
-            src = code & 3
-            if src == 0:
+        if state == STATE_H:
+            src = code & SOURCE_BITS
+            if src == SOURCE_START:
                 break
-            if src == 1:
+            if src == SOURCE_DIAGONAL:
                 ops[count] = OP_MATCH
                 count += 1
                 i -= 1
                 j -= 1
             else:
-                state = src - 1
-        elif state == 1:
+                state = src - SOURCE_E + STATE_E     # the source's state, E or F
+        elif state == STATE_E:
             ops[count] = OP_DELETE
             count += 1
             j -= 1
-            state = 1 if code & 4 else 0
+            state = STATE_E if code & E_EXTENDED else STATE_H
         else:
             ops[count] = OP_INSERT
             count += 1
             i -= 1
-            state = 2 if code & 8 else 0
-    if mode != 0:
+            state = STATE_F if code & F_EXTENDED else STATE_H
+    if mode != MODE_LOCAL:
         while i > 0:
             ops[count] = OP_INSERT
             count += 1
             i -= 1
-    if mode == 1:
+    if mode == MODE_GLOBAL:
         while j > 0:
             ops[count] = OP_DELETE
             count += 1
@@ -149,7 +169,7 @@ def _walk_cigar(dirs, mode, end_i, end_j, q, t, ops, text):
     (``ops``: scratch of m + n); returns (start i, start j, CIGAR length). The runs of
     :func:`swath.alignment.cigar_from_path`, without a Python object per run (a CPU
     search's or all-against-all's CIGARs spent as long in Python as in the fill)."""
-    count, i, j, _ = _walk(dirs, mode, end_i, end_j, 0, ops)
+    count, i, j, _ = _walk(dirs, mode, end_i, end_j, STATE_H, ops)
     size, run, letter = 0, 0, 0
     qi, tj = i, j
     for step in range(count, -1, -1):
@@ -199,7 +219,7 @@ def _trace(dirs: np.ndarray, mode_code: int, end_i: int, end_j: int, longest: in
            ) -> tuple[int, int, int, int, np.ndarray]:
     """``(query_start, query_end, target_start, target_end, ops)`` walked back from an end."""
     ops = np.empty(longest, dtype=np.uint8)
-    count, start_i, start_j, _ = _walk(dirs, mode_code, end_i, end_j, 0, ops)
+    count, start_i, start_j, _ = _walk(dirs, mode_code, end_i, end_j, STATE_H, ops)
     return int(start_i), end_i, int(start_j), end_j, ops[:count][::-1].copy()
 
 
@@ -212,7 +232,7 @@ def codes_shape(query_length: Any, target_length: Any) -> tuple[Any, Any]:
 class _Scratch:
     """Direction-code buffers kept between calls, so that a pair does not pay for fresh
     pages (a Dask worker's ``MALLOC_TRIM_THRESHOLD_`` returns freed ones to the system:
-    the kept hits of a search aligned 3x slower before)."""
+    the kept hits of a search aligned measurably slower before)."""
 
     KEEP = 1 << 26     # larger buffers are not kept
 
@@ -258,7 +278,8 @@ def _lane_groups(q_res: np.ndarray, q_off: np.ndarray, t_off: np.ndarray, matrix
         members = members[ok]
         for start in range(0, len(members), LANES):
             chunk = members[start:start + LANES]
-            codes = -(-int(t_len[chunk[-1]]) // BLOCK) * BLOCK // 2 * len(query) * LANES
+            width = -(-int(t_len[chunk[-1]]) // BLOCK_COLUMNS) * BLOCK_COLUMNS
+            codes = width // 2 * len(query) * LANES
             if len(chunk) > 1 and codes <= LANE_CODES_BUDGET:
                 groups.append(chunk)
             else:
@@ -318,7 +339,7 @@ def align_batch(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: 
     def lanes(members: np.ndarray) -> None:
         q = query(members[0])
         cols, _, lens = pack_lanes(t_res, t_off, members, LANES, pad=matrix.shape[0],
-                                   multiple=BLOCK)
+                                   multiple=BLOCK_COLUMNS)
         ends = np.zeros((3, LANES), dtype=np.int64)
         with _SCRATCH.take((len(q), len(cols) // 2, LANES)) as dirs:
             lane_fill(q, cols, lens[0], sub, gap_open, gap_extend, code, dirs, ends)

@@ -1,8 +1,10 @@
 """The CUDA sources beside this file, compiled once per process with cupy.RawModule.
 
-CuPy keeps the compiled binaries in its on-disk kernel cache, so a second process
-starts without compiling. A source that does not compile raises
-:class:`~swath.errors.KernelCompileError`, one line naming it.
+Every source compiles with the constants of :mod:`swath.constants` as macros
+(``OPTIONS``). CuPy keeps the compiled binaries in its on-disk kernel cache, keyed by
+the source and the options, so a second process starts without compiling. A source
+that does not compile raises :class:`~swath.errors.KernelCompileError`, one line naming
+it.
 """
 
 from __future__ import annotations
@@ -14,39 +16,42 @@ from pathlib import Path
 
 import cupy
 
+from swath.constants import BANDED_GROUP, MODE_CODES, MODES, TRACEBACK_ROWS, cuda_macros
 from swath.errors import KernelCompileError
-from swath.kernels import one_line
+from swath.kernels.probe import one_line
 
 HERE = Path(__file__).resolve().parent
+# every constant of swath.constants as a macro of the same name (a negative value in
+# parentheses: one operand wherever the macro stands)
+DEFINES = tuple(f"-D{name}={value if value >= 0 else f'({value})'}"
+                for name, value in cuda_macros().items())
+OPTIONS = ("-std=c++17", f"-I{HERE}", *DEFINES)
 GROUP_SIZES = (4, 8, 16, 32)   # threads per group (one warp at most)
-BANDED_GROUP = 2               # threads of codes16.cu's groups (pairs with a band)
 FILL_GROUPS = (BANDED_GROUP, *GROUP_SIZES)   # the group sizes of a fill's plan
-ROWS = 16                      # query rows per thread (traceback)
 # (threads per group, query rows per thread) of the search kernels, by rows per pass
 SEARCH_CONFIGS = ((4, 16), (8, 16), (8, 32), (16, 16))
-BLOCK = 128                    # threads per block
 CELLS = ("Packed16", "QueryPacked16", "Int32")
-MODES = {"local": 0, "global": 1, "semiglobal": 2}
 
 
 def search_name(group: int, rows: int, cell: str, mode: str) -> str:
-    return f"search_scores<{group}, {rows}, {cell}, {MODES[mode]}>"
+    return f"search_scores<{group}, {rows}, {cell}, {MODE_CODES[mode]}>"
 
 
 def fill_name(group: int, mode: str, directions: bool = True) -> str:
-    return f"traceback_fill<{group}, {ROWS}, {MODES[mode]}, {str(directions).lower()}>"
+    return (f"traceback_fill<{group}, {TRACEBACK_ROWS}, {MODE_CODES[mode]}, "
+            f"{str(directions).lower()}>")
 
 
 ENDS_MODES = ("local", "semiglobal")    # ends.cu's modes (global pairs are computed whole)
 
 
 def ends_name(group: int, mode: str) -> str:
-    return f"traceback_ends<{group}, {MODES[mode]}>"
+    return f"traceback_ends<{group}, {MODE_CODES[mode]}>"
 
 
 def codes_name(mode: str) -> str:
     """codes16.cu's kernel: the codes of banded pairs (BANDED_GROUP), two a register."""
-    return f"banded_codes<{MODES[mode]}>"
+    return f"banded_codes<{MODE_CODES[mode]}>"
 
 
 TILE_ROWS = {False: (4, 8, 16), True: (4, 8)}     # rows per lane: scores, origins
@@ -92,7 +97,7 @@ _LOCKS = {source: threading.Lock() for source in _NAMES}
 
 @functools.cache
 def _module(source: str, names: tuple[str, ...]) -> cupy.RawModule:
-    return cupy.RawModule(code=(HERE / source).read_text(), options=("-std=c++17", f"-I{HERE}"),
+    return cupy.RawModule(code=(HERE / source).read_text(), options=OPTIONS,
                           name_expressions=names)
 
 

@@ -1,4 +1,4 @@
-// Banded global scores, one pair per thread: the first pass of all against all.
+// Banded global scores, one pair per thread: the first phase of all against all.
 //
 // m, n: a pair's lengths; d = i - j: the diagonal of cell (i, j); W: the widest band
 // an instance holds; A: alphabet size.
@@ -9,10 +9,10 @@
 // in place from the last diagonal to the first, as the CPU twin does (kernels/cpu/
 // band.py). Up to W = 64 the loop over the band is unrolled, so the row, the gaps and
 // a window of the target's residues (shifted by one each row) live in registers;
-// wider instances keep them in local memory and read the target directly.
+// wider instances keep them in local memory and read the target directly. No path: a
+// cell of MINUS_INFINITY (swath.constants, given at compile time).
 #include "cells.cuh"
 
-constexpr int NEG = -(1 << 30);   // no path: far below any score, far above overflow
 constexpr int UNROLLED = 64;      // the widest band held in registers
 
 template <int W>
@@ -42,8 +42,8 @@ __global__ void band_scores(const u8* __restrict__ q_res, const i64* __restrict_
 #pragma unroll (REG ? W : 1)
     for (int k = 0; k < (REG ? W : width); ++k) {     // row 0: j = -(lo + k)
         const int j = -(lo + k);
-        H[k] = j < 0 || j > n ? NEG : (j == 0 ? 0 : -(gap_open + j * gap_extend));
-        E[k] = NEG;
+        H[k] = j < 0 || j > n ? MINUS_INFINITY : (j == 0 ? 0 : -(gap_open + j * gap_extend));
+        E[k] = MINUS_INFINITY;
         if constexpr (REG) {
             const int at = -lo - k - 1;       // the residue of column j - 1 in row 1, less one row
             tr[k] = at >= 0 && at < n ? t[at] : 0;
@@ -57,23 +57,24 @@ __global__ void band_scores(const u8* __restrict__ q_res, const i64* __restrict_
             for (int k = W - 1; k > 0; --k) tr[k] = tr[k - 1];
             tr[0] = zero - 1 < n ? t[zero - 1] : 0;
         }
-        int left = NEG, f = NEG;
+        int left = MINUS_INFINITY, f = MINUS_INFINITY;
 #pragma unroll (REG ? W : 1)
         for (int k = (REG ? W : width) - 1; k >= 0; --k) {
             const int j = zero - k;
             int h, e;
             if (k >= width || j < 0 || j > n) {
-                h = NEG;
-                e = NEG;
-                f = NEG;
+                h = MINUS_INFINITY;
+                e = MINUS_INFINITY;
+                f = MINUS_INFINITY;
             } else if (j == 0) {
                 h = -(gap_open + i * gap_extend);
-                e = NEG;
-                f = NEG;
+                e = MINUS_INFINITY;
+                f = MINUS_INFINITY;
             } else {
                 e = k > 0 ? Int32::addmax(E[k - 1], -gap_extend,
-                                          Int32::addmax(H[k - 1], -first, NEG)) : NEG;
-                f = Int32::addmax(f, -gap_extend, Int32::addmax(left, -first, NEG));
+                                          Int32::addmax(H[k - 1], -first, MINUS_INFINITY))
+                          : MINUS_INFINITY;
+                f = Int32::addmax(f, -gap_extend, Int32::addmax(left, -first, MINUS_INFINITY));
                 int s;
                 if constexpr (REG) s = row[tr[k]];
                 else s = row[t[j - 1]];
@@ -85,7 +86,7 @@ __global__ void band_scores(const u8* __restrict__ q_res, const i64* __restrict_
         }
     }
     const int end = m - n - lo;
-    int result = NEG;
+    int result = MINUS_INFINITY;
     if constexpr (REG) {
 #pragma unroll
         for (int k = 0; k < W; ++k)           // a register array is read at fixed places

@@ -1,4 +1,4 @@
-"""Banded global scores of many pairs on the GPU: the first pass of all against all.
+"""Banded global scores of many pairs on the GPU: the first phase of all against all.
 
 # nq: queries, nt: targets, W: the widest band a kernel instance holds.
 
@@ -14,8 +14,9 @@ from __future__ import annotations
 import cupy as cp
 import numpy as np
 
+from swath.constants import BLOCK
 from swath.kernels.band_geometry import SKIPPED, clipped_bands
-from swath.kernels.gpu._cuda import BAND_WIDTHS, BLOCK, band_name, kernel
+from swath.kernels.gpu._cuda import BAND_WIDTHS, band_name, kernel
 
 
 def band_scores(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: np.ndarray,
@@ -52,7 +53,9 @@ def band_scores(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: 
     out = scores.get()
     wide = (holds & (classes == len(BAND_WIDTHS))).get()
     if wide.any():     # numba only where a band is wider than every instance
-        from swath.kernels.cpu.band import band_scores as cpu_band_scores
+        from swath.kernels import get_backend
+
+        cpu_band_scores = get_backend("cpu").band_scores
         for qi in np.flatnonzero(wide.any(axis=1)):
             tj = np.flatnonzero(wide[qi])
             targets = [t_res[t_off[k]:t_off[k + 1]] for k in tj.tolist()]

@@ -1,15 +1,18 @@
 // The direction codes of banded pairs (those ends.cu took) in 16-bit cells, two pairs a
 // register, and their walks.
 //
-// A group of G = 2 threads takes two pairs (positions 2g and 2g + 1 of the launch: low
-// half of each register the first, high half the second), R = 16 query rows a thread,
-// passes of TILE = 32 rows, in each pair's own band (walk.cuh: the columns of a pass,
-// its steps, where each code goes). Step s computes column first + s - t of each pair
-// (first: its pass's first column), so the two pairs start together; a pair whose pass
-// ends earlier computes columns nobody reads (padding scores past its target), and a pair
-// past its passes a pass nobody reads. Cells outside a pair's computed columns take the
-// boundary's values, as in traceback.cu, so the traced path's cells and codes are those
-// of the whole matrix.
+// A group of G = BANDED_GROUP threads takes two pairs (positions 2g and 2g + 1 of the
+// launch: low half of each register the first, high half the second), R = TRACEBACK_ROWS
+// query rows a thread, passes of PASS_ROWS = G * R rows, in each pair's own band (walk.cuh:
+// the columns of a pass, its steps, where each code goes). Step s computes column
+// first + s - t of each pair (first: its pass's first column), so the two pairs start
+// together; a pair whose pass ends earlier computes columns nobody reads (padding scores
+// past its target), and a pair past its passes a pass nobody reads. Cells outside a
+// pair's computed columns take the boundary's values, as in traceback.cu, so the traced
+// path's cells and codes are those of the whole matrix.
+//
+// MODE_*, BLOCK, WARP, BANDED_GROUP, TRACEBACK_ROWS, ENDS_PAD_SCORE and CODES_STAGE are
+// swath.constants, given at compile time.
 //
 // The recurrence of ends.cu without its shortcut for F (the codes need H's own
 // comparisons): H kept as HG = H - (gap_open + gap_extend), E and F kept extended,
@@ -23,9 +26,9 @@
 //   H = max(max(D, E), F), local: at least 0            bit 0: max(D, E) >= F
 // which are traceback.cu's tie rules (diagonal, then E, then F; opening before
 // extending); a local path starts where H = 0. Profiles as in ends.cu (each thread's
-// slice of shared memory, padding rows and columns scoring PAD). Only pairs whose every
+// slice of shared memory, padding rows and columns scoring ENDS_PAD_SCORE). Only pairs whose every
 // cell fits 16 bits come here (ends.cu's bound, which is wider). A step's codes wait in
-// shared memory (after the profiles, 1 KiB a warp) and go out two steps at a time.
+// shared memory (after the profiles, CODES_STAGE bytes a warp) and go out two steps at a time.
 //
 // The end cell: semiglobal, the window's last cell (m, n) (ends.cu's end column is the
 // window's last); local, the first cell in row-major order with H = S (ends.cu's score)
@@ -36,7 +39,7 @@
 #include "walk.cuh"
 
 template <int MODE>
-__global__ void __launch_bounds__(128, 4) banded_codes(
+__global__ void __launch_bounds__(BLOCK, 4) banded_codes(
     const u8* __restrict__ q_res, const i64* __restrict__ q_start, const int* __restrict__ q_len,
     const u8* __restrict__ t_res, const i64* __restrict__ t_start, const int* __restrict__ t_len,
     int count,                         // pairs (processing order); group g: 2g and 2g + 1
@@ -56,7 +59,7 @@ __global__ void __launch_bounds__(128, 4) banded_codes(
 {
     typedef Packed16 C;
     typedef u32 T;
-    constexpr int G = 2, R = 16, TILE = G * R, PAD = -4096, BLOCK = 128;
+    constexpr int G = BANDED_GROUP, R = TRACEBACK_ROWS, PASS_ROWS = G * R;
     const int open = gap_open + gap_extend;
     extern __shared__ __align__(16) unsigned char smem[];
     // each thread's profile, as in ends.cu: chunk v of row x (x = l * A + a: pair l's
@@ -64,12 +67,12 @@ __global__ void __launch_bounds__(128, 4) banded_codes(
     uint4* const prof = reinterpret_cast<uint4*>(smem) + threadIdx.x;
     short* const prof16 = reinterpret_cast<short*>(prof);
     auto entry = [&](int x, int k) -> short& { return prof16[((x * 2 + k / 8) * BLOCK) * 8 + k % 8]; };
-    for (int k = 0; k < R; ++k) entry(2 * A, k) = (short)(PAD + open);
+    for (int k = 0; k < R; ++k) entry(2 * A, k) = (short)(ENDS_PAD_SCORE + open);
     // each warp's codes of two steps, staged after the profiles: chunk (step & 1) * 32 +
     // slot holds the G words of one pair's step (slot: 2 * group + pair, in the warp)
     uint4* const stage = reinterpret_cast<uint4*>(smem) + (2 * A + 1) * 2 * BLOCK
-                         + threadIdx.x / 32 * 64;
-    const int lane = threadIdx.x % 32;
+                         + threadIdx.x / WARP * (CODES_STAGE / (int)sizeof(uint4));
+    const int lane = threadIdx.x % WARP;
     const int t = threadIdx.x % G;
     const int group = (blockIdx.x * blockDim.x + threadIdx.x) / G;
 
@@ -84,8 +87,10 @@ __global__ void __launch_bounds__(128, 4) banded_codes(
     const u8* const q1 = q_res + (present(1) ? q_start[p1] : 0);
     const u8* const tg0 = t_res + (present(0) ? t_start[p0] : 0);
     const u8* const tg1 = t_res + (present(1) ? t_start[p1] : 0);
-    const int passes0 = (m0 + TILE - 1) / TILE, passes1 = (m1 + TILE - 1) / TILE;
-    const int S0 = pass_steps<G, TILE>(n0, lo0, hi0), S1 = pass_steps<G, TILE>(n1, lo1, hi1);
+    const int passes0 = (m0 + PASS_ROWS - 1) / PASS_ROWS;
+    const int passes1 = (m1 + PASS_ROWS - 1) / PASS_ROWS;
+    const int S0 = pass_steps<G, PASS_ROWS>(n0, lo0, hi0);
+    const int S1 = pass_steps<G, PASS_ROWS>(n1, lo1, hi1);
     u64* const dirs0 = dirs + (passes0 ? dirs_at[p0] : 0);
     u64* const dirs1 = dirs + (passes1 ? dirs_at[p1] : 0);
     u32* const spill0 = spill + (passes0 > 1 ? spill_at[p0] : 0);
@@ -96,7 +101,7 @@ __global__ void __launch_bounds__(128, 4) banded_codes(
     const T goe = C::splat(-open), ge = C::splat(-gap_extend), floor = C::splat(C::FLOOR);
     auto lanes = [](int low, int high) -> T { return ((u32)low & 0xffffu) | ((u32)high << 16); };
     // local: S - open of each pair, negated (a cell's HG minus it is 0 where H = S)
-    const T minus_s = MODE == 0 ? lanes(open - (passes0 ? score[p0] : 0),
+    const T minus_s = MODE == MODE_LOCAL ? lanes(open - (passes0 ? score[p0] : 0),
                                         open - (passes1 ? score[p1] : 0)) : 0;
     // the end cell's H (semiglobal) or row and column (local) of each pair, where found
     int end_h0 = C::FLOOR, end_h1 = C::FLOOR;
@@ -104,31 +109,32 @@ __global__ void __launch_bounds__(128, 4) banded_codes(
 
     for (int pass = 0; pass < all_passes; ++pass) {
         const bool live0 = pass < passes0, live1 = pass < passes1;
-        const int row0 = pass * TILE + t * R;       // rows row0 + 1 .. row0 + R
+        const int row0 = pass * PASS_ROWS + t * R;       // rows row0 + 1 .. row0 + R
         for (int k = 0; k < R; ++k) {
             const int r = row0 + k + 1;
             const int a0 = live0 && r <= m0 ? q0[r - 1] : -1;
             const int a1 = live1 && r <= m1 ? q1[r - 1] : -1;
             for (int b = 0; b < A; ++b) {
-                entry(b, k) = (short)((a0 >= 0 ? matrix[a0 * A + b] : PAD) + open);
-                entry(A + b, k) = (short)((a1 >= 0 ? matrix[a1 * A + b] : PAD) + open);
+                entry(b, k) = (short)((a0 >= 0 ? matrix[a0 * A + b] : ENDS_PAD_SCORE) + open);
+                entry(A + b, k) = (short)((a1 >= 0 ? matrix[a1 * A + b] : ENDS_PAD_SCORE) + open);
             }
         }
         // H of the boundary column (local: 0) and of the row above the pass's first
-        const int edge = MODE == 0 || row0 == 0 ? 0 : -(gap_open + gap_extend * row0);
+        const int edge = MODE == MODE_LOCAL || row0 == 0 ? 0 : -(gap_open + gap_extend * row0);
         const u32 edge_word = ((u32)(edge - open) & 0xffffu) | ((u32)C::FLOOR << 16);
         T HGa[R], HGb[R], E[R];
 #pragma unroll
         for (int k = 0; k < R; ++k) {
-            HGa[k] = C::splat((MODE == 0 ? 0 : -(gap_open + gap_extend * (row0 + k + 1))) - open);
+            HGa[k] = C::splat(
+                (MODE == MODE_LOCAL ? 0 : -(gap_open + gap_extend * (row0 + k + 1))) - open);
             HGb[k] = HGa[k];
             E[k] = floor;
         }
-        const int2 cols0 = pass_columns<TILE>(pass, n0, lo0, hi0);
-        const int2 cols1 = pass_columns<TILE>(pass, n1, lo1, hi1);
+        const int2 cols0 = pass_columns<PASS_ROWS>(pass, n0, lo0, hi0);
+        const int2 cols1 = pass_columns<PASS_ROWS>(pass, n1, lo1, hi1);
         // the last column each pair's pass above spilled (those after it take the edge)
-        const int spilled0 = pass > 0 ? pass_columns<TILE>(pass - 1, n0, lo0, hi0).y : 0;
-        const int spilled1 = pass > 0 ? pass_columns<TILE>(pass - 1, n1, lo1, hi1).y : 0;
+        const int spilled0 = pass > 0 ? pass_columns<PASS_ROWS>(pass - 1, n0, lo0, hi0).y : 0;
+        const int spilled1 = pass > 0 ? pass_columns<PASS_ROWS>(pass - 1, n1, lo1, hi1).y : 0;
         // HG(row0, first - 1): a band cell for thread 0 only, spilled above
         auto corner = [&](bool live, int2 cols, const u32* sp) {
             return t == 0 && live && pass > 0 && 1 < cols.x && cols.x <= cols.y
@@ -137,15 +143,15 @@ __global__ void __launch_bounds__(128, 4) banded_codes(
         T diag = lanes(corner(live0, cols0, spill0), corner(live1, cols1, spill1));
         T out_h = diag, out_f = floor;
         // semiglobal: row m of a pair in this thread's rows (its index here, or -1)
-        const int at_m0 = MODE == 2 && live0 && pass == passes0 - 1 && m0 - 1 - row0 >= 0
-                          && m0 - 1 - row0 < R ? m0 - 1 - row0 : -1;
-        const int at_m1 = MODE == 2 && live1 && pass == passes1 - 1 && m1 - 1 - row0 >= 0
-                          && m1 - 1 - row0 < R ? m1 - 1 - row0 : -1;
+        const int at_m0 = MODE == MODE_SEMIGLOBAL && live0 && pass == passes0 - 1
+                          && m0 - 1 - row0 >= 0 && m0 - 1 - row0 < R ? m0 - 1 - row0 : -1;
+        const int at_m1 = MODE == MODE_SEMIGLOBAL && live1 && pass == passes1 - 1
+                          && m1 - 1 - row0 >= 0 && m1 - 1 - row0 < R ? m1 - 1 - row0 : -1;
         // local: the pairs whose end may lie in this pass (their last two), a lane mask;
         // the key of a step: R - k for the first row k holding H = S (0: none), the
         // pass's best key so far and its column
-        const T looks = (MODE == 0 && live0 && pass >= passes0 - 2 ? 0xffffu : 0u)
-                      | (MODE == 0 && live1 && pass >= passes1 - 2 ? 0xffff0000u : 0u);
+        const T looks = (MODE == MODE_LOCAL && live0 && pass >= passes0 - 2 ? 0xffffu : 0u)
+                      | (MODE == MODE_LOCAL && live1 && pass >= passes1 - 2 ? 0xffff0000u : 0u);
         T pass_key = 0, pass_col = 0;
 
         // x0, x1: the step's residues of each pair (padding: 2 A, and A for the second
@@ -190,8 +196,8 @@ __global__ void __launch_bounds__(128, 4) banded_codes(
                     mark(2);
                     const T h = __vibmax_s16x2(de, f, &hi, &low);
                     mark(1);
-                    const T hg = MODE == 0 ? C::addmax(h, goe, goe) : C::add(h, goe);
-                    if (MODE == 0 && decltype(search)::value) {
+                    const T hg = MODE == MODE_LOCAL ? C::addmax(h, goe, goe) : C::add(h, goe);
+                    if (MODE == MODE_LOCAL && decltype(search)::value) {
                         // 0 where H = S, else -1; then R - k there, 0 elsewhere
                         const T z = C::addmax(hg, minus_s, C::splat(-1));
                         const T hit = ~z & looks & C::splat(R - k);
@@ -216,13 +222,13 @@ __global__ void __launch_bounds__(128, 4) banded_codes(
                 if (in0 && pass < passes0 - 1) spill0[c0 - 1] = __byte_perm(out_h, out_f, 0x5410);
                 if (in1 && pass < passes1 - 1) spill1[c1 - 1] = __byte_perm(out_h, out_f, 0x7632);
             }
-            if (MODE == 0 && decltype(search)::value) {
+            if (MODE == MODE_LOCAL && decltype(search)::value) {
                 // a step's first hit row beats the pass's so far only if it is above it
                 const T above = __vcmpgts2(key, pass_key);
                 pass_key = C::max(pass_key, key);
                 pass_col = C::select(pass_col, lanes(c0, c1), above);
             }
-            if (MODE == 2 && ((at_m0 >= 0 && c0 == n0) || (at_m1 >= 0 && c1 == n1))) {
+            if (MODE == MODE_SEMIGLOBAL && ((at_m0 >= 0 && c0 == n0) || (at_m1 >= 0 && c1 == n1))) {
                 T v0 = 0, v1 = 0;
 #pragma unroll
                 for (int k = 0; k < R; ++k) {
@@ -235,8 +241,8 @@ __global__ void __launch_bounds__(128, 4) banded_codes(
         };
         // the staged codes of steps s and s + 1 to their places, a pair's two steps (its
         // 32 contiguous bytes) by two lanes: whole sectors, where a step's words alone
-        // fill half of one (B1's fill: 6.4 to 6.8 ms, against 7.1 to 7.9 with a store a
-        // step). A pair's base and steps come from a lane of its group.
+        // fill half of one (measured quicker than a store a step). A pair's base and steps
+        // come from a lane of its group.
         u64* const base0 = dirs0 + (i64)pass * S0 * G;
         u64* const base1 = dirs1 + (i64)pass * S1 * G;
         const int limit0 = live0 ? S0 : 0, limit1 = live1 ? S1 : 0;
@@ -291,9 +297,9 @@ __global__ void __launch_bounds__(128, 4) banded_codes(
                 flush(s);
             }
         };
-        if (MODE == 0 && __any_sync(FULL_MASK, looks != 0)) run(Flag<true>());
+        if (MODE == MODE_LOCAL && __any_sync(FULL_MASK, looks != 0)) run(Flag<true>());
         else run(Flag<false>());
-        if (MODE == 0) {
+        if (MODE == MODE_LOCAL) {
             // passes ascend in rows: a pair keeps its first pass's hit
             const int key0 = C::lane(pass_key, 0), key1 = C::lane(pass_key, 1);
             if (key0 > 0 && end_row0 == 0) {
@@ -318,7 +324,7 @@ __global__ void __launch_bounds__(128, 4) banded_codes(
             col = ocol;
         }
     };
-    if (MODE == 0) {
+    if (MODE == MODE_LOCAL) {
         first(end_row0, end_col0);
         first(end_row1, end_col1);
     } else {
@@ -333,7 +339,7 @@ __global__ void __launch_bounds__(128, 4) banded_codes(
     int h, i, j;
     if (m == 0) {                 // a local pair of score 0: no rows
         h = i = j = 0;
-    } else if (MODE == 0) {
+    } else if (MODE == MODE_LOCAL) {
         i = t ? end_row1 : end_row0;
         j = t ? end_col1 : end_col0;
         h = i > 0 ? score[p] : -1;

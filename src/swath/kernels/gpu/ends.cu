@@ -1,9 +1,9 @@
-// The first pass of batched traceback: each pair's score and a window of its matrix
+// The first phase of batched traceback: each pair's score and a window of its matrix
 // that holds its traced path, in 16-bit cells, two pairs a register.
 //
-// m, n: a pair's query and target lengths, G: threads of a group, R = 16 query rows a
-// thread, TILE = G * R rows a pass. A group aligns two pairs at once, one in each
-// 16-bit half of its registers (low half: the first), with the recurrence of
+// m, n: a pair's query and target lengths, G: threads of a group, R = TRACEBACK_ROWS
+// query rows a thread, PASS_ROWS = G * R rows a pass. A group aligns two pairs at once,
+// one in each 16-bit half of its registers (low half: the first), with the recurrence of
 // search.cu: H kept as HG = H - (gap_open + gap_extend), the profile biased by
 // gap_open + gap_extend (but F of the row below opens from D = max(diagonal, E), not from
 // H: H - open = max(D, F) - open, and F - open is at most F - gap_extend, so the chain
@@ -11,15 +11,18 @@
 // group one a step, warp shuffles between threads, the last row's H and F spilled
 // between passes. A thread's profile (the scores of its rows against every residue,
 // for both pairs) lives in its own slice of shared memory; padding rows and columns
-// score PAD. Only pairs whose every cell fits 16 bits are sent here (the caller checks
-// the bounds), and gap_extend >= 1: then a padding cell is below a real cell of its row
-// or of a row above, so it never reaches a pair's score. A semiglobal pair's padding
-// rows go above its first row instead, scoring 0 against every residue: each is then a
-// copy of row 0 (H = 0, and E and F = -(gap_open + gap_extend), which is what row 1
-// opens from anyway), and row m is the last row of the group's last pass, whose H thread
-// G - 1 hands on at every step.
+// score ENDS_PAD_SCORE. Only pairs whose every cell fits 16 bits are sent here (the
+// caller checks the bounds), and gap_extend >= 1: then a padding cell is below a real
+// cell of its row or of a row above, so it never reaches a pair's score. A semiglobal
+// pair's padding rows go above its first row instead, scoring 0 against every residue:
+// each is then a copy of row 0 (H = 0, and E and F = -(gap_open + gap_extend), which is
+// what row 1 opens from anyway), and row m is the last row of the group's last pass,
+// whose H thread G - 1 hands on at every step.
 //
-// What it finds, a pair (MODE 0 local, 2 semiglobal):
+// MODE_*, BLOCK, TRACEBACK_ROWS and ENDS_PAD_SCORE are swath.constants, given at compile
+// time.
+//
+// What it finds, a pair (MODE_LOCAL or MODE_SEMIGLOBAL):
 //   S, the score;
 //   semiglobal: the end column j, the first of row m with H = S (the end cell is (m, j));
 //   local: the first block of R rows, in row order, whose best is S, and the first and
@@ -38,7 +41,7 @@
 #include "cells.cuh"
 
 template <int G, int MODE>
-__global__ void __launch_bounds__(128) traceback_ends(
+__global__ void __launch_bounds__(BLOCK) traceback_ends(
     const u8* __restrict__ q_res, const i64* __restrict__ q_start, const int* __restrict__ q_len,
     const u8* __restrict__ t_res, const i64* __restrict__ t_start, const int* __restrict__ t_len,
     int count,                         // pairs (processing order); group g: 2g and 2g + 1
@@ -50,17 +53,16 @@ __global__ void __launch_bounds__(128) traceback_ends(
 {
     typedef Packed16 C;
     typedef u32 T;
-    constexpr int R = 16, TILE = G * R, PAD = -4096;
+    constexpr int R = TRACEBACK_ROWS, PASS_ROWS = G * R;
     const int open = gap_open + gap_extend;
     extern __shared__ __align__(16) unsigned char smem[];
     // each thread's profile, 16-byte chunks of 8 rows: chunk v of row x (x = l * A + a:
     // pair l's scores against residue a; x = 2 * A: padding) of thread i at
     // (x * 2 + v) * BLOCK + i, so that the threads of a warp load from distinct banks
-    constexpr int BLOCK = 128;
     uint4* const prof = reinterpret_cast<uint4*>(smem) + threadIdx.x;
     short* const prof16 = reinterpret_cast<short*>(prof);
     auto entry = [&](int x, int k) -> short& { return prof16[((x * 2 + k / 8) * BLOCK) * 8 + k % 8]; };
-    for (int k = 0; k < R; ++k) entry(2 * A, k) = (short)(PAD + open);
+    for (int k = 0; k < R; ++k) entry(2 * A, k) = (short)(ENDS_PAD_SCORE + open);
     const int t = threadIdx.x % G;
     const int group = (blockIdx.x * blockDim.x + threadIdx.x) / G;
     int m[2], n[2];
@@ -79,13 +81,13 @@ __global__ void __launch_bounds__(128) traceback_ends(
     const int n0 = n[0], n1 = n[1], n_max = ::max(n0, n1);
     const u8* const tg0 = tg[0];
     const u8* const tg1 = tg[1];
-    const int passes = (::max(m[0], m[1]) + TILE - 1) / TILE;
+    const int passes = (::max(m[0], m[1]) + PASS_ROWS - 1) / PASS_ROWS;
     // semiglobal: padding rows above a pair's rows (row i of pair l is row i + pad_l)
-    const int pad0 = MODE == 2 ? passes * TILE - m[0] : 0;
-    const int pad1 = MODE == 2 ? passes * TILE - m[1] : 0;
+    const int pad0 = MODE == MODE_SEMIGLOBAL ? passes * PASS_ROWS - m[0] : 0;
+    const int pad1 = MODE == MODE_SEMIGLOBAL ? passes * PASS_ROWS - m[1] : 0;
     // H of row 0's boundary cell of (padded) row r: 0 above a pair's rows
     auto edge = [&](int r, int pad) {
-        return MODE == 0 || r <= pad ? 0 : -(gap_open + gap_extend * (r - pad));
+        return MODE == MODE_LOCAL || r <= pad ? 0 : -(gap_open + gap_extend * (r - pad));
     };
     auto lanes = [](int low, int high) -> T { return ((u32)low & 0xffffu) | ((u32)high << 16); };
     // every lane of a warp runs the same passes and steps (shuffles need all of them)
@@ -103,7 +105,7 @@ __global__ void __launch_bounds__(128) traceback_ends(
 
     for (int pass = 0; pass < all_passes; ++pass) {
         const bool live = pass < passes;
-        const int row0 = pass * TILE + t * R;       // rows row0 + 1 .. row0 + R
+        const int row0 = pass * PASS_ROWS + t * R;       // rows row0 + 1 .. row0 + R
 #pragma unroll
         for (int l = 0; l < 2; ++l) {
             const int pad = l ? pad1 : pad0;
@@ -112,8 +114,8 @@ __global__ void __launch_bounds__(128) traceback_ends(
                 const int a = live && i >= 1 && i <= m[l] ? q[l][i - 1] : -1;
                 const bool above = live && i < 1;    // a row of 0 scores, above the pair's
                 for (int b = 0; b < A; ++b)
-                    entry(l * A + b, k) =
-                        (short)((a >= 0 ? matrix[a * A + b] : above ? 0 : PAD) + open);
+                    entry(l * A + b, k) = (short)(
+                        (a >= 0 ? matrix[a * A + b] : above ? 0 : ENDS_PAD_SCORE) + open);
             }
         }
         T HGa[R], HGb[R], E[R];
@@ -130,7 +132,8 @@ __global__ void __launch_bounds__(128) traceback_ends(
         // last column
         T pass_best = goe, pass_first = 0, pass_last = 0;
         // semiglobal: whether this thread's last row is row m of both pairs
-        const bool holds_m = MODE == 2 && live && pass == passes - 1 && t == G - 1;
+        const bool holds_m =
+            MODE == MODE_SEMIGLOBAL && live && pass == passes - 1 && t == G - 1;
 
         // `bounded` (a Flag): whether a thread's column may lie outside its targets; the
         // steps where every column of the warp is inside all of them go without the
@@ -172,9 +175,10 @@ __global__ void __launch_bounds__(128) traceback_ends(
                     E[k] = C::addmax(E[k], ge, prev[k]);
                     // D - open, D = max(diagonal, E), and local: at least 0
                     const T de = C::addmax(dg, sc, E[k]);
-                    const T de_open = MODE == 0 ? C::addmax(de, goe, goe) : C::add(de, goe);
+                    const T de_open =
+                        MODE == MODE_LOCAL ? C::addmax(de, goe, goe) : C::add(de, goe);
                     next[k] = C::addmax(f, goe, de_open);      // HG = max(D, F) - open
-                    if (MODE == 0) {
+                    if (MODE == MODE_LOCAL) {
                         if (kk & 1) step_best = C::max3(step_best, pair_h, next[k]);
                         else pair_h = next[k];
                     }
@@ -189,7 +193,7 @@ __global__ void __launch_bounds__(128) traceback_ends(
             if (t == G - 1 && pass < passes - 1)
                 reinterpret_cast<uint2*>(my_spill)[c - 1] = make_uint2(out_h, out_f);
             const T col = C::splat(c);
-            if (MODE == 0) {
+            if (MODE == MODE_LOCAL) {
                 const T above = __vcmpgts2(step_best, pass_best);
                 const T level = __vcmpges2(step_best, pass_best);
                 pass_best = C::max(pass_best, step_best);
@@ -226,7 +230,7 @@ __global__ void __launch_bounds__(128) traceback_ends(
         for (; s < G && s < steps; s += 2) two(Flag<true>(), s);
         for (; s + 2 <= inside; s += 2) two(Flag<false>(), s);
         for (; s < steps; s += 2) two(Flag<true>(), s);
-        if (MODE == 0 && live) {
+        if (MODE == MODE_LOCAL && live) {
             // passes ascend in rows: strict > keeps the first block
 #pragma unroll
             for (int l = 0; l < 2; ++l) {
@@ -245,7 +249,7 @@ __global__ void __launch_bounds__(128) traceback_ends(
     // each pair's result, from the thread that holds it
     auto write = [&](int p, int score, int row_lo, int row_hi, int col_lo, int col_hi) {
         int* o = out + 6 * (i64)p;
-        if (MODE == 0 && score <= 0) {
+        if (MODE == MODE_LOCAL && score <= 0) {
             for (int x = 0; x < 6; ++x) o[x] = 0;
             return;
         }
@@ -266,7 +270,7 @@ __global__ void __launch_bounds__(128) traceback_ends(
 #pragma unroll
     for (int l = 0; l < 2; ++l) {
         const int p = 2 * group + l;
-        if (MODE == 0) {
+        if (MODE == MODE_LOCAL) {
             // the group's best; ties go to the first block in row order
             for (int off = G / 2; off > 0; off /= 2) {
                 const int ob = __shfl_xor_sync(FULL_MASK, best[l], off, G);

@@ -4,7 +4,7 @@
 
 Targets are sorted by length and cut into length partitions; each partition gets the
 group size that suits its lengths (short targets: small groups, so the wavefront's
-fill and drain stay small). A first pass scores in 16-bit halves of a register: two
+fill and drain stay small). A first round scores in 16-bit halves of a register: two
 query streams against one target (``score_queries``; a local stream holds many queries
 one after another, a global one a query), or one query against two targets; the
 targets it flags, and those whose bounds do not fit 16 bits, are re-run in exact 32-bit
@@ -20,9 +20,10 @@ from dataclasses import dataclass
 import cupy as cp
 import numpy as np
 
+from swath.constants import BLOCK, ROW_GRAIN
 from swath.errors import InvalidParameter
 from swath.kernels.bounds import fits, saturation_ceiling, score_bounds
-from swath.kernels.gpu._cuda import BLOCK, SEARCH_CONFIGS, kernel, search_name
+from swath.kernels.gpu._cuda import SEARCH_CONFIGS, kernel, search_name
 
 PARTITION_EDGES = (64, 128, 256)        # target lengths where the usable groups grow
 DEFAULT_SHARED = 48 * 1024             # a block's shared memory without opting in
@@ -32,7 +33,6 @@ WORD = {"Packed16": np.uint32, "QueryPacked16": np.uint32, "Int32": np.int32}
 PROFILE_BYTES = {"Packed16": 2, "QueryPacked16": 4, "Int32": 2}   # per profile row
 # a profile's rows: a multiple of this, which every configuration's pass divides
 PROFILE_ROWS = max(g * r for g, r in SEARCH_CONFIGS)
-SEGMENT = 32                           # a query starts a stream's rows at a multiple of this
 LAUNCH_ROWS = 32 * 1024                # local: the most rows of a stream in one launch
 
 
@@ -82,8 +82,8 @@ class DeviceTargets:
 
 def stream_starts(queries: list[np.ndarray]) -> list[int]:
     """The first row of each query of a stream: each starts at the next multiple of
-    ``SEGMENT`` rows, so that a thread's rows hold one query of the stream."""
-    padded = [-(-len(q) // SEGMENT) * SEGMENT for q in queries]
+    ``ROW_GRAIN`` rows, so that a thread's rows hold one query of the stream."""
+    padded = [-(-len(q) // ROW_GRAIN) * ROW_GRAIN for q in queries]
     return [0, *itertools.accumulate(padded)][:-1]
 
 
@@ -111,17 +111,17 @@ def query_profile(streams: list[list[np.ndarray]], matrix: np.ndarray, stride: i
 
 def row_queries(streams: list[list[np.ndarray]], rows: list[list[int]], stride: int
                 ) -> np.ndarray:
-    """``(streams, stride // SEGMENT)`` int32: the output row of the query holding each
-    ``SEGMENT`` rows of a stream, -1 past its queries."""
-    table = np.full((len(streams), stride // SEGMENT), -1, dtype=np.int32)
+    """``(streams, stride // ROW_GRAIN)`` int32: the output row of the query holding each
+    ``ROW_GRAIN`` rows of a stream, -1 past its queries."""
+    table = np.full((len(streams), stride // ROW_GRAIN), -1, dtype=np.int32)
     for line, queries, out in zip(table, streams, rows, strict=True):
         for start, query, row in zip(stream_starts(queries), queries, out, strict=True):
-            line[start // SEGMENT:-(-(start + len(query)) // SEGMENT)] = row
+            line[start // ROW_GRAIN:-(-(start + len(query)) // ROW_GRAIN)] = row
     return table
 
 
 def stream_plan(lengths: list[int], mode: str) -> list[list[list[int]]]:
-    """The first pass's launches: for each, one or two streams of query indices.
+    """The first round's launches: for each, one or two streams of query indices.
 
     Global and semiglobal scores come from a query's last row, so each stream holds one
     query: the two nearest in length (``lengths`` ascending) share a launch and the
@@ -138,7 +138,7 @@ def stream_plan(lengths: list[int], mode: str) -> list[list[list[int]]]:
     rows = [0, 0]
     for k in sorted(range(len(lengths)), key=lambda k: -lengths[k]):
         lane = int(rows[1] < rows[0])
-        padded = -(-lengths[k] // SEGMENT) * SEGMENT
+        padded = -(-lengths[k] // ROW_GRAIN) * ROW_GRAIN
         if rows[lane] and rows[lane] + padded > LAUNCH_ROWS:
             launches.append(streams)
             streams, rows, lane = [[], []], [0, 0], 0
@@ -151,7 +151,7 @@ def stream_plan(lengths: list[int], mode: str) -> list[list[list[int]]]:
 def usable_configs(target_length: int, alphabet: int, row_bytes: int = 2
                    ) -> list[tuple[int, int]]:
     """The configurations whose group is small next to targets of about this length (fill
-    and drain of the wavefront cost G - 1 columns) and whose profile tile (``row_bytes`` a
+    and drain of the wavefront cost G - 1 columns) and whose pass's profile (``row_bytes`` a
     row and residue) fits in shared memory; the smallest if none is."""
     usable = [(g, r) for g, r in SEARCH_CONFIGS
               if g * 8 <= max(target_length, 32)
@@ -164,7 +164,7 @@ def kernel_config(query_length: int, target_length: int, alphabet: int,
     """(threads per group, rows per thread) for a query against targets of about this length.
 
     The smallest pass that holds the whole query, among the ``usable_configs``; long
-    queries take the largest tile. Of two as large, the one with fewer rows a thread
+    queries take the largest pass. Of two as large, the one with fewer rows a thread
     (fewer registers: more groups at once on an SM).
     """
     usable = usable_configs(target_length, alphabet, row_bytes)
@@ -182,7 +182,7 @@ def partitions(lengths: np.ndarray) -> list[tuple[int, int]]:
 def _launch(cell: str, mode: str, targets: DeviceTargets, streams: list[list[np.ndarray]],
             rows: list[list[int]], matrix: np.ndarray, gap_open: int, gap_extend: int,
             scores: cp.ndarray, flags: cp.ndarray) -> None:
-    """One pass of ``cell`` width over all ``targets`` for one or two query streams (the
+    """One launch of ``cell`` width over all ``targets`` for one or two query streams (the
     query ``streams[s][j]`` scores into row ``rows[s][j]``); fills ``scores`` and
     ``flags``: ``(queries, len(targets))`` or wider views (rows contiguous, the same row
     stride in elements: the kernel takes one). Global and semiglobal streams hold one
@@ -204,10 +204,10 @@ def _launch(cell: str, mode: str, targets: DeviceTargets, streams: list[list[np.
     for begin, end in partitions(targets.host_lengths):
         group, per_thread = kernel_config(extent, int(targets.host_lengths[begin]), alphabet,
                                           PROFILE_BYTES[cell])
-        tile = group * per_thread
-        passes = -(-extent // tile)
-        if passes * tile > stride:
-            raise RuntimeError(f"swath bug: {passes} passes of {tile} rows read past a "
+        pass_rows = group * per_thread
+        passes = -(-extent // pass_rows)
+        if passes * pass_rows > stride:
+            raise RuntimeError(f"swath bug: {passes} passes of {pass_rows} rows read past a "
                                f"profile of {stride}")
         count = end - begin
         groups = -(-count // lanes)
@@ -221,7 +221,7 @@ def _launch(cell: str, mode: str, targets: DeviceTargets, streams: list[list[np.
         else:
             spill, spill_at_d = cp.empty(1, dtype=WORD[cell]), cp.zeros(1, dtype=np.int64)
         blocks = -(-groups * group // BLOCK)
-        shared = (alphabet + 1) * tile * PROFILE_BYTES[cell]
+        shared = (alphabet + 1) * pass_rows * PROFILE_BYTES[cell]
         function = kernel("search.cu", search_name(group, per_thread, cell, mode))
         if shared > DEFAULT_SHARED:
             function.max_dynamic_shared_size_bytes = shared
@@ -240,7 +240,7 @@ def score_queries(targets: DeviceTargets, queries: list[np.ndarray], matrix: np.
     """Exact scores of every query against every target, ``(len(queries), N)`` in sorted
     target order (device int32).
 
-    The first pass takes the queries in one or two streams, the 16-bit halves of a
+    The first round takes the queries in one or two streams, the 16-bit halves of a
     register (``stream_plan``), against the targets whose score bounds fit 16 bits; it is
     queued for all queries before the host waits for the GPU once, to re-run each query's
     flagged targets (and the targets beyond 16 bits) in exact 32-bit arithmetic.
@@ -277,23 +277,6 @@ def score_queries(targets: DeviceTargets, queries: list[np.ndarray], matrix: np.
     out = cp.empty_like(scores)
     out[cp.asarray(by_length)] = scores
     return out
-
-
-@functools.cache
-def _top_key_kernel() -> cp.ElementwiseKernel:
-    return cp.ElementwiseKernel(
-        "T score, int64 id", "int64 key",
-        "key = -(long long)score * 4294967296LL + (id < 0 ? 4294967295LL : id)",
-        "swath_top_key")
-
-
-def top_key(scores: cp.ndarray, ids: cp.ndarray) -> cp.ndarray:
-    """``-(score << 32) + id`` of every hit (``2**32 - 1`` for an id of -1), int64: the
-    ascending order of the keys is the top-k order (score descending, then id
-    ascending, padding last); the GPU twin of ``engine.search``'s keys. One elementwise
-    kernel, not CuPy's operators on Python numbers: the first of those in a process
-    imports cupyx (0.3 s)."""
-    return _top_key_kernel()(scores, ids)
 
 
 def score_many(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: np.ndarray,

@@ -1,16 +1,16 @@
 // One tile of a long pair's matrix on the GPU: the twin of kernels/cpu/tiles.py.
 //
-// The tile's rows are cut into bands of 32 * R rows, one warp each. A warp computes
-// its band left to right: lane l holds rows l * R .. l * R + R - 1 of the band in
+// The tile's rows are cut into tiers of 32 * R rows, one warp each. A warp computes
+// its tier left to right: lane l holds rows l * R .. l * R + R - 1 of the tier in
 // registers and works one column behind lane l - 1, whose last row's H and F it takes
-// by a shuffle (the band is a wavefront of lanes). Lane 0 takes its top input from the
-// band above: that band's last row, which its warp writes to a ring of WINDOW columns
+// by a shuffle (the tier is a wavefront of lanes). Lane 0 takes its top input from the
+// tier above: that tier's last row, which its warp writes to a ring of WINDOW columns
 // in global memory and publishes CHUNK columns at a time behind a progress counter; a
-// band waits on its reader's counter before it overwrites the ring. One launch runs
-// as many bands as the GPU holds at once (they wait on each other, so all must be
-// resident) and writes its last band's last row in full: the next launch's input,
-// and after the last launch the tile's bottom row (StripedScore, with bands of rows
-// in the part of strips, and one persistent launch per slab of bands).
+// tier waits on its reader's counter before it overwrites the ring. One launch runs
+// as many tiers as the GPU holds at once (they wait on each other, so all must be
+// resident) and writes its last tier's last row in full: the next launch's input,
+// and after the last launch the tile's bottom row (StripedScore, with tiers of rows
+// in the part of strips, and one persistent launch per slab of tiers).
 //
 // Values are int32, kept as H - gap_open - gap_extend ("hm") so that one DPX
 // instruction (max(a + b, c)) serves each of E, F and H; the substitution scores come
@@ -19,21 +19,19 @@
 // strictly more; in local mode a cell at or below 0 starts an alignment.
 //
 // With ORIGINS every cell and state also carries its origin, tile-local: ((row *
-// (w + 1)) + column) * 4 + state, state H, E, F or START.
+// (w + 1)) + column) * 4 + state, state STATE_H, STATE_E, STATE_F or STATE_START.
+//
+// WARP, BLOCK, MINUS_INFINITY, STATE_*, WINDOW, BATCH_FIELDS and BATCH_FIRST_TIER are
+// swath.constants, given at compile time.
 #include "cells.cuh"
 
-constexpr int WARP = 32;
-constexpr unsigned FULL = 0xffffffffu;
-constexpr int NEG = -(1 << 30);
-constexpr int CHUNK = 32;     // columns a band publishes at a time (one per lane)
-constexpr int WINDOW = 1024;  // columns of a band's ring
-// a band waits on the band above every SYNC columns, for the SYNC columns ahead; it
-// checks the band below (the ring's reader) every BACK columns, for 2 BACK ahead.
-// (L1 slab on an H100: waits every 32 columns 1.59 TCUPS, every 128 1.72.)
+constexpr int CHUNK = 32;     // columns a tier publishes at a time (one per lane)
+// a tier waits on the tier above every SYNC columns, for the SYNC columns ahead (waits
+// every 32 columns measured slower); it checks the tier below (the ring's reader) every
+// BACK columns, for 2 BACK ahead.
 constexpr int SYNC = 4 * CHUNK;
 constexpr int BACK = 256;
-constexpr int ST_H = 0, ST_E = 1, ST_F = 2, ST_START = 3;
-// the substitution score of the rows a tail band holds past the tile's last row: so
+// the substitution score of the rows a tail tier holds past the tile's last row: so
 // low that they never hold a best cell (shared memory holds it as residue `alpha`)
 constexpr int PAD_SCORE = -(1 << 20);
 
@@ -43,17 +41,17 @@ struct TileArgs {
     const int* sub;              // alpha x alpha, scores + gap_open + gap_extend
     const int* left_h;           // h: H on the column left of the tile
     const int* left_e;           // h: E there
-    const int* in_row;           // NV x w: the row above the launch's first band (H, F[, oH, oF])
-    int* out_row;                // NV x w: the launch's last band's last row
-    int* ring;                   // bands x NV x WINDOW: the other bands' last rows
-    int* progress;               // bands: columns of its last row published
+    const int* in_row;           // NV x w: the row above the launch's first tier (H, F[, oH, oF])
+    int* out_row;                // NV x w: the launch's last tier's last row
+    int* ring;                   // tiers x NV x WINDOW: the other tiers' last rows
+    int* progress;               // tiers: columns of its last row published
     int* right;                  // NV x h: the tile's last column (H, E[, oH, oE])
-    int* best;                   // tile bands x 4: first best cell (score, row, column, origin)
+    int* best;                   // tile tiers x 4: first best cell (score, row, column, origin)
     int corner;                  // H at the tile's top left corner (row 0, column 0)
-    int h, w, alpha, goe, ge, band0, bands;
+    int h, w, alpha, goe, ge, tier0, tiers;
     // streaming between launches, on one GPU or several (null: not streamed): the
     // columns of in_row published so far by the launch that computes it, and where this
-    // launch's last band publishes the columns of out_row it has written (streamed rows
+    // launch's last tier publishes the columns of out_row it has written (streamed rows
     // and their counters are in pinned host memory)
     const int* in_ready;
     int* out_ready;
@@ -107,8 +105,8 @@ struct Best {
     }
     __device__ __forceinline__ void reduce() {
         for (int d = 16; d; d >>= 1) {
-            int v2 = __shfl_down_sync(FULL, v, d), i2 = __shfl_down_sync(FULL, i, d);
-            int j2 = __shfl_down_sync(FULL, j, d), o2 = __shfl_down_sync(FULL, o, d);
+            int v2 = __shfl_down_sync(FULL_MASK, v, d), i2 = __shfl_down_sync(FULL_MASK, i, d);
+            int j2 = __shfl_down_sync(FULL_MASK, j, d), o2 = __shfl_down_sync(FULL_MASK, o, d);
             if (v2 > v || (v2 == v && i2 < i)) { v = v2; i = i2; j = j2; o = o2; }
         }
     }
@@ -144,12 +142,12 @@ __device__ __forceinline__ int load_sys(const int* p) {
     return v;
 }
 
-// One band (lb of the launch's, b of the tile's): rows [start, start + 32R).
+// One tier (lt of the launch's, b of the tile's): rows [start, start + 32R).
 template <int R, bool LOCAL, bool ORIGINS, bool PACKED, bool TAIL>
-__device__ __forceinline__ void band(const TileArgs& a, const int* sm, int lb, int start) {
+__device__ __forceinline__ void tier(const TileArgs& a, const int* sm, int lt, int start) {
     constexpr int NV = ORIGINS ? 4 : 2;
     const int lane = threadIdx.x & (WARP - 1);
-    const int h = a.h, w = a.w, goe = a.goe, ge = a.ge, b = a.band0 + lb;
+    const int h = a.h, w = a.w, goe = a.goe, ge = a.ge, b = a.tier0 + lt;
     const int row0 = start + lane * R;               // tile row of the lane's first row, 0-based
     const int wide4 = (w + 1) * 4;                   // origin stride of a row
 
@@ -160,32 +158,32 @@ __device__ __forceinline__ void band(const TileArgs& a, const int* sm, int lb, i
 #pragma unroll
     for (int r = 0; r < R; ++r) {
         const int g = min(row0 + r, h - 1);
-        hm[r] = max(a.left_h[g], NEG) - goe;
-        ev[r] = max(a.left_e[g], NEG);
-        if (ORIGINS) { oh[r] = (g + 1) * wide4 + ST_H; oe[r] = (g + 1) * wide4 + ST_E; }
+        hm[r] = max(a.left_h[g], MINUS_INFINITY) - goe;
+        ev[r] = max(a.left_e[g], MINUS_INFINITY);
+        if (ORIGINS) { oh[r] = (g + 1) * wide4 + STATE_H; oe[r] = (g + 1) * wide4 + STATE_E; }
         prof[r].load(sm, a.alpha, row0 + r < h ? a.q[g] : a.alpha);
     }
     // H (as hm) and origin of the cell diagonal to the lane's first row, column 0
-    int diag = max(row0 ? a.left_h[min(row0, h) - 1] : a.corner, NEG) - goe;
-    int odiag = row0 * wide4 + ST_H;
+    int diag = max(row0 ? a.left_h[min(row0, h) - 1] : a.corner, MINUS_INFINITY) - goe;
+    int odiag = row0 * wide4 + STATE_H;
     // what the lane handed down at its last step: its last row's H (hm), F and origins
     int up_hm = 0, up_f = 0, up_oh = 0, up_of = 0;
-    // lane l holds column k0 + l of the band above's last row, k0 the current chunk
+    // lane l holds column k0 + l of the tier above's last row, k0 the current chunk
     int in_hm = 0, in_f = 0, in_oh = 0, in_of = 0;
-    // where the band above's last row is, and where this band's goes
-    const bool first = lb == 0, last_in_launch = lb == a.bands - 1;
+    // where the tier above's last row is, and where this tier's goes
+    const bool first = lt == 0, last_in_launch = lt == a.tiers - 1;
     const bool streams_in = first && a.in_ready, streams_out = last_in_launch && a.out_ready;
-    const int* above = first ? a.in_row : a.ring + (size_t)(lb - 1) * NV * WINDOW;
+    const int* above = first ? a.in_row : a.ring + (size_t)(lt - 1) * NV * WINDOW;
     const int above_stride = first ? w : WINDOW, above_mask = first ? -1 : WINDOW - 1;
-    int* out = last_in_launch ? a.out_row : a.ring + (size_t)lb * NV * WINDOW;
+    int* out = last_in_launch ? a.out_row : a.ring + (size_t)lt * NV * WINDOW;
     const int out_stride = last_in_launch ? w : WINDOW, out_mask = last_in_launch ? -1 : WINDOW - 1;
-    // the band's last row: lane `wl`, register row `rl` (the tile's last row in a tail)
+    // the tier's last row: lane `wl`, register row `rl` (the tile's last row in a tail)
     const int last = min(h, start + WARP * R) - 1 - start;
     const int wl = last / R, rl = last % R;
     int cap_hm = 0, cap_f = 0, cap_oh = 0, cap_of = 0;
     Best best;
     best.init(h, goe);
-    if (row0 >= h) best.floor = 0x7fffffff;     // a tail band's lanes past the last row
+    if (row0 >= h) best.floor = 0x7fffffff;     // a tail tier's lanes past the last row
     // target residues: lane l holds column k0 + l (t_cur) and prefetches k0 + 32 + l
     // (t_nxt); `pair` holds the score selectors of columns k0 - 32 + l and k0 + l in
     // its low and high halves. Each step works out the selector of the lane's next
@@ -208,26 +206,26 @@ __device__ __forceinline__ void band(const TileArgs& a, const int* sm, int lb, i
     };
 
     // step k: lane l computes column k - l (when in the tile: `edge` steps check), from
-    // H in `cur` to H in `nxt`; its rows' best H (as hm; NEG when the lane is idle)
+    // H in `cur` to H in `nxt`; its rows' best H (as hm; MINUS_INFINITY when the lane is idle)
     auto step = [&](const int k, const bool edge, int (&cur)[R], int (&nxt)[R]) -> int {
         const int k0 = k & ~(CHUNK - 1);
         if (k == k0) {
-            // every CHUNK steps: publish the columns written, wait for the band above
-            // (and for the band below to be done with the ring), load the next inputs
+            // every CHUNK steps: publish the columns written, wait for the tier above
+            // (and for the tier below to be done with the ring), load the next inputs
             pair = Scores<PACKED>::selector(t_cur) | (sel_nxt << 16);
             t_cur = t_nxt;
             t_nxt = k0 + CHUNK + lane < w ? a.t[k0 + CHUNK + lane] : 0;
             sel_nxt = Scores<PACKED>::selector(t_nxt);
             if (lane == wl) {
-                publish(a.progress + lb, min(max(k0 - wl, 0), w));
+                publish(a.progress + lt, min(max(k0 - wl, 0), w));
                 if (streams_out) publish<true>(a.out_ready, min(max(k0 - wl, 0), w));
             }
             if (k0 < w) {
                 if (lane == 0) {
-                    if (!first && k0 % SYNC == 0) wait_until(a.progress + lb - 1, min(k0 + SYNC, w));
+                    if (!first && k0 % SYNC == 0) wait_until(a.progress + lt - 1, min(k0 + SYNC, w));
                     if (streams_in && k0 % SYNC == 0) wait_until<true>(a.in_ready, min(k0 + SYNC, w));
                     if (!last_in_launch && k0 % BACK == 0)
-                        wait_until(a.progress + lb + 1, k0 + 2 * BACK + CHUNK - WINDOW);
+                        wait_until(a.progress + lt + 1, k0 + 2 * BACK + CHUNK - WINDOW);
                 }
                 __syncwarp();
                 const int c = k0 + lane;
@@ -244,19 +242,19 @@ __device__ __forceinline__ void band(const TileArgs& a, const int* sm, int lb, i
             }
         }
         const int chunk_at = k & (CHUNK - 1);
-        int r_hm = __shfl_up_sync(FULL, up_hm, 1), r_f = __shfl_up_sync(FULL, up_f, 1);
-        const int s_hm = __shfl_sync(FULL, in_hm, chunk_at);
-        const int s_f = __shfl_sync(FULL, in_f, chunk_at);
+        int r_hm = __shfl_up_sync(FULL_MASK, up_hm, 1), r_f = __shfl_up_sync(FULL_MASK, up_f, 1);
+        const int s_hm = __shfl_sync(FULL_MASK, in_hm, chunk_at);
+        const int s_f = __shfl_sync(FULL_MASK, in_f, chunk_at);
         // the selector of column k + 1 - lane: from `pair`, or (lane 0, at a chunk's
         // last step) the prefetched t_nxt's
         const int t_at = chunk_at + 1 - lane + CHUNK;
-        const u32 t_two = __shfl_sync(FULL, pair, t_at & (CHUNK - 1));
+        const u32 t_two = __shfl_sync(FULL_MASK, pair, t_at & (CHUNK - 1));
         int r_oh = 0, r_of = 0;
         if (ORIGINS) {
-            r_oh = __shfl_up_sync(FULL, up_oh, 1);
-            r_of = __shfl_up_sync(FULL, up_of, 1);
-            const int s_oh = __shfl_sync(FULL, in_oh, chunk_at);
-            const int s_of = __shfl_sync(FULL, in_of, chunk_at);
+            r_oh = __shfl_up_sync(FULL_MASK, up_oh, 1);
+            r_of = __shfl_up_sync(FULL_MASK, up_of, 1);
+            const int s_oh = __shfl_sync(FULL_MASK, in_oh, chunk_at);
+            const int s_of = __shfl_sync(FULL_MASK, in_of, chunk_at);
             if (lane == 0) { r_oh = s_oh; r_of = s_of; }
         }
         if (lane == 0) { r_hm = s_hm; r_f = s_f; }
@@ -266,13 +264,13 @@ __device__ __forceinline__ void band(const TileArgs& a, const int* sm, int lb, i
         if (edge && (j < 0 || j >= w)) {      // an idle lane keeps its rows
 #pragma unroll
             for (int r = 0; r < R; ++r) nxt[r] = cur[r];
-            return NEG;
+            return MINUS_INFINITY;
         }
         int dg = diag, odg = odiag;
         diag = r_hm; odiag = r_oh;
         up_hm = r_hm; up_f = r_f; up_oh = r_oh; up_of = r_of;
-        const int here = (j + 1) * 4 + ST_START + (row0 + 1) * wide4;
-        int top = NEG;     // the step's best H (as hm) over the lane's rows
+        const int here = (j + 1) * 4 + STATE_START + (row0 + 1) * wide4;
+        int top = MINUS_INFINITY;     // the step's best H (as hm) over the lane's rows
 #pragma unroll
         for (int r = 0; r < R; ++r) {
             const int s = prof[r].get(sm, now);
@@ -340,9 +338,9 @@ __device__ __forceinline__ void band(const TileArgs& a, const int* sm, int lb, i
     const int full_from = WARP, full_to = max(full_from, w - (w & 1));
     auto two_steps = [&](const int k, const bool edge) {
         const int top0 = step(k, edge, hm, hn), top1 = step(k + 1, edge, hn, hm);
-        // rarely: either step may hold the lane's new best cell (than offering every row
-        // of every step, 19 to 24 % quicker on the L1 slabs that its alignment crosses,
-        // whose bands set the launch's pace, and 9 % on the others)
+        // rarely: either step may hold the lane's new best cell (measured quicker than
+        // offering every row of every step, most on the slabs that the alignment crosses,
+        // whose tiers set the launch's pace)
         if (PAIRED && max(top0, top1) >= best.floor) {
             offer_first(hn, top0, k);
             offer_first(hm, top1, k + 1);
@@ -359,7 +357,7 @@ __device__ __forceinline__ void band(const TileArgs& a, const int* sm, int lb, i
         for (int r = 0; r < R; ++r) hm[r] = hn[r];
     }
     if (lane == wl) {
-        publish(a.progress + lb, w);
+        publish(a.progress + lt, w);
         if (streams_out) publish<true>(a.out_ready, w);
     }
 #pragma unroll
@@ -387,75 +385,74 @@ __device__ __forceinline__ void load_scores(int* sm, const int* sub, int alpha) 
     __syncthreads();
 }
 
-// Band lb of the launch's: bands of 32R rows, then the rest in bands of 16R rows, the
-// last of which may hold the tile's last row inside (a tail): half bands are quick
+// Tier lt of the launch's: tiers of 32R rows, then the rest in tiers of 16R rows, the
+// last of which may hold the tile's last row inside (a tail): half tiers are quick
 // enough that a tail's extra work does not hold the pipeline back.
 template <int R, bool LOCAL, bool ORIGINS, bool PACKED>
-__device__ __forceinline__ void run_band(const TileArgs& a, const int* sm, int lb) {
-    const int b = a.band0 + lb, full = a.h / (WARP * R);
+__device__ __forceinline__ void run_tier(const TileArgs& a, const int* sm, int lt) {
+    const int b = a.tier0 + lt, full = a.h / (WARP * R);
     if (b < full) {
-        band<R, LOCAL, ORIGINS, PACKED, false>(a, sm, lb, b * WARP * R);
+        tier<R, LOCAL, ORIGINS, PACKED, false>(a, sm, lt, b * WARP * R);
         return;
     }
     const int start = full * WARP * R + (b - full) * WARP * (R / 2);
-    if (start + WARP * (R / 2) > a.h) band<R / 2, LOCAL, ORIGINS, PACKED, true>(a, sm, lb, start);
-    else band<R / 2, LOCAL, ORIGINS, PACKED, false>(a, sm, lb, start);
+    if (start + WARP * (R / 2) > a.h) tier<R / 2, LOCAL, ORIGINS, PACKED, true>(a, sm, lt, start);
+    else tier<R / 2, LOCAL, ORIGINS, PACKED, false>(a, sm, lt, start);
 }
 
-// This warp's band of the launch. Launches take the GPU's whole resident grid, and band
-// b goes to warp b / gridDim.x of block b % gridDim.x: a launch of fewer bands than the
-// GPU holds spreads them evenly over the multiprocessors, and consecutive bands run on
-// different ones (H100, 1,000,000 columns: 3 to 8 % quicker at every slab height than
-// bands numbered block by block). Warps past the last band exit.
-__device__ __forceinline__ int launch_band() {
+// This warp's tier of the launch. Launches take the GPU's whole resident grid, and tier
+// b goes to warp b / gridDim.x of block b % gridDim.x: a launch of fewer tiers than the
+// GPU holds spreads them evenly over the multiprocessors, and consecutive tiers run on
+// different ones (measured quicker at every slab height than tiers numbered block by
+// block). Warps past the last tier exit.
+__device__ __forceinline__ int launch_tier() {
     return (int)((threadIdx.x / WARP) * gridDim.x + blockIdx.x);
 }
 
-// One launch: bands band0 .. band0 + bands - 1 of the tile, one per warp, all resident.
+// One launch: tiers tier0 .. tier0 + tiers - 1 of the tile, one per warp, all resident.
 template <int R, bool LOCAL, bool ORIGINS, bool PACKED>
-__global__ void __launch_bounds__(128) tile_forward(
+__global__ void __launch_bounds__(BLOCK) tile_forward(
         const u8* q, const u8* t, const int* sub, const int* left_h, const int* left_e,
         const int* in_row, int* out_row, int* ring, int* progress, int* right, int* best,
-        int corner, int h, int w, int alpha, int goe, int ge, int band0, int bands,
+        int corner, int h, int w, int alpha, int goe, int ge, int tier0, int tiers,
         const int* in_ready, int* out_ready) {
     const TileArgs a{q, t, sub, left_h, left_e, in_row, out_row, ring, progress, right, best,
-                     corner, h, w, alpha, goe, ge, band0, bands, in_ready, out_ready};
+                     corner, h, w, alpha, goe, ge, tier0, tiers, in_ready, out_ready};
     extern __shared__ int sm[];
     load_scores(sm, sub, alpha);
-    const int lb = launch_band();
-    if (lb < bands) run_band<R, LOCAL, ORIGINS, PACKED>(a, sm, lb);
+    const int lt = launch_tier();
+    if (lt < tiers) run_tier<R, LOCAL, ORIGINS, PACKED>(a, sm, lt);
 }
 
 // Several whole tiles in one launch, scores only, global mode (the halves of a level of
 // path splits). Row k of `tiles` describes tile k: the offset of its rows (in q, left_h,
 // left_e, and x 2 in right), of its columns (in t, and x 2 in in_row and out_row), its
-// corner H, h, w, and its first band: warp g runs band g - first of the last tile whose
-// first band is at most g. Rings and counters are the launch's.
-constexpr int BATCH_FIELDS = 6, FIRST_BAND = 5;
+// corner H, h, w, and its first tier: warp g runs tier g - first of the last tile whose
+// first tier is at most g. Rings and counters are the launch's.
 
 template <int R, bool PACKED>
-__global__ void __launch_bounds__(128) tile_batch(
+__global__ void __launch_bounds__(BLOCK) tile_batch(
         const u8* q, const u8* t, const int* sub, const int* left_h, const int* left_e,
         const int* in_row, int* out_row, int* ring, int* progress, int* right,
         const long long* tiles, int count, int total, int alpha, int goe, int ge) {
     extern __shared__ int sm[];
     load_scores(sm, sub, alpha);
-    const int g = launch_band();
+    const int g = launch_tier();
     if (g >= total) return;
     int lo = 0, hi = count;
     while (hi - lo > 1) {
         const int mid = (lo + hi) / 2;
-        if (tiles[(size_t)mid * BATCH_FIELDS + FIRST_BAND] <= g) lo = mid; else hi = mid;
+        if (tiles[(size_t)mid * BATCH_FIELDS + BATCH_FIRST_TIER] <= g) lo = mid; else hi = mid;
     }
     const long long* d = tiles + (size_t)lo * BATCH_FIELDS;
     const long long rows = d[0], columns = d[1];
-    const int first = (int)d[FIRST_BAND];
-    const int next = lo + 1 < count ? (int)tiles[(size_t)(lo + 1) * BATCH_FIELDS + FIRST_BAND]
+    const int first = (int)d[BATCH_FIRST_TIER];
+    const int next = lo + 1 < count ? (int)tiles[(size_t)(lo + 1) * BATCH_FIELDS + BATCH_FIRST_TIER]
                                     : total;
     const TileArgs a{q + rows, t + columns, sub, left_h + rows, left_e + rows,
                      in_row + 2 * columns, out_row + 2 * columns,
                      ring + (size_t)first * 2 * WINDOW, progress + first, right + 2 * rows,
                      nullptr, (int)d[2], (int)d[3], (int)d[4], alpha, goe, ge, 0, next - first,
                      nullptr, nullptr};
-    run_band<R, false, false, PACKED>(a, sm, g - first);
+    run_tier<R, false, false, PACKED>(a, sm, g - first);
 }

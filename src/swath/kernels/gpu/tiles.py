@@ -1,23 +1,23 @@
 """One tile of a long pair on the GPU: the twin of ``kernels/cpu/tiles.py``.
 
-# h x w: the tile; R: rows per lane; bands of 32 R rows, one warp each (see tiles.cu).
+# h x w: the tile; R: rows per lane; tiers of 32 R rows, one warp each (see tiles.cu).
 
 Same inputs and outputs as the CPU twin, so the engine swaps one for the other. The
-CPU's ``strip`` has no part here: the GPU computes in bands of rows, the strips
+CPU's ``strip`` has no part here: the GPU computes in tiers of rows, the strips
 transposed, and its granularity is ``rows`` (R) instead.
 
-A launch's bands wait on each other, so all of them must be resident at once: the
+A launch's tiers wait on each other, so all of them must be resident at once: the
 launch is sized to the GPU's free residency when nothing else runs on it, and tiles
 run one at a time per GPU and process. A GPU shared with other processes' long-running
-kernels (MPS, another job) could leave some bands unscheduled while the rest wait.
+kernels (MPS, another job) could leave some tiers unscheduled while the rest wait.
 
-A scores-only tile of one launch can also stream (``RowStream``): its last band
+A scores-only tile of one launch can also stream (``RowStream``): its last tier
 publishes its row as it computes it, in pinned host memory that every GPU reads, and
 the launch of the tile below, on another GPU, starts on it at once instead of after the
 whole tile.
 
 GPU memory of one tile: its sequences, input and output boundaries (O(h + w)), and a
-ring of ``WINDOW`` columns per resident band (at most the GPU's resident warps, about
+ring of ``WINDOW`` columns per resident tier (at most the GPU's resident warps, about
 8,000 on an H100: 64 MiB with scores only, twice that with origins): bounded by
 O(h + w) whatever the tile's area.
 """
@@ -32,23 +32,30 @@ from dataclasses import dataclass
 import cupy as cp
 import numpy as np
 
+from swath.constants import (
+    BATCH_FIELDS,
+    BATCH_FIRST_TIER,
+    BLOCK,
+    MINUS_INFINITY,
+    STATE_F,
+    STATE_H,
+    WARP,
+    WINDOW,
+)
 from swath.errors import InvalidParameter
 from swath.kernels.gpu._cuda import batch_name, kernel, tile_name
-from swath.kernels.tile_origins import MINUS_INFINITY, Best, F, H, check_origins, matrix_wide
+from swath.kernels.tile_origins import Best, check_origins, matrix_wide
 
 ROWS = {False: 16, True: 4}      # rows per lane: scores only (large tiles), with origins
-WINDOW = 1024                    # columns of a band's ring (tiles.cu)
 SHARED_LIMIT = 48 * 1024         # shared memory a launch gets without opting in
 MAX_ALPHABET = 110               # the largest alphabet whose scores fit it
-WARP = 32
-WARPS_PER_BLOCK = 4
-# one tile at a time per GPU and process: a launch fills the GPU with bands that wait on
+WARPS_PER_BLOCK = BLOCK // WARP
+# one tile at a time per GPU and process: a launch fills the GPU with tiers that wait on
 # each other, and two such launches side by side could each hold what the other waits for
 _ONE_TILE: dict[int, threading.Lock] = {}
 
 Boundary = tuple[np.ndarray, np.ndarray]
 BatchTile = tuple[np.ndarray, np.ndarray, Boundary, Boundary]   # q, t, top, left
-BATCH_FIELDS = 6                 # a tile's row of the batch kernel's table (tiles.cu)
 
 
 def tile_forward(q: np.ndarray, t: np.ndarray, sub: np.ndarray, gap_open: int, gap_extend: int,
@@ -123,23 +130,23 @@ def _launch(q: np.ndarray, t: np.ndarray, sub: np.ndarray, gap_open: int, gap_ex
             rows: int | None = None, slab: int | None = None,
             stream_in: RowStream | None = None, stream_out: RowStream | None = None
             ) -> tuple[cp.ndarray | np.ndarray, cp.ndarray, np.ndarray]:
-    """Run the kernel over the tile, a slab of resident bands per launch; the tile's last
+    """Run the kernel over the tile, a slab of resident tiers per launch; the tile's last
     row and last column (device) and its best cell (host, tile-local: score, row,
-    column, origin; row -1 when none scores above 0). ``slab`` caps the bands per
+    column, origin; row -1 when none scores above 0). ``slab`` caps the tiers per
     launch (tests)."""
     h, w = len(q), len(t)
     lane_rows = rows or ROWS[origins]
     goe = gap_open + gap_extend
     shifted, packed, shared = _scores(sub, goe)
     alpha = shifted.shape[0]
-    bands = _bands(h, lane_rows)
+    tiers = _tiers(h, lane_rows)
     values = 4 if origins else 2
     fn = kernel("tiles.cu", tile_name(lane_rows, local, origins, packed))
     grid = _resident_blocks(fn, shared)
-    per_launch = min(bands, slab or bands, grid * WARPS_PER_BLOCK)
-    if (stream_in or stream_out) and per_launch < bands:
-        raise InvalidParameter(f"a streamed tile takes one launch: at most {per_launch} bands "
-                               f"of {WARP * lane_rows} rows on this GPU, this one has {bands}")
+    per_launch = min(tiers, slab or tiers, grid * WARPS_PER_BLOCK)
+    if (stream_in or stream_out) and per_launch < tiers:
+        raise InvalidParameter(f"a streamed tile takes one launch: at most {per_launch} tiers "
+                               f"of {WARP * lane_rows} rows on this GPU, this one has {tiers}")
     if stream_in:
         stream_in.launched.wait()
     row_in = _pointer(stream_in.row) if stream_in else _upload(_top_row(top, values), np.int32)
@@ -149,17 +156,17 @@ def _launch(q: np.ndarray, t: np.ndarray, sub: np.ndarray, gap_open: int, gap_ex
     ring = cp.empty((per_launch, values, WINDOW), dtype=np.int32)
     progress = cp.empty(per_launch, dtype=np.int32)
     right = cp.empty((values, h), dtype=np.int32)
-    best = cp.zeros((bands, 4), dtype=np.int32)
+    best = cp.zeros((tiers, 4), dtype=np.int32)
     fixed = (_upload(q, np.uint8), _upload(t, np.uint8), _upload(shifted, np.int32),
              _device32(left[0]), _device32(left[1]))
     with _one_tile():
-        for band0 in range(0, bands, per_launch):
-            count = min(per_launch, bands - band0)
+        for tier0 in range(0, tiers, per_launch):
+            count = min(per_launch, tiers - tier0)
             progress.fill(0)
-            fn((grid,), (WARPS_PER_BLOCK * WARP,),
+            fn((grid,), (BLOCK,),
                (*fixed, row_in, row_out, ring, progress, right, best,
                 np.int32(max(int(top[0][0]), MINUS_INFINITY)), np.int32(h), np.int32(w),
-                np.int32(alpha), np.int32(goe), np.int32(gap_extend), np.int32(band0),
+                np.int32(alpha), np.int32(goe), np.int32(gap_extend), np.int32(tier0),
                 np.int32(count), *ready), shared_mem=shared)
             if stream_out:
                 stream_out.launched.set()
@@ -171,7 +178,7 @@ def _launch(q: np.ndarray, t: np.ndarray, sub: np.ndarray, gap_open: int, gap_ex
 def tile_batch(tiles: Sequence[BatchTile], sub: np.ndarray, gap_open: int, gap_extend: int,
                rows: int | None = None) -> list[np.ndarray]:
     """Global-mode tiles' last rows, scores only, on the GPU: as
-    ``kernels.cpu.tiles.tile_batch``. Tiles whose bands fit the GPU together share a
+    ``kernels.cpu.tiles.tile_batch``. Tiles whose tiers fit the GPU together share a
     launch; a taller one takes launches of its own. ``rows`` (4, 8 or 16) overrides
     the rows per lane, for measurements."""
     if not tiles:
@@ -185,18 +192,18 @@ def tile_batch(tiles: Sequence[BatchTile], sub: np.ndarray, gap_open: int, gap_e
     group: list[int] = []
     used = 0
     for k, (q, t, top, left) in enumerate(tiles):
-        bands = _bands(len(q), lane_rows)
-        if bands > capacity:
+        tiers = _tiers(len(q), lane_rows)
+        if tiers > capacity:
             row, _, _ = _launch(q, t, sub, gap_open, gap_extend, False, False, top, left,
                                 lane_rows)
             out[k] = cp.asnumpy(row)
             continue
-        if used + bands > capacity:
+        if used + tiers > capacity:
             _launch_batch(fn, [tiles[x] for x in group], group, out, shifted, shared,
                           lane_rows, goe, gap_extend)
             group, used = [], 0
         group.append(k)
-        used += bands
+        used += tiers
     if group:
         _launch_batch(fn, [tiles[x] for x in group], group, out, shifted, shared, lane_rows,
                       goe, gap_extend)
@@ -209,18 +216,18 @@ def _launch_batch(fn: cp.RawKernel, tiles: list[BatchTile], where: list[int],
     """One launch of whole tiles; tile k's last row to ``out[where[k]]``."""
     heights = np.array([len(tile[0]) for tile in tiles], dtype=np.int64)
     widths = np.array([len(tile[1]) for tile in tiles], dtype=np.int64)
-    bands = np.array([_bands(int(h), lane_rows) for h in heights], dtype=np.int64)
+    tiers = np.array([_tiers(int(h), lane_rows) for h in heights], dtype=np.int64)
     table = np.zeros((len(tiles), BATCH_FIELDS), dtype=np.int64)
     table[1:, 0] = np.cumsum(heights)[:-1]           # residues and rows
     table[1:, 1] = np.cumsum(widths)[:-1]            # residues and columns
     table[:, 2] = [max(int(tile[2][0][0]), MINUS_INFINITY) for tile in tiles]
     table[:, 3], table[:, 4] = heights, widths
-    table[1:, 5] = np.cumsum(bands)[:-1]
-    total = int(bands.sum())
+    table[1:, BATCH_FIRST_TIER] = np.cumsum(tiers)[:-1]
+    total = int(tiers.sum())
     rows_in = np.concatenate([_top_row(tile[2], 2).ravel() for tile in tiles])
     row_out = cp.empty(rows_in.shape, dtype=np.int32)
     with _one_tile():
-        fn((_resident_blocks(fn, shared),), (WARPS_PER_BLOCK * WARP,),
+        fn((_resident_blocks(fn, shared),), (BLOCK,),
            (_upload(np.concatenate([tile[0] for tile in tiles]), np.uint8),
             _upload(np.concatenate([tile[1] for tile in tiles]), np.uint8),
             _upload(shifted, np.int32),
@@ -237,13 +244,13 @@ def _launch_batch(fn: cp.RawKernel, tiles: list[BatchTile], where: list[int],
 
 
 def _batch_rows(heights: list[int]) -> int:
-    """Rows per lane for a batch: the most that still give its middle tile eight bands."""
+    """Rows per lane for a batch: the most that still give its middle tile eight tiers."""
     middle = sorted(heights)[len(heights) // 2]
     return next((r for r in (16, 8) if middle >= 8 * WARP * r), 4)
 
 
-def _bands(h: int, lane_rows: int) -> int:
-    """A tile's bands: of 32 R rows, then of 16 R (tiles.cu)."""
+def _tiers(h: int, lane_rows: int) -> int:
+    """A tile's tiers: of 32 R rows, then of 16 R (tiles.cu)."""
     full = h // (WARP * lane_rows)
     return full + -(-(h - full * WARP * lane_rows) // (WARP * lane_rows // 2))
 
@@ -262,19 +269,19 @@ def _scores(sub: np.ndarray, goe: int) -> tuple[np.ndarray, bool, int]:
 
 
 def _top_row(top: Boundary, values: int) -> np.ndarray:
-    """The tile's input row as the kernel reads a band's last row: H, F[, oH, oF]."""
+    """The tile's input row as the kernel reads a tier's last row: H, F[, oH, oF]."""
     w = len(top[0]) - 1
     row = np.empty((values, w), dtype=np.int32)
     row[0] = np.maximum(top[0][1:], MINUS_INFINITY)
     row[1] = np.maximum(top[1][1:], MINUS_INFINITY)
     if values == 4:
         column = np.arange(1, w + 1, dtype=np.int32) * 4
-        row[2], row[3] = column + H, column + F
+        row[2], row[3] = column + STATE_H, column + STATE_F
     return row
 
 
 def _first_best(best: np.ndarray, h: int) -> np.ndarray:
-    """The first best cell (row-major) of the bands' best cells; row -1 if none."""
+    """The first best cell (row-major) of the tiers' best cells; row -1 if none."""
     found = best[(best[:, 1] <= h) & (best[:, 0] > 0)]
     if not len(found):
         return np.array([0, -1, -1, -1], dtype=np.int64)
@@ -309,8 +316,8 @@ def _upload(values: np.ndarray, dtype: type) -> cp.ndarray:
 @functools.cache
 def _resident_blocks_on(device: int, regs: int, shared: int) -> int:
     """Blocks of the tile kernel that fit the GPU at once: the persistent grid of every
-    launch (every warp must be resident, since bands wait on the bands above them; the
-    kernel spreads a launch's bands over the grid's blocks)."""
+    launch (every warp must be resident, since tiers wait on the tiers above them; the
+    kernel spreads a launch's tiers over the grid's blocks)."""
     attrs = cp.cuda.Device(device).attributes
     per_warp = -(-regs * WARP // 256) * 256
     by_regs = attrs["MaxRegistersPerMultiprocessor"] // (per_warp * WARPS_PER_BLOCK)

@@ -2,14 +2,15 @@
 // computed whole (pairs with a band from ends.cu go to codes16.cu).
 //
 // m: query length, n: target length, G: threads of a group, R: query rows per thread,
-// TILE = G * R rows per pass, P = ceil(m / TILE) passes of S = n + G - 1 steps (walk.cuh:
-// the band of every column, and where each code goes).
+// PASS_ROWS = G * R rows per pass, P = ceil(m / PASS_ROWS) passes of S = n + G - 1 steps
+// (walk.cuh: the band of every column, and where each code goes).
 //
 // fill: the group computes the exact 32-bit DP of its pair as in search.cu (rows in
 // registers, target columns streaming, warp shuffles between threads, H and F of a
 // pass's last row spilled for the next pass) and writes each cell's 4-bit direction
-// code (walk.cuh's SourceCodes: bits 0-1 H's source, 0 start, 1 diagonal, 2 E, 3 F;
-// 2 E extended E, 3 F extended F), with the tie rules of swath.kernels.cpu.traceback.
+// code (walk.cuh's SourceCodes: H's source, SOURCE_START, SOURCE_DIAGONAL, SOURCE_E or
+// SOURCE_F, plus E_EXTENDED where E extended E and F_EXTENDED where F extended F), with
+// the tie rules of swath.kernels.cpu.traceback.
 // Thread t's 16 codes of one step form one 64-bit word; the G words of a step are
 // adjacent (anti-diagonal-major), so a step's writes coalesce.
 //
@@ -20,12 +21,15 @@
 //
 // With DIRS false, fill writes no codes: it gives each pair's score and end cell only
 // (score_ends).
+//
+// MODE_*, SOURCE_*, E_EXTENDED, F_EXTENDED, BLOCK and BAND_FREE are swath.constants, given
+// at compile time.
 #include "walk.cuh"
 
 // At most 128 registers (4 blocks an SM): the semiglobal fill takes 119 to 125 without
 // spilling; the local one 128, spilling a few words per pass (none in the steps)
 template <int G, int R, int MODE, bool DIRS>
-__global__ void __launch_bounds__(128, 4) traceback_fill(
+__global__ void __launch_bounds__(BLOCK, 4) traceback_fill(
     const u8* __restrict__ q_res, const i64* __restrict__ q_start, const int* __restrict__ q_len,
     const u8* __restrict__ t_res, const i64* __restrict__ t_start, const int* __restrict__ t_len,
     int count,                         // pairs (in processing order), one a group
@@ -41,7 +45,7 @@ __global__ void __launch_bounds__(128, 4) traceback_fill(
     int* __restrict__ starts, char* __restrict__ cigar, const i64* __restrict__ slot_at,
     int* __restrict__ cigar_len)
 {
-    constexpr int TILE = G * R;
+    constexpr int PASS_ROWS = G * R;
     extern __shared__ short sub[];
     for (int idx = threadIdx.x; idx < A * A; idx += blockDim.x) sub[idx] = matrix[idx];
     __syncthreads();
@@ -54,8 +58,8 @@ __global__ void __launch_bounds__(128, 4) traceback_fill(
     const int n = real ? t_len[p] : 0;
     const u8* q = q_res + (real ? q_start[p] : 0);
     const u8* tg = t_res + (real ? t_start[p] : 0);
-    const int passes = (m + TILE - 1) / TILE;
-    const int S = pass_steps<G, TILE>(n, -BAND_FREE, BAND_FREE);
+    const int passes = (m + PASS_ROWS - 1) / PASS_ROWS;
+    const int S = pass_steps<G, PASS_ROWS>(n, -BAND_FREE, BAND_FREE);
     u64* my_dirs = dirs + (real ? dirs_at[p] : 0);
     int* my_spill = spill + (real && passes > 1 ? spill_at[p] : 0);
     const int goe = -(gap_open + gap_extend), ge = -gap_extend;
@@ -63,11 +67,11 @@ __global__ void __launch_bounds__(128, 4) traceback_fill(
 
     const int steps = __reduce_max_sync(FULL_MASK, n > 0 ? S : 0);
     const int all_passes = __reduce_max_sync(FULL_MASK, passes);
-    int best = MODE == 0 ? 0 : Int32::FLOOR, best_row = 0, best_col = 0;
+    int best = MODE == MODE_LOCAL ? 0 : Int32::FLOOR, best_row = 0, best_col = 0;
 
     for (int pass = 0; pass < all_passes; ++pass) {
         const bool live = pass < passes;
-        const int row0 = pass * TILE + t * R;
+        const int row0 = pass * PASS_ROWS + t * R;
         // H of the previous column in one array, of this column in the other: the step loop
         // runs two columns an iteration, so no register is copied (a step skipped before
         // a thread's first column finds the boundary in both)
@@ -75,7 +79,7 @@ __global__ void __launch_bounds__(128, 4) traceback_fill(
 #pragma unroll
         for (int k = 0; k < R; ++k) {
             const int r = row0 + k + 1;
-            Ha[k] = MODE == 0 ? 0 : -(gap_open + gap_extend * r);
+            Ha[k] = MODE == MODE_LOCAL ? 0 : -(gap_open + gap_extend * r);
             Hb[k] = Ha[k];
             E[k] = neg_inf;
             qrow[k] = (r <= m ? q[r - 1] : 0) * A;
@@ -83,10 +87,11 @@ __global__ void __launch_bounds__(128, 4) traceback_fill(
             col_best[k] = 0;
         }
         // H(row0, 0)
-        int diag = MODE == 0 || row0 == 0 ? 0 : -(gap_open + gap_extend * row0);
+        int diag = MODE == MODE_LOCAL || row0 == 0 ? 0 : -(gap_open + gap_extend * row0);
         int out_h = diag, out_f = neg_inf;
         const int row_m = m - 1 - row0;
-        const bool holds_m = MODE != 0 && live && pass == passes - 1 && row_m >= 0 && row_m < R;
+        const bool holds_m =
+            MODE != MODE_LOCAL && live && pass == passes - 1 && row_m >= 0 && row_m < R;
 
         auto step = [&](const int s, const int (&prev)[R], int (&next)[R]) {
             int in_h = __shfl_up_sync(FULL_MASK, out_h, 1, G);
@@ -95,7 +100,7 @@ __global__ void __launch_bounds__(128, 4) traceback_fill(
             if (!live || c < 1 || c > n) return;
             if (t == 0) {
                 if (pass == 0) {
-                    in_h = MODE == 1 ? -(gap_open + gap_extend * c) : 0;
+                    in_h = MODE == MODE_GLOBAL ? -(gap_open + gap_extend * c) : 0;
                     in_f = neg_inf;
                 } else {
                     in_h = my_spill[2 * (c - 1)];
@@ -114,15 +119,16 @@ __global__ void __launch_bounds__(128, 4) traceback_fill(
                 const int f = ::max(f_open, f_ext);
                 const int d = dg + column[qrow[k]];
                 const int hr = Int32::max3(d, e, f);
-                int src = hr == d ? 1 : (hr == e ? 2 : 3);
+                int src = hr == d ? SOURCE_DIAGONAL : (hr == e ? SOURCE_E : SOURCE_F);
                 int h = hr;
-                if (MODE == 0 && hr <= 0) {
+                if (MODE == MODE_LOCAL && hr <= 0) {
                     h = 0;
-                    src = 0;
+                    src = SOURCE_START;
                 }
-                const u64 code = (u64)(src | (e_ext > e_open ? 4 : 0) | (f_ext > f_open ? 8 : 0));
+                const u64 code = (u64)(src | (e_ext > e_open ? E_EXTENDED : 0)
+                                       | (f_ext > f_open ? F_EXTENDED : 0));
                 if (DIRS) word |= code << (4 * k);
-                if (MODE == 0 && h > val_best[k]) {
+                if (MODE == MODE_LOCAL && h > val_best[k]) {
                     val_best[k] = h;
                     col_best[k] = c;
                 }
@@ -145,7 +151,7 @@ __global__ void __launch_bounds__(128, 4) traceback_fill(
 #pragma unroll
                 for (int k = 1; k < R; ++k)
                     if (k == row_m) v = next[k];
-                if ((MODE == 2 && v > best) || (MODE == 1 && c == n)) {
+                if ((MODE == MODE_SEMIGLOBAL && v > best) || (MODE == MODE_GLOBAL && c == n)) {
                     best = v;
                     best_col = c;
                 }
@@ -155,7 +161,7 @@ __global__ void __launch_bounds__(128, 4) traceback_fill(
             step(s, Ha, Hb);
             if (s + 1 < steps) step(s + 1, Hb, Ha);
         }
-        if (MODE == 0 && live) {
+        if (MODE == MODE_LOCAL && live) {
             // rows ascend with k and with passes: strict > keeps the first best row
 #pragma unroll
             for (int k = 0; k < R; ++k) {
@@ -169,7 +175,7 @@ __global__ void __launch_bounds__(128, 4) traceback_fill(
         __syncwarp();
     }
 
-    if (MODE == 0) {
+    if (MODE == MODE_LOCAL) {
         // group best; ties go to the smaller row (row-major first cell)
         for (int off = G / 2; off > 0; off /= 2) {
             const int ob = __shfl_xor_sync(FULL_MASK, best, off, G);
@@ -184,17 +190,17 @@ __global__ void __launch_bounds__(128, 4) traceback_fill(
     }
     // the thread that holds the end cell writes it, and walks from it once the group's
     // codes are all written (a pair without rows: thread 0, from (0, 0))
-    const int row_m = m - 1 - (passes - 1) * TILE - t * R;
-    const bool writer = real && (MODE == 0 ? t == 0 : row_m >= 0 && row_m < R);
+    const int row_m = m - 1 - (passes - 1) * PASS_ROWS - t * R;
+    const bool writer = real && (MODE == MODE_LOCAL ? t == 0 : row_m >= 0 && row_m < R);
     if (writer) {
         out[3 * p] = best;
-        out[3 * p + 1] = MODE == 0 ? best_row : m;
+        out[3 * p + 1] = MODE == MODE_LOCAL ? best_row : m;
         out[3 * p + 2] = best_col;
     }
     if (DIRS) {
         __syncwarp();
         if (writer || (real && m == 0 && t == 0)) {
-            const int i = m == 0 ? 0 : (MODE == 0 ? best_row : m);
+            const int i = m == 0 ? 0 : (MODE == MODE_LOCAL ? best_row : m);
             const int j = m == 0 ? 0 : best_col;
             cigar_len[p] = walk_pair<G, R, SourceCodes>(
                 q, tg, n, -BAND_FREE, BAND_FREE, S, my_dirs, MODE,

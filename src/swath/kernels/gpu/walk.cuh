@@ -2,40 +2,41 @@
 // (traceback.cu's fill, 32-bit cells, and codes16.cu's, two pairs a register).
 //
 // m: query length, n: target length, G: threads of a group, R: query rows per thread,
-// TILE = G * R rows per pass. Pass p of a pair with the band of diagonals lo .. hi
+// PASS_ROWS = G * R rows per pass. Pass p of a pair with the band of diagonals lo .. hi
 // (column - row; BAND_FREE: every column) computes columns
-// max(1, p * TILE + 1 + lo) .. min(n, (p + 1) * TILE + hi) and takes
-// S = min(n, TILE + hi - lo) + G - 1 steps. Thread t's 16 codes of one step form one
+// max(1, p * PASS_ROWS + 1 + lo) .. min(n, (p + 1) * PASS_ROWS + hi) and takes
+// S = min(n, PASS_ROWS + hi - lo) + G - 1 steps. Thread t's 16 codes of one step form one
 // 64-bit word; the G words of a step are adjacent. Word of cell (r, c) in pass p, whose
 // first column is c0: ((p * S + c - c0 + t) * G + t), nibble (r - 1) % R, where
-// t = ((r - 1) % TILE) / R.
+// t = ((r - 1) % PASS_ROWS) / R.
+//
+// MODE_*, STATE_*, SOURCE_*, E_EXTENDED, F_EXTENDED and BAND_FREE are swath.constants,
+// given at compile time.
 #pragma once
 
 #include "cells.cuh"
 
-#define BAND_FREE (1 << 29)
-
 typedef unsigned long long u64;
 
 // Steps a pass of a pair: its widest pass's columns, plus the wavefront's G - 1.
-template <int G, int TILE>
+template <int G, int PASS_ROWS>
 __device__ __forceinline__ int pass_steps(int n, int lo, int hi) {
-    return ::min(n, TILE + hi - lo) + G - 1;
+    return ::min(n, PASS_ROWS + hi - lo) + G - 1;
 }
 
 // The first and last column of pass p (1-based; empty when first > last).
-template <int TILE>
+template <int PASS_ROWS>
 __device__ __forceinline__ int2 pass_columns(int p, int n, int lo, int hi) {
-    return make_int2(::max(1, p * TILE + 1 + lo), ::min(n, (p + 1) * TILE + hi));
+    return make_int2(::max(1, p * PASS_ROWS + 1 + lo), ::min(n, (p + 1) * PASS_ROWS + hi));
 }
 
-// traceback.cu's codes: bits 0-1 H's source (0 start, 1 diagonal, 2 E, 3 F), bit 2 E
-// extended, bit 3 F extended.
+// traceback.cu's codes, those of the CPU kernels: H's source (SOURCE_BITS), and whether
+// E and F extended (E_EXTENDED, F_EXTENDED).
 struct SourceCodes {
     static constexpr bool VALUES = false;   // the walk needs no scores
-    static __device__ __forceinline__ int source(int code) { return code & 3; }
-    static __device__ __forceinline__ bool e_extended(int code) { return code & 4; }
-    static __device__ __forceinline__ bool f_extended(int code) { return code & 8; }
+    static __device__ __forceinline__ int source(int code) { return code & SOURCE_BITS; }
+    static __device__ __forceinline__ bool e_extended(int code) { return code & E_EXTENDED; }
+    static __device__ __forceinline__ bool f_extended(int code) { return code & F_EXTENDED; }
 };
 
 // codes16.cu's codes, the comparisons as they come: bit 0 max(D, E) >= F, bit 1 D >= E,
@@ -45,7 +46,7 @@ struct SourceCodes {
 struct CompareCodes {
     static constexpr bool VALUES = true;
     static __device__ __forceinline__ int source(int code) {
-        return (code & 1) ? ((code & 2) ? 1 : 2) : 3;
+        return (code & 1) ? ((code & 2) ? SOURCE_DIAGONAL : SOURCE_E) : SOURCE_F;
     }
     static __device__ __forceinline__ bool e_extended(int code) { return !(code & 4); }
     static __device__ __forceinline__ bool f_extended(int code) { return !(code & 8); }
@@ -62,7 +63,7 @@ __device__ int walk_pair(const u8* q, const u8* tg, int n, int lo, int hi, int S
                          int* start, int score, const short* matrix, int A, int gap_open,
                          int gap_extend)
 {
-    constexpr int TILE = G * R;
+    constexpr int PASS_ROWS = G * R;
     char* at = text_end;
     char run_op = 0;
     int run = 0;
@@ -78,43 +79,43 @@ __device__ int walk_pair(const u8* q, const u8* tg, int n, int lo, int hi, int S
         }
         run += count;
     };
-    // state 0: at H of (i, j), 1: at its E, 2: at its F; value: that score (VALUES)
-    int state = 0, value = score;
+    // the state at (i, j), and its score (VALUES)
+    int state = STATE_H, value = score;
     while (i > 0 && j > 0) {
         const int r = i - 1;
-        const int tt = (r % TILE) / R;
-        const int2 cols = pass_columns<TILE>(r / TILE, n, lo, hi);
+        const int tt = (r % PASS_ROWS) / R;
+        const int2 cols = pass_columns<PASS_ROWS>(r / PASS_ROWS, n, lo, hi);
         if (j < cols.x || j > cols.y) return -1;
-        const u64 word = my_dirs[((i64)(r / TILE) * S + j - cols.x + tt) * G + tt];
+        const u64 word = my_dirs[((i64)(r / PASS_ROWS) * S + j - cols.x + tt) * G + tt];
         const int code = (int)(word >> (4 * (r % R))) & 15;
-        if (state == 0) {
+        if (state == STATE_H) {
             const int src = Codes::source(code);
-            if (src == 0 || (Codes::VALUES && mode == 0 && value == 0)) break;
-            if (src == 1) {
+            if (src == SOURCE_START || (Codes::VALUES && mode == MODE_LOCAL && value == 0)) break;
+            if (src == SOURCE_DIAGONAL) {
                 emit(q[i - 1] == tg[j - 1] ? '=' : 'X', 1);
                 if (Codes::VALUES) value -= matrix[q[i - 1] * A + tg[j - 1]];
                 --i;
                 --j;
             } else {
-                state = src - 1;
+                state = src - SOURCE_E + STATE_E;    // the source's state, E or F
             }
-        } else if (state == 1) {
+        } else if (state == STATE_E) {
             emit('D', 1);
             --j;
-            state = Codes::e_extended(code) ? 1 : 0;
-            if (Codes::VALUES) value += state ? gap_extend : gap_open + gap_extend;
+            state = Codes::e_extended(code) ? STATE_E : STATE_H;
+            if (Codes::VALUES) value += state != STATE_H ? gap_extend : gap_open + gap_extend;
         } else {
             emit('I', 1);
             --i;
-            state = Codes::f_extended(code) ? 2 : 0;
-            if (Codes::VALUES) value += state ? gap_extend : gap_open + gap_extend;
+            state = Codes::f_extended(code) ? STATE_F : STATE_H;
+            if (Codes::VALUES) value += state != STATE_H ? gap_extend : gap_open + gap_extend;
         }
     }
-    if (mode != 0 && i > 0) {
+    if (mode != MODE_LOCAL && i > 0) {
         emit('I', i);
         i = 0;
     }
-    if (mode == 1 && j > 0) {
+    if (mode == MODE_GLOBAL && j > 0) {
         emit('D', j);
         j = 0;
     }

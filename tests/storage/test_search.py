@@ -7,10 +7,10 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import pytest
 
-from swath.errors import StoreDamaged
+from swath.errors import StoreDamaged, StoreIncomplete
 from swath.sequences import sequence_set
 from swath.storage.results import SearchStore, empty_hits
-from tests.conftest import PROTEIN
+from tests.helpers import PROTEIN
 
 
 def test_units_written_side_by_side_are_all_sound(tmp_path):
@@ -23,6 +23,15 @@ def test_units_written_side_by_side_are_all_sound(tmp_path):
     assert store.done().all()
     assert np.all(store.hits()["target"] == -1)
     assert not any(store.damaged().values())
+
+
+def test_finalize_refuses_while_a_unit_is_not_done(tmp_path):
+    queries = sequence_set(["ACDEFG"] * 3, PROTEIN.alphabet)
+    store = SearchStore.create(str(tmp_path / "r.zarr"), queries, top_k=2, query_block=2)
+    store.write_unit(0, empty_hits(2, 2))
+    with pytest.raises(StoreIncomplete, match="1 of 2 work units are not done"):
+        store.finalize()
+    assert store.done().tolist() == [True, False] and store.attrs["complete"] is False
 
 
 def test_a_damaged_unit_is_found_and_only_it_is_recomputed(tmp_path):

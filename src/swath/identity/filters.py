@@ -1,93 +1,40 @@
-"""Identity of an alignment, and two filters that tell which pairs can reach one.
+"""Filters for ``swath allpairs``: which pairs can reach an identity threshold.
 
-Counts of one alignment of a query ``q`` (``m`` residues) against a target ``t`` (``n``
-residues), read from its extended CIGAR:
+:func:`length_can_pass` (from the lengths, before any DP), :func:`least_score` (the least
+score of any alignment that reaches the threshold, to compare with the optimal score after
+the score pass) and :func:`band_limits` (the diagonals every global alignment that reaches
+the threshold stays in, so that a banded score pass can stand in for the full one). None
+ever removes a pair that has an alignment reaching the threshold. All depend on the
+lengths only.
 
-- ``matches`` M: ``=`` columns, pairs of *equal codes* (as :func:`swath.alignment.cigar_from_path`
-  writes them: a wildcard against itself, ``N``/``N`` or ``X``/``X``, is a match, whatever
-  the matrix scores it);
-- ``mismatches`` X: ``X`` columns;
-- ``columns`` L: all columns (``=``, ``X``, ``I``, ``D``), :attr:`Alignment.length`;
-- ``gap_opens`` O: runs of ``I`` or ``D`` (an ``I`` run beside a ``D`` run is two gaps);
-- ``terminal_gap_columns`` T: vsearch's terminal gaps, the columns of the *first* CIGAR
-  run if it is a gap plus those of the *last* run if it is a gap (once if the whole
-  alignment is one run). A second gap run at an end (``2D3I...``) is internal, as in
-  vsearch's ``align_trim``.
-
-Definitions (``definition=``), each a fraction from 0 to 1:
-
-==========  ================================================  ==========================
-definition  identity                                          source
-==========  ================================================  ==========================
-"pident"    M / L (the default; :attr:`Alignment.identity`)   BLAST's pident / 100
-0           M / min(m, n)                                     vsearch ``--iddef 0``, CD-HIT
-1           M / L                                             vsearch ``--iddef 1``, edit distance
-2           M / (L - T)                                       vsearch ``--iddef 2`` (its
-                                                              default): edit distance
-                                                              excluding terminal gaps
-3           max(0, 1 - (X + O) / max(m, n))                   vsearch ``--iddef 3``, Marine
-                                                              Biological Lab: each gap
-                                                              opening, internal or terminal,
-                                                              counts once
-4           M / L                                             vsearch ``--iddef 4``, BLAST
-==========  ================================================  ==========================
-
-A zero denominator, and an alignment without columns, give 0.0 (vsearch does the same
-for its zero denominators). Identities are float64 values computed by exactly these
-expressions; a pair passes a threshold when ``identity >= threshold`` in floating point,
-and both filters below respect that comparison exactly.
-
-Alignments in local and semiglobal mode: L, T and O count the columns of the reported
-alignment only (its CIGAR). The sequence ends outside it (both sequences' ends in local
-mode, the target's ends in semiglobal mode, where they are free) are not columns: they
-are neither in L, nor terminal gaps, nor gap openings. Definitions 0 and 3 still divide by
-the whole lengths ``m`` and ``n``. (vsearch aligns globally only: there the two agree.)
-
-Filters, for ``swath allpairs``: :func:`length_can_pass` (from the lengths, before any
-DP), :func:`least_score` (the least score of any alignment that reaches the threshold,
-to compare with the optimal score after the score pass) and :func:`band_limits` (the
-diagonals every global alignment that reaches the threshold stays in, so that a banded
-score pass can stand in for the full one). None ever removes a pair that has an
-alignment reaching the threshold. All depend on the lengths only.
+The counts (M, X, L, O, T) and the definitions are those of
+:mod:`swath.identity.definitions`; a pair passes when ``identity >= threshold`` in float64,
+and every filter solves that comparison exactly for the counts.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import TypeAlias
 
 import numpy as np
 import numpy.typing as npt
 
-from swath.alignment import Alignment
+from swath.constants import MODES
 from swath.errors import InvalidParameter
+from swath.identity.definitions import check_definition, identity_from_counts
 from swath.scoring import Scoring
 
-DEFINITIONS: tuple[str | int, ...] = ("pident", 0, 1, 2, 3, 4)
-MODES = ("global", "semiglobal", "local")
+__all__ = ["NO_BOUND", "UNREACHABLE", "band_limits", "least_score", "length_can_pass"]
 
 NO_BOUND = int(np.iinfo(np.int64).min)
 """:func:`least_score` where it gives no bound: every score passes."""
 UNREACHABLE = int(np.iinfo(np.int64).max)
 """:func:`least_score` where no alignment of those lengths reaches the threshold."""
 
-COUNT_NAMES = ("matches", "mismatches", "columns", "gap_opens", "terminal")
 _BIG = 1 << 40          # "no limit" for counts (far above any length, far below overflow)
 _IntArray: TypeAlias = npt.NDArray[np.int64]
 _Values: TypeAlias = Callable[[_IntArray, _IntArray], _IntArray]
-
-
-def _definition(definition: object) -> str | int:
-    if isinstance(definition, str):
-        if definition == "pident":
-            return definition
-        if definition in {"0", "1", "2", "3", "4"}:
-            return int(definition)
-    elif isinstance(definition, (int, np.integer)) and not isinstance(definition, bool) \
-            and 0 <= int(definition) <= 4:
-        return int(definition)
-    raise InvalidParameter(f"identity definition must be 'pident' or vsearch's --iddef 0 to 4, "
-                           f"got {definition!r}")
 
 
 def _mode(mode: object) -> str:
@@ -116,148 +63,6 @@ def _lengths(m: npt.ArrayLike, n: npt.ArrayLike) -> tuple[_IntArray, _IntArray]:
             raise InvalidParameter(f"{name} (sequence lengths) must be >= 1, got {values.min()}")
     return mm.astype(np.int64), nn.astype(np.int64)
 
-
-def terminal_gap_columns(cigar: str) -> int:
-    """Columns of vsearch's terminal gaps: the first run if a gap, the last run if a gap.
-
-    Examples
-    --------
-    >>> terminal_gap_columns("2D3I5=1X4I"), terminal_gap_columns("6D")
-    (6, 6)
-    """
-    return int(cigar_counts([cigar])["terminal"][0])
-
-
-def cigar_counts(cigars: Sequence[str] | tuple[np.ndarray, np.ndarray]
-                 ) -> dict[str, npt.NDArray[np.int64]]:
-    """M, X, L, O and T of each CIGAR (``matches``, ``mismatches``, ``columns``,
-    ``gap_opens``, ``terminal``): what :func:`identity_from_counts` takes for a batch of
-    alignments. The CIGARs are strings, or one ASCII buffer (uint8) and its ``N + 1``
-    offsets, as the kernels' ``align_batch`` returns them; counted in numpy, without a
-    loop over CIGARs.
-
-    Examples
-    --------
-    >>> {k: v.tolist() for k, v in cigar_counts(["2I3=1X1D2=3D", "4="]).items()}
-    ... # doctest: +NORMALIZE_WHITESPACE
-    {'matches': [5, 4], 'mismatches': [1, 0], 'columns': [12, 4], 'gap_opens': [3, 0],
-     'terminal': [5, 0]}
-    """
-    if isinstance(cigars, tuple):
-        text, offsets = np.asarray(cigars[0], dtype=np.uint8), np.asarray(cigars[1], np.int64)
-    else:
-        text = np.frombuffer("".join(cigars).encode("ascii"), dtype=np.uint8)
-        offsets = np.concatenate([[0], np.cumsum([len(c) for c in cigars])]).astype(np.int64)
-    count = len(offsets) - 1
-    counts = np.zeros((5, count), dtype=np.int64)
-    letter = text > ord("9")
-    at = np.flatnonzero(letter)                          # each run's operation
-    if count == 0 or not len(at):
-        return dict(zip(COUNT_NAMES, counts, strict=True))
-    # a run's length: its digits, from the end of the run before it
-    digit = np.where(letter, 0, text.astype(np.int64) - ord("0"))
-    runs_to = np.cumsum(letter)
-    run_of: npt.NDArray[np.int64] = runs_to - letter     # the run of each character
-    place = np.zeros(len(text), dtype=np.int64)
-    place[::-1] = np.arange(len(text))
-    place = place - place[at][run_of] - 1                # digits before the run's letter
-    power = 10 ** np.arange(19, dtype=np.int64)
-    lengths = np.bincount(run_of, weights=digit * power[np.clip(place, 0, 18)],
-                          minlength=len(at)).round().astype(np.int64)
-    ops = text[at]
-    first = np.concatenate([[0], runs_to])[offsets]       # each CIGAR's first run, and the end
-    runs = np.diff(first)
-    owner = np.repeat(np.arange(count), runs)            # the CIGAR of each run
-    gap = (ops == ord("I")) | (ops == ord("D"))
-    for row, values in ((0, np.where(ops == ord("="), lengths, 0)),
-                        (1, np.where(ops == ord("X"), lengths, 0)), (2, lengths),
-                        (3, gap.astype(np.int64))):
-        counts[row] = np.bincount(owner, weights=values, minlength=count).round()
-    has = runs > 0
-    head = np.where(has, first[:-1], 0)
-    tail = np.where(has, first[1:] - 1, 0)
-    terminal = np.where(has & gap[head], lengths[head], 0)
-    counts[4] = terminal + np.where((runs > 1) & gap[tail], lengths[tail], 0)
-    return dict(zip(COUNT_NAMES, counts, strict=True))
-
-
-def identity_from_counts(matches: npt.ArrayLike, mismatches: npt.ArrayLike,
-                         columns: npt.ArrayLike, gap_opens: npt.ArrayLike,
-                         terminal_gap_columns: npt.ArrayLike, query_length: npt.ArrayLike,
-                         target_length: npt.ArrayLike, definition: str | int = "pident"
-                         ) -> npt.NDArray[np.float64]:
-    """Identities from alignment counts, elementwise (the vectorized :func:`identity`).
-
-    Parameters
-    ----------
-    matches, mismatches, columns, gap_opens, terminal_gap_columns : array_like of int
-        M, X, L, O and T of each alignment, as the module docstring defines them.
-    query_length, target_length : array_like of int
-        ``m`` and ``n``, the whole lengths of the two sequences.
-    definition : {"pident", 0, 1, 2, 3, 4}
-        BLAST's pident, or vsearch's ``--iddef`` (module docstring).
-
-    Returns
-    -------
-    numpy.ndarray
-        float64 identities from 0 to 1, broadcast over the arguments.
-
-    Examples
-    --------
-    >>> identity_from_counts([5, 9], [1, 0], [12, 10], [3, 1], [5, 1], 8, 10, 2)
-    array([0.71428571, 1.        ])
-    """
-    kind = _definition(definition)
-    M, X, L, opens, T, m, n = np.broadcast_arrays(*(np.asarray(v, dtype=np.int64) for v in (
-        matches, mismatches, columns, gap_opens, terminal_gap_columns, query_length,
-        target_length)))
-    if kind == 0:
-        denominator = np.minimum(m, n)
-    elif kind == 2:
-        denominator = L - T
-    elif kind == 3:
-        longest = np.maximum(m, n)
-        ok = (L > 0) & (longest > 0)
-        fraction = (X + opens) / np.where(ok, longest, 1)
-        return np.where(ok, np.maximum(0.0, 1.0 - fraction), 0.0)
-    else:                                   # "pident", 1 and 4: M / L
-        denominator = L
-    ok = (denominator > 0) & (L > 0)
-    return np.where(ok, M / np.where(ok, denominator, 1), 0.0)
-
-
-def identity(alignment: Alignment, query_length: int, target_length: int,
-             definition: str | int = "pident") -> float:
-    """The identity of one alignment under one definition (module docstring).
-
-    Parameters
-    ----------
-    alignment : Alignment
-        The alignment; only its CIGAR is read.
-    query_length, target_length : int
-        The whole lengths ``m`` and ``n`` of the query and the target (definitions 0
-        and 3 divide by them).
-    definition : {"pident", 0, 1, 2, 3, 4}
-        ``"pident"`` (BLAST: matches over columns, the default) or vsearch's
-        ``--iddef`` 0 to 4.
-
-    Returns
-    -------
-    float
-        From 0 to 1.
-
-    Examples
-    --------
-    >>> from swath.alignment import Alignment
-    >>> aln = Alignment(0, 0, 8, 0, 10, "2I3=1X1D2=3D", "global")
-    >>> [round(identity(aln, 8, 10, d), 4) for d in ("pident", 0, 1, 2, 3, 4)]
-    [0.4167, 0.625, 0.4167, 0.7143, 0.6, 0.4167]
-    """
-    counts = cigar_counts([alignment.cigar])
-    value = identity_from_counts(counts["matches"], counts["mismatches"], counts["columns"],
-                                 counts["gap_opens"], counts["terminal"], query_length,
-                                 target_length, definition)
-    return float(value[0])
 
 
 def _least_matches(columns: _IntArray, threshold: float) -> _IntArray:
@@ -313,7 +118,7 @@ def length_can_pass(m: npt.ArrayLike, n: npt.ArrayLike, threshold: float,
     threshold : float
         The identity to reach (0 to 1; above 1 nothing passes, at most 0 everything).
     definition : {"pident", 0, 1, 2, 3, 4}
-        The identity definition (module docstring).
+        The identity definition (:mod:`swath.identity.definitions`).
     mode : {"global", "semiglobal", "local"}
         The alignment mode.
 
@@ -329,7 +134,7 @@ def length_can_pass(m: npt.ArrayLike, n: npt.ArrayLike, threshold: float,
     >>> length_can_pass(380, 400, 0.97, definition=2)
     array(True)
     """
-    kind, mode, threshold = _definition(definition), _mode(mode), _threshold(threshold)
+    kind, mode, threshold = check_definition(definition), _mode(mode), _threshold(threshold)
     mm, nn = _lengths(m, n)
     shortest, longest = np.minimum(mm, nn), np.maximum(mm, nn)
     zeros, ones = np.zeros_like(mm), np.ones_like(mm)
@@ -587,7 +392,7 @@ def least_score(m: npt.ArrayLike, n: npt.ArrayLike, threshold: float, scoring: S
     mode : {"global", "semiglobal", "local"}
         The alignment mode.
     definition : {"pident", 0, 1, 2, 3, 4}
-        The identity definition (module docstring).
+        The identity definition (:mod:`swath.identity.definitions`).
     residues : array_like of int, optional
         The codes the sequences may hold (``numpy.unique`` of their residues). Default:
         the whole alphabet. A wildcard against itself is a match (an ``=`` column) that
@@ -609,7 +414,7 @@ def least_score(m: npt.ArrayLike, n: npt.ArrayLike, threshold: float, scoring: S
     >>> int(least_score(380, 380, 0.97, dna, mode="local")) == NO_BOUND
     True
     """
-    kind, mode, threshold = _definition(definition), _mode(mode), _threshold(threshold)
+    kind, mode, threshold = check_definition(definition), _mode(mode), _threshold(threshold)
     mm, nn = _lengths(m, n)
     if mm.size == 0:
         return np.zeros(mm.shape, dtype=np.int64)
@@ -669,7 +474,7 @@ def band_limits(m: npt.ArrayLike, n: npt.ArrayLike, threshold: float,
     threshold : float
         The identity to reach.
     definition : {"pident", 0, 1, 2, 3, 4}
-        The identity definition (module docstring).
+        The identity definition (:mod:`swath.identity.definitions`).
     mode : {"global", "semiglobal", "local"}
         The alignment mode.
 
@@ -688,7 +493,7 @@ def band_limits(m: npt.ArrayLike, n: npt.ArrayLike, threshold: float,
     >>> band_limits(380, 385, 0.97, definition=2) is None
     True
     """
-    kind, mode, threshold = _definition(definition), _mode(mode), _threshold(threshold)
+    kind, mode, threshold = check_definition(definition), _mode(mode), _threshold(threshold)
     if mode != "global" or kind in (2, 3):
         return None
     mm, nn = _lengths(m, n)

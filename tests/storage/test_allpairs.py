@@ -18,7 +18,7 @@ from swath.storage.allpairs import (
     empty_kept,
     tile_blocks,
 )
-from tests.conftest import DNA
+from tests.helpers import DNA
 
 SEQS = ["ACGTACGT", "A", "ACG", "ACGTA", "AC", "ACGTAC", "ACGT"]   # lengths 8 1 3 5 2 6 4
 

@@ -1,0 +1,79 @@
+"""Progress bars on stderr (tqdm): one drawer for the progress reports of every job.
+
+Every job of the API reports ``progress(phase, done, total, work)``; a bar a phase is
+drawn, the earlier phases' bars closed (and left on screen) as a new one starts, with
+the rate of the pairs or cells of its work where the phase counts them.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, NamedTuple
+
+__all__ = ["progress_bars"]
+
+
+class _Bar(NamedTuple):
+    """How a phase's bar looks: its label, what one step is called, what the work it
+    reports counts ("pairs", "cells" or nothing), and whether counts are shown as 1.2k."""
+
+    label: str
+    unit: str
+    work: str = ""
+    scale: bool = False
+
+
+_BARS = {
+    "search": _Bar("swath search", "unit"),
+    "allpairs": _Bar("swath allpairs", "tile", "pairs"),
+    "tiles": _Bar("swath tiles", "tile", "cells"),
+    "splits": _Bar("swath splits", "split"),
+    "segments": _Bar("swath segments", "segment"),
+    "read": _Bar("swath: reading", " seq", scale=True),
+    "write": _Bar("swath: writing", " partition", scale=True),
+}
+
+
+def _rate(work: str, per_second: float) -> str:
+    return f"{per_second / 1e9:.2f} Gcells/s" if work == "cells" else \
+        f"{per_second:,.0f} {work}/s"
+
+
+@contextmanager
+def progress_bars(enabled: bool
+                  ) -> Iterator[Callable[[str, int, int | None, int], None] | None]:
+    """A progress callback drawing a bar a phase on stderr, or None (not ``enabled``)."""
+    if not enabled:
+        yield None
+        return
+    import tqdm
+
+    make_bar: Any = tqdm.tqdm
+    bars: dict[str, Any] = {}
+    first: dict[str, tuple[float, int]] = {}    # a phase's first report: when, its work
+
+    def update(phase: str, done: int, total: int | None, work: int) -> None:
+        look = _BARS.get(phase, _Bar(f"swath {phase}", phase.rstrip("s")))
+        if phase not in bars:
+            for other in bars.values():
+                other.close()
+            bars[phase] = make_bar(total=total, initial=done, desc=look.label, unit=look.unit,
+                                   unit_scale=look.scale, file=sys.stderr)
+            first[phase] = (time.perf_counter(), work)
+        bar = bars[phase]
+        bar.total = total
+        bar.n = done
+        if look.work:
+            since, before = first[phase]
+            rate = (work - before) / max(time.perf_counter() - since, 1e-9)
+            bar.set_postfix_str(_rate(look.work, rate), refresh=False)
+        bar.refresh()
+
+    try:
+        yield update
+    finally:
+        for bar in bars.values():
+            bar.close()

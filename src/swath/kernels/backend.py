@@ -1,0 +1,247 @@
+"""The kernel contract: what every backend computes, and what only one of them can.
+
+# nq, nt: queries, targets; N: pairs; h x w: a tile; residues: uint8 codes.
+
+:class:`Backend` is what :func:`swath.kernels.get_backend` returns: the CPU backend
+(``swath.kernels.cpu``, numba) and the GPU backend (``swath.kernels.gpu``, CuPy) are
+modules that satisfy it, the same functions with the same arguments and results. A
+capability only one backend has is an attribute that is ``None`` on the other:
+
+- ``resident`` (GPU): targets kept in device memory, queries scored against them
+  there, only the top hits brought back (:class:`ResidentTargets`: a search's
+  database partitions);
+- ``slabs`` (GPU): a long pair's tile rows on several devices, each launch reading
+  the row above as the launch of the tile above computes it (:class:`SlabStreaming`);
+- ``codes`` (CPU): a tile's direction codes and the walk through them, the traceback
+  of a long pair's segments (:class:`TileCodes`).
+
+Kernels import neither Dask nor Zarr, do no I/O and log nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Iterable, Sequence
+from contextlib import AbstractContextManager
+from typing import Literal, Protocol, TypeVar
+
+import numpy as np
+
+from swath.kernels.tile_origins import Best
+
+Boundary = tuple[np.ndarray, np.ndarray]
+BatchTile = tuple[np.ndarray, np.ndarray, Boundary, Boundary]      # q, t, top, left
+TileBest = tuple[int, int, int]                                     # score, row, column
+Alignments = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+Item = TypeVar("Item")
+Result = TypeVar("Result")
+
+
+class TargetSet(Protocol):
+    """Targets a backend holds in device memory (what :meth:`ResidentTargets.upload`
+    returns; only the backend that made it reads it)."""
+
+    def __len__(self) -> int: ...
+
+
+class DeviceScores(Protocol):
+    """Scores left in device memory, ``(queries, targets)`` in the device's order of the
+    targets (only the backend that made them reads them)."""
+
+    @property
+    def shape(self) -> tuple[int, ...]: ...
+
+
+class ResidentTargets(Hashable, Protocol):
+    """Targets uploaded once, then scored against query after query where they are
+    (hashable: a worker caches what it uploaded by it)."""
+
+    def upload(self, t_res: np.ndarray, t_off: np.ndarray, ids: np.ndarray) -> TargetSet:
+        """Copy the targets (residues and ``(nt + 1,)`` offsets) and their record ``ids``
+        (``(nt,)``, below ``2**32 - 1``) to the device."""
+        ...
+
+    def score_queries(self, targets: TargetSet, queries: Sequence[np.ndarray],
+                      matrix: np.ndarray, gap_open: int, gap_extend: int, mode: str
+                      ) -> DeviceScores:
+        """Optimal scores of every query against every target, left on the device."""
+        ...
+
+    def top_hits(self, scores: DeviceScores, targets: TargetSet, k: int
+                 ) -> tuple[np.ndarray, np.ndarray]:
+        """The ``k`` best hits of each query: ``(scores, ids)``, ``(queries, k)`` int64
+        on the host, as :func:`swath.kernels.top_hits.top` orders and pads them."""
+        ...
+
+
+class RowStream(Protocol):
+    """A tile's last row, published column by column as its launch computes it, for the
+    launch of the tile below (what :meth:`SlabStreaming.row_stream` returns)."""
+
+    def give_up(self) -> None:
+        """Let whatever waits on this stream go on (its writer failed; what the reader
+        then computes is meaningless)."""
+        ...
+
+
+class SlabStreaming(Protocol):
+    """A long pair's tile column in slabs of rows, one launch each, that stream into each
+    other on several devices of this host."""
+
+    def row_stream(self, w: int) -> RowStream:
+        """An empty stream of a ``w``-column row. Allocate every stream before launching
+        anything that waits on one."""
+        ...
+
+    def tile_scores(self, q: np.ndarray, t: np.ndarray, sub: np.ndarray, gap_open: int,
+                    gap_extend: int, local: bool, strip: int, top: Boundary, left: Boundary,
+                    *, stream_in: RowStream | None, stream_out: RowStream | None
+                    ) -> tuple[np.ndarray, np.ndarray, TileBest]:
+        """:meth:`Backend.tile_scores` in one launch whose row above comes from
+        ``stream_in`` as another launch computes it (of ``top`` only the corner is read),
+        and whose last row goes to ``stream_out`` as it is computed."""
+        ...
+
+    def on_device(self, device: int) -> AbstractContextManager[object]:
+        """A context in which this thread's launches run on device ``device``."""
+        ...
+
+
+class TileCodes(Protocol):
+    """A tile's direction codes and the walk back through them (phase 3 of a long pair:
+    the traceback of the segments its path crosses)."""
+
+    def tile_codes(self, q: np.ndarray, t: np.ndarray, sub: np.ndarray, gap_open: int,
+                   gap_extend: int, local: bool, strip: int, top: Boundary, left: Boundary
+                   ) -> np.ndarray:
+        """The tile's direction codes from its input boundary, ``(h, ceil(w / 2))`` uint8
+        (two 4-bit codes a byte)."""
+        ...
+
+    def walk_tile(self, dirs: np.ndarray, exit_i: int, exit_j: int, state: int
+                  ) -> tuple[np.ndarray, int, int, int]:
+        """Walk a tile's codes back from tile cell ``(exit_i, exit_j)`` in ``state``: the
+        ops (0 diagonal, 1 ``I``, 2 ``D``) from where the walk stopped to the exit, and
+        ``(i, j, state)`` where it stopped (on row or column 0, in that state, or inside
+        the tile where a local alignment starts)."""
+        ...
+
+    def on_every_core(self, function: Callable[[Item], Result], items: Iterable[Item]
+                      ) -> list[Result]:
+        """``[function(item) for item in items]``, in a thread a core (the kernels release
+        the GIL)."""
+        ...
+
+
+class Backend(Protocol):
+    """The kernels of one device: pure compute on arrays (sequences as residues and
+    ``(n + 1,)`` int64 offsets)."""
+
+    @property
+    def name(self) -> Literal["cpu", "gpu"]:
+        """Where the kernels run."""
+        ...
+
+    @property
+    def band_worth(self) -> float:
+        """The band pass (:meth:`band_scores`) replaces the full score pass where its
+        cells are at most this share of the full pass's."""
+        ...
+
+    @property
+    def split_boxes(self) -> bool:
+        """Whether a score pass over scattered pairs gains from covering them with
+        boxes that hug them (its cost is its cells), rather than one bounding box (its
+        cost is a launch per query)."""
+        ...
+
+    @property
+    def resident(self) -> ResidentTargets | None:
+        """Targets resident in device memory; ``None`` where every call uploads."""
+        ...
+
+    @property
+    def slabs(self) -> SlabStreaming | None:
+        """Tile rows streaming into each other on several devices; ``None`` without."""
+        ...
+
+    @property
+    def codes(self) -> TileCodes | None:
+        """Tiles with direction codes; ``None`` where the CPU backend's trace."""
+        ...
+
+    def score_many(self, q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray,
+                   t_off: np.ndarray, matrix: np.ndarray, gap_open: int, gap_extend: int,
+                   mode: str) -> np.ndarray:
+        """Optimal scores of every query against every target, ``(nq, nt)`` int32."""
+        ...
+
+    def align_batch(self, q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray,
+                    t_off: np.ndarray, matrix: np.ndarray, gap_open: int, gap_extend: int,
+                    mode: str, pairs: tuple[np.ndarray, np.ndarray] | None = None
+                    ) -> Alignments:
+        """One optimal alignment of query k against target k, for every k; with
+        ``pairs`` (two index arrays), of query ``pairs[0][k]`` against target
+        ``pairs[1][k]``, the sets passed whole.
+
+        Returns scores ``(N,)``, coordinates ``(N, 4)`` (query start and end, target
+        start and end; 0-based, end exclusive) and the extended CIGARs as one uint8 text
+        buffer with ``(N + 1,)`` offsets.
+        """
+        ...
+
+    def band_scores(self, q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray,
+                    t_off: np.ndarray, lo: np.ndarray, hi: np.ndarray, matrix: np.ndarray,
+                    gap_open: int, gap_extend: int) -> np.ndarray:
+        """Global scores of every query against every target over the paths within each
+        pair's band of diagonals ``lo .. hi`` (``(nq, nt)`` arrays; ``i - j`` is the
+        diagonal of cell (i, j)), ``(nq, nt)`` int32, ``SKIPPED`` where the band holds
+        no path: the first pass of all against all (``swath.identity.band_limits``)."""
+        ...
+
+    def cigar_counts(self, cigars: tuple[np.ndarray, np.ndarray]) -> dict[str, np.ndarray]:
+        """The matches, mismatches, columns, gap openings and terminal gap columns of
+        each CIGAR of a text buffer and its offsets, as
+        :func:`swath.identity.cigar_counts` counts them: what identities are computed
+        from."""
+        ...
+
+    def score_ends(self, q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray,
+                   t_off: np.ndarray, matrix: np.ndarray, gap_open: int, gap_extend: int,
+                   mode: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The score and end cell of query k against target k, ``(scores, query_end,
+        target_end)`` (ends exclusive), without traceback: what ranks and re-aligns
+        hits."""
+        ...
+
+    def tile_forward(self, q: np.ndarray, t: np.ndarray, sub: np.ndarray, gap_open: int,
+                     gap_extend: int, local: bool, corner: tuple[int, int], n: int,
+                     strip: int, top: Boundary, left: Boundary
+                     ) -> tuple[np.ndarray, np.ndarray, Best]:
+        """Phase 1 of a long pair on one tile, ``corner`` ``(i0, j0)`` in a matrix of
+        ``n`` columns, from its input boundary ``top`` (H and F, ``w + 1`` each, index 0
+        the corner) and ``left`` (H and E, ``h`` each): its last row ``(4, w)`` and last
+        column ``(4, h)`` int64 (H, F or E, the origin of H, the origin of F or E; origins
+        matrix-wide) and, in local mode, its first best cell ``(score, i, j, origin)``
+        in row-major order (``i = -1`` when no cell scores above 0)."""
+        ...
+
+    def tile_scores(self, q: np.ndarray, t: np.ndarray, sub: np.ndarray, gap_open: int,
+                    gap_extend: int, local: bool, strip: int, top: Boundary, left: Boundary
+                    ) -> tuple[np.ndarray, np.ndarray, TileBest]:
+        """The same tile, scores only: its last row ``(2, w)`` and column ``(2, h)`` and,
+        in local mode, the tile-local ``(score, i, j)`` of its first best cell
+        (``(0, -1, -1)`` when none scores above 0, and in global modes)."""
+        ...
+
+    def tile_batch(self, tiles: Sequence[BatchTile], sub: np.ndarray, gap_open: int,
+                   gap_extend: int) -> list[np.ndarray]:
+        """The last rows (H and F, ``(2, w)``) of many independent global-mode tiles
+        ``(q, t, top, left)``, scores only, run side by side (the halves of a level of
+        a long pair's path splits)."""
+        ...
+
+
+def missing(backend: object) -> list[str]:
+    """The members of :class:`Backend` that ``backend`` lacks (none: it is one)."""
+    members = [name for name in vars(Backend) if not name.startswith("_")]
+    return [name for name in members if not hasattr(backend, name)]

@@ -1,0 +1,270 @@
+"""What an all-pairs job returns: the kept pairs as a table, scores, clusters, counters,
+and how they print.
+
+The printers (:data:`PRINTERS`) are what ``swath inspect`` and ``swath allpairs
+--format`` print. The kept pairs print in vsearch's ``--blast6out`` columns (its
+``--allpairs_global`` output), then the raw score and the CIGAR: query and target
+labels, identity in percent (one decimal, by the store's identity definition),
+alignment length, mismatches and gap opens of the alignment without its terminal gaps
+(vsearch's "internal" alignment), 1-based inclusive coordinates, e-value -1 and bit
+score 0 (vsearch computes no statistics for global alignments). Each printer yields the
+output in pieces that end with a newline.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from swath.alignment import cigar_runs
+from swath.errors import InvalidParameter
+
+if TYPE_CHECKING:       # the store module (and Zarr) loads when a result is read
+    from swath.storage.allpairs import AllPairsStore
+
+TABLE_COLUMNS = ("query_index", "target_index", "query_id", "target_id", "identity", "length",
+                 "mismatches", "gap_opens", "query_start", "query_end", "target_start",
+                 "target_end", "score", "cigar")
+
+# vsearch's --blast6out columns, then the raw score and the CIGAR
+BLAST6_COLUMNS = ("qseqid", "sseqid", "pident", "length", "mismatch", "gapopen", "qstart",
+                  "qend", "sstart", "send", "evalue", "bitscore", "score", "cigar")
+
+
+class AllPairsResult:
+    """The result of a finished all-pairs job, read from its store.
+
+    Pairs are unordered; the query of a pair is its shorter sequence (of two as long,
+    the one given first). Indices are positions in the input, coordinates 0-based and
+    end exclusive.
+
+    Examples
+    --------
+    >>> import swath
+    >>> res = swath.allpairs(["ACGTACGT", "ACGTACGA", "TTTT"], scoring=swath.Scoring.dna(),
+    ...                      min_identity=0.8, device="cpu", clusters=True)
+    >>> len(res), res.to_table()[0][:5], res.clusters().tolist()
+    (1, (0, 1, 'sequences[0]', 'sequences[1]', 0.875), [0, 0, 1])
+    """
+
+    def __init__(self, store: str) -> None:
+        from swath.storage.allpairs import AllPairsStore
+
+        self.store: AllPairsStore = AllPairsStore.open(store)
+        self.path = store
+        self._order = self.store.order()
+
+    def __len__(self) -> int:
+        return int(self.filtered["kept"])
+
+    def __repr__(self) -> str:
+        return (f"AllPairsResult({self.store.sequences} sequences, {len(self)} pairs kept, "
+                f"store={self.path!r})")
+
+    @property
+    def filtered(self) -> dict[str, int]:
+        """The tiles' counters summed: pairs, length_filtered (ruled out by their lengths),
+        score_filtered (by their score), traced, kept."""
+        from swath.storage.allpairs import COUNTERS
+
+        return dict(zip(COUNTERS, self.store.counters().sum(axis=0).tolist(), strict=True))
+
+    def to_table(self) -> list[tuple[object, ...]]:
+        """The kept pairs as rows of ``TABLE_COLUMNS``, by query index, then target index:
+        input indices and names, identity (0 to 1, by the job's definition), alignment
+        length, mismatches, gap opens, coordinates (0-based, end exclusive), raw score and
+        extended CIGAR."""
+        kept = self.store.kept_pairs()
+        names = self.store.names()
+        query, target = self._order[kept["i"]], self._order[kept["j"]]
+        rows = [(int(query[k]), int(target[k]), str(names[kept["i"][k]]),
+                 str(names[kept["j"][k]]), float(kept["identity"][k]), int(kept["length"][k]),
+                 int(kept["mismatches"][k]), int(kept["gap_opens"][k]),
+                 int(kept["query_start"][k]), int(kept["query_end"][k]),
+                 int(kept["target_start"][k]), int(kept["target_end"][k]),
+                 int(kept["score"][k]), str(kept["cigar"][k]))
+                for k in range(len(query))]
+        return sorted(rows, key=lambda row: (row[0], row[1]))
+
+    def scores(self) -> np.ndarray:
+        """The dense ``(n, n)`` int32 score matrix in input order (row the query); the
+        diagonal holds ``storage.allpairs.NO_SCORE``.
+
+        Raises
+        ------
+        StoreIncomplete
+            The job kept no score matrix (``scores=False``).
+        """
+        stored = self.store.scores()
+        out = np.empty_like(stored)
+        out[np.ix_(self._order, self._order)] = stored
+        return out
+
+    def clusters(self) -> np.ndarray:
+        """The single-linkage cluster of every sequence, in input order (int64; clusters
+        numbered by their first sequence).
+
+        Raises
+        ------
+        StoreIncomplete
+            The job computed no clusters (``clusters=False``).
+        """
+        out = np.empty(self.store.sequences, dtype=np.int64)
+        out[self._order] = self.store.clusters()
+        return out
+
+    def cluster_count(self) -> int | None:
+        """How many clusters the store holds, or None for a job without clusters."""
+        if not self.store.has_clusters:
+            return None
+        return len(np.unique(self.clusters()))
+
+    def lines(self, format: str = "tsv") -> Iterator[str]:
+        """The kept pairs as ``swath inspect`` prints them, in pieces ending with a newline.
+
+        Parameters
+        ----------
+        format : {"tsv", "json", "text"}
+            tsv: vsearch's --blast6out columns (``BLAST6_COLUMNS``), the score, the
+            CIGAR; json: those and the input indices and identity fraction, one object
+            per pair and line; text: a summary and the pairwise views.
+
+        Raises
+        ------
+        InvalidParameter
+            ``format`` is none of these.
+        """
+        if format not in PRINTERS:
+            raise InvalidParameter(f"format must be one of {', '.join(PRINTERS)}, got "
+                                   f"{format!r}")
+        return PRINTERS[format](self)
+
+
+def internal_columns(cigar: str) -> tuple[int, int]:
+    """Alignment length and gap opens without the terminal gaps, as vsearch counts them
+    (its "internal" alignment: a leading and a trailing run of I or D left out).
+
+    Examples
+    --------
+    >>> internal_columns("3D10=1X2I5=4I")
+    (18, 1)
+    >>> internal_columns("5I")
+    (0, 0)
+    """
+    runs = cigar_runs(cigar)
+    length = sum(n for n, _ in runs)
+    opens = sum(1 for _, op in runs if op in "ID")
+    ends = [runs[0]] if len(runs) == 1 else [runs[0], runs[-1]] if runs else []
+    for n, op in ends:
+        if op in "ID":
+            length -= n
+            opens -= 1
+    return length, opens
+
+
+def _fields(row: tuple[object, ...]) -> dict[str, Any]:
+    """A row of ``AllPairsResult.to_table()`` by column name."""
+    return dict(zip(TABLE_COLUMNS, row, strict=True))
+
+
+def blast6_row(row: tuple[object, ...]) -> tuple[object, ...]:
+    """One row of ``AllPairsResult.to_table()`` in :data:`BLAST6_COLUMNS`: vsearch's
+    ``--blast6out`` values (identity in percent, length and gap opens without terminal
+    gaps, 1-based inclusive coordinates, e-value -1, bit score 0), then the raw score and
+    the CIGAR."""
+    r = _fields(row)
+    length, opens = internal_columns(r["cigar"])
+    return (r["query_id"], r["target_id"], 100.0 * r["identity"], length, r["mismatches"],
+            opens, r["query_start"] + 1, r["query_end"], r["target_start"] + 1,
+            r["target_end"], -1, 0, r["score"], r["cigar"])
+
+
+def _tsv_cell(column: str, value: object) -> str:
+    """A cell as vsearch prints it: identity with one decimal (``%.1f``)."""
+    return f"{value:.1f}" if column == "pident" else str(value)
+
+
+def tsv_lines(result: AllPairsResult) -> Iterator[str]:
+    """vsearch's --blast6out rows, then the score and the CIGAR, tab-separated."""
+    for row in result.to_table():
+        yield "\t".join(_tsv_cell(c, v) for c, v in zip(BLAST6_COLUMNS, blast6_row(row),
+                                                         strict=True)) + "\n"
+
+
+def json_lines(result: AllPairsResult) -> Iterator[str]:
+    """The tsv fields and the input indices and identity fraction, one object a line."""
+    for row in result.to_table():
+        r = _fields(row)
+        record = dict(zip(BLAST6_COLUMNS, blast6_row(row), strict=True))
+        record.update(query_index=r["query_index"], target_index=r["target_index"],
+                      identity=r["identity"])
+        yield json.dumps(record) + "\n"
+
+
+def summary_lines(result: AllPairsResult) -> list[str]:
+    """The text view's head: the sequences, tiles, pairs, each filter's count, kept and
+    clusters."""
+    inputs = result.store.attrs["inputs"]
+    counts = result.filtered
+    n = result.store.sequences
+    lines = [f"# {result.path}: all pairs of {n:,} sequences"]
+    lines.append(f"# Mode:         {inputs['mode']}")
+    lines.append(f"# Threshold:    identity >= {inputs['min_identity']} "
+                 f"({_iddef_name(inputs['iddef'])})")
+    lines.append(f"# Tiles:        {result.store.tiles:,} (blocks of {result.store.block:,} "
+                 "sequences)")
+    lines += [
+        f"# Pairs:        {int(counts['pairs']):,}",
+        f"# By length:    {int(counts['length_filtered']):,} ruled out before any DP",
+        f"# By score:     {int(counts['score_filtered']):,} ruled out by the score bound",
+        f"# Aligned:      {int(counts['traced']):,}",
+        f"# Kept:         {int(counts['kept']):,}",
+    ]
+    groups = result.cluster_count()
+    if groups is not None:
+        lines.append(f"# Clusters:     {groups:,}")
+    return lines
+
+
+def _iddef_name(iddef: object) -> str:
+    return "pident" if str(iddef) == "pident" else f"vsearch --iddef {iddef}"
+
+
+def text_lines(result: AllPairsResult) -> Iterator[str]:
+    """A summary, then the pairwise view of every kept pair."""
+    from swath.alignment import Alignment
+    from swath.scoring import Scoring
+    from swath.views import format_text
+
+    yield "\n".join(summary_lines(result)) + "\n"
+    inputs = result.store.attrs["inputs"]
+    scoring = Scoring.from_dict(inputs["scoring"])
+    sequences = _input_sequences(result)
+    rows = result.to_table()
+    how = _iddef_name(inputs["iddef"])
+    for k, row in enumerate(rows):
+        r = _fields(row)
+        alignment = Alignment(r["score"], r["query_start"], r["query_end"], r["target_start"],
+                              r["target_end"], r["cigar"], inputs["mode"])
+        yield "\n"
+        yield f"# pair {k + 1} of {len(rows)}: identity {100 * r['identity']:.1f}% ({how})\n"
+        yield format_text(alignment, sequences[r["query_index"]], sequences[r["target_index"]],
+                          scoring, query_name=r["query_id"], target_name=r["target_id"])
+
+
+def _input_sequences(result: AllPairsResult) -> list[np.ndarray]:
+    """The stored sequences (codes) in input order; the store keeps them sorted by length."""
+    store = result.store
+    residues = np.asarray(store.array("residues")[:], dtype=np.uint8)
+    offsets = np.asarray(store.array("offsets")[:], dtype=np.int64)
+    by_input: list[np.ndarray] = [np.empty(0, np.uint8)] * store.sequences
+    for s, i in enumerate(store.order().tolist()):
+        by_input[i] = residues[offsets[s]:offsets[s + 1]]
+    return by_input
+
+
+PRINTERS: dict[str, Callable[[AllPairsResult], Iterator[str]]] = {
+    "tsv": tsv_lines, "json": json_lines, "text": text_lines}

@@ -1,0 +1,128 @@
+"""The workload registry (``swath.workloads``) and the public functions that look a store
+up in it: ``swath.open``, ``swath.resume``, ``swath.report``; and the printers of
+``swath.results``."""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+import json
+import subprocess
+import sys
+
+import pytest
+
+import swath
+from swath.engine import allpairs as engine
+from swath.results.allpairs import AllPairsResult
+from swath.results.longpair import PairScore
+from swath.sequences import sequence_set
+from swath.storage.allpairs import AllPairsStore
+from swath.workloads import lookup, named, registered
+from tests.helpers import DNA
+
+SEQUENCES = ["ACGTACGTACGTAAGG", "ACGTACGTACGTAAGC", "ACGTTCGTACGTAAGG", "TTTTGGGGCCCCAAAA",
+             "ACGTACGTACCTAAGG", "GGGGCCCCAAAATTTT"]
+
+
+def allpairs(path: str) -> AllPairsResult:
+    return swath.allpairs(SEQUENCES, DNA, min_identity=0.8, device="cpu", block=2,
+                          clusters=True, store=path)
+
+
+def test_every_workload_declares_one_layout_and_its_formats():
+    layouts = [w.store().LAYOUT for w in registered()]
+    assert [w.name for w in registered()] == ["search", "longpair", "allpairs"]
+    assert layouts == ["search", "alignment", "allpairs"]
+    for workload in registered():
+        assert workload.default_format in workload.formats
+        assert swath.FORMATS[workload.name] == workload.formats
+    assert named("longpair").plot is not None and named("search").plot is None
+    with pytest.raises(swath.InvalidParameter, match="job must be one of search, longpair, "
+                                                     "allpairs, got 'pairs'"):
+        named("pairs")
+
+
+def test_the_registry_and_the_command_line_load_no_store_engine_or_kernel():
+    code = ("import sys, swath.cli, swath.workloads; swath.workloads.registered(); "
+            "print(sorted(m for m in ('numba', 'cupy', 'zarr', 'dask', 'swath.storage', "
+            "'swath.engine.search') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_a_database_or_nothing_is_no_result_store(tmp_path):
+    fasta = tmp_path / "db.fasta"
+    fasta.write_text(">a\nACGT\n")
+    swath.makedb(fasta, str(tmp_path / "db.swdb"), DNA)
+    for call in (swath.open, swath.resume, swath.report, lookup):
+        with pytest.raises(swath.InvalidParameter, match=r"db\.swdb is a 'database' store "
+                           r"version \d+, not a result store \(search, alignment, allpairs\)"):
+            call(str(tmp_path / "db.swdb"))
+        with pytest.raises(swath.StoreNotFound):
+            call(str(tmp_path / "nothing.zarr"))
+
+
+def test_open_report_and_resume_of_a_finished_store(tmp_path):
+    path = str(tmp_path / "p.zarr")
+    ran = allpairs(path)
+    opened = swath.open(path)
+    assert isinstance(opened, AllPairsResult) and opened.to_table() == ran.to_table()
+    assert "".join(swath.report(path)) == "".join(ran.lines("tsv"))
+    assert [json.loads(line)["qseqid"] for line in swath.report(path, "json")] == [
+        row[2] for row in ran.to_table()]
+    calls: list[tuple] = []
+    again = swath.resume(path, device="cpu", progress=lambda *a: calls.append(a))
+    assert calls == [] and again.to_table() == ran.to_table()     # nothing ran
+    with pytest.raises(swath.InvalidParameter, match=r"--plot draws the path of a long pair's "
+                       r"alignment store .* is an allpairs store .*kept pairs' alignments"):
+        swath.report(path, plot=str(tmp_path / "p.png"))
+    with pytest.raises(swath.InvalidParameter, match="format must be one of tsv, json, text"):
+        swath.report(path, "sam")
+
+
+def test_resume_finishes_an_interrupted_store_as_an_uninterrupted_run(tmp_path):
+    whole = allpairs(str(tmp_path / "whole.zarr"))
+    path = str(tmp_path / "x.zarr")
+    seqs = sequence_set(SEQUENCES, DNA.alphabet, names=[f"sequences[{i}]" for i in
+                                                        range(len(SEQUENCES))])
+    job = engine.prepare(path, seqs, DNA, mode="global", min_identity=0.8, iddef="pident",
+                         block=2, scores=False, clusters=True, device="cpu")
+    engine.run_tile(job, 0)
+    with pytest.raises(swath.StoreIncomplete, match=r"not finished .* `swath resume "):
+        swath.open(path)
+    with pytest.raises(swath.StoreIncomplete, match="not finished"):
+        swath.report(path)
+    calls: list[tuple] = []
+    resumed = swath.resume(path, device="cpu", progress=lambda *a: calls.append(a))
+    tiles = AllPairsStore.open(path).tiles
+    assert calls[0] == ("allpairs", 1, tiles, calls[0][3]) and calls[-1][:3] == (
+        "allpairs", tiles, tiles)
+    assert resumed.to_table() == whole.to_table()
+    assert resumed.clusters().tolist() == whole.clusters().tolist()
+    assert list(swath.report(path, "tsv")) == list(whole.lines("tsv"))
+
+
+def test_a_scores_only_store_opens_as_its_pair_score(tmp_path):
+    path = str(tmp_path / "s.zarr")
+    a, b = "ACGTTGCAACGTTGCA", "TTACGTTGCATTACGTAGCA"
+    scored = swath.score(a, b, scoring=DNA, mode="local", device="cpu", store=path,
+                         names=("a", "b"))
+    aligned = swath.align(a, b, scoring=DNA, mode="local", device="cpu")
+    assert isinstance(scored, PairScore)
+    assert (scored.score, scored.query_end, scored.target_end) == (
+        aligned.score, aligned.query_end, aligned.target_end)
+    assert swath.open(path) == scored == swath.resume(path, device="cpu")
+    record = json.loads("".join(swath.report(path)))              # json: the default
+    assert record == {"query_id": "a", "target_id": "b", "score": scored.score,
+                      "query_end": scored.query_end, "target_end": scored.target_end}
+    with pytest.raises(swath.InvalidParameter, match="holds a score only"):
+        swath.report(path, plot=str(tmp_path / "p.png"))
+
+
+@pytest.mark.parametrize("module", ["swath.results.search", "swath.results.allpairs",
+                                    "swath.results.longpair", "swath.cli.allpairs"])
+def test_docstring_examples_run(module):
+    result = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)
+    assert result.failed == 0
