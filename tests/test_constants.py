@@ -187,3 +187,25 @@ def test_every_source_compiles_with_every_constant(cuda_module: tuple) -> None:
     defined = dict(re.fullmatch(r"-D(\w+)=(.+)", o).groups() for o in options
                    if o.startswith("-D"))
     assert {name: int(value.strip("()")) for name, value in defined.items()} == SHARED
+
+
+def test_a_changed_header_changes_the_source_cupy_keys_on(cuda_module: tuple,
+                                                          monkeypatch: pytest.MonkeyPatch,
+                                                          tmp_path: Path) -> None:
+    """CuPy's kernel cache is keyed by the source text and options, not the headers a
+    source includes: the text each source compiles from carries the headers' digest, so
+    that a swath with changed headers does not load an older build's binaries."""
+    cuda, cupy = cuda_module
+    cuda._module("search.cu", ("search_scores<4, 16, Packed16, 0>",))
+    code = cupy.RawModule.call_args.kwargs["code"]
+    assert code.endswith((cuda.HERE / "search.cu").read_text())
+    assert code.splitlines()[1] == "#line 1"
+    for path in [*cuda.HERE.glob("*.cuh"), cuda.HERE / "search.cu"]:
+        (tmp_path / path.name).write_bytes(path.read_bytes())
+    monkeypatch.setattr(cuda, "HERE", tmp_path)
+    cuda.source_text.cache_clear()
+    assert cuda.source_text("search.cu") == code
+    with open(tmp_path / "cells.cuh", "a") as header:
+        header.write("// changed\n")
+    cuda.source_text.cache_clear()
+    assert cuda.source_text("search.cu") != code

@@ -2,7 +2,9 @@
 
 Every source compiles with the constants of :mod:`swath.constants` as macros
 (``OPTIONS``). CuPy keeps the compiled binaries in its on-disk kernel cache, keyed by
-the source and the options, so a second process starts without compiling. A source
+the source text and the options, so a second process starts without compiling; the
+headers a source includes are not part of CuPy's key, so each source's text leads with
+a digest of them (:func:`source_text`): a swath whose headers changed compiles anew. A source
 that does not compile raises :class:`~swath.errors.KernelCompileError`, one line naming
 it.
 """
@@ -10,6 +12,7 @@ it.
 from __future__ import annotations
 
 import functools
+import hashlib
 import re
 import threading
 from pathlib import Path
@@ -96,9 +99,18 @@ _LOCKS = {source: threading.Lock() for source in _NAMES}
 
 
 @functools.cache
+def source_text(source: str) -> str:
+    """``source``'s text behind a comment naming the digest of every header beside it
+    (and a ``#line`` directive, so that NVRTC's line numbers stay the file's)."""
+    headers = hashlib.sha256()
+    for header in sorted(HERE.glob("*.cuh")):
+        headers.update(header.name.encode() + b"\0" + header.read_bytes())
+    return f"// headers {headers.hexdigest()}\n#line 1\n{(HERE / source).read_text()}"
+
+
+@functools.cache
 def _module(source: str, names: tuple[str, ...]) -> cupy.RawModule:
-    return cupy.RawModule(code=(HERE / source).read_text(), options=OPTIONS,
-                          name_expressions=names)
+    return cupy.RawModule(code=source_text(source), options=OPTIONS, name_expressions=names)
 
 
 def kernel(source: str, name: str) -> cupy.RawKernel:
