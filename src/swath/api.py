@@ -815,21 +815,11 @@ def verify(store: str) -> dict[str, int]:
     StoreNotFound
         No swath store is at ``store``.
     """
-    from swath.errors import StoreDamaged
-    from swath.storage.common import describe_damage, store_layout
+    from swath.storage.common import store_layout
     from swath.storage.database import LAYOUT, Database
     from swath.workloads import lookup
 
     layout, _ = store_layout(store)
     if layout == LAYOUT:
-        db = Database.open(store)
-        damage = {kind: found for kind, found in db.damaged().items() if found}
-        if damage:
-            raise StoreDamaged(f"{store}: damaged: {describe_damage(damage)}; rebuild it with "
-                               "swath makedb --overwrite")
-        return {"partition": db.partitions, "array": len(db.attrs.get("digests", {}))}
-    _, result = lookup(store)
-    result.check_sound()
-    counts = {kind: int(np.count_nonzero(result.marks(kind))) for kind, name in
-              result.MARKS.items() if name in result.group}
-    return counts | {"array": len(result.attrs.get("digests", {}))}
+        return Database.open(store).verify()
+    return lookup(store)[1].verify()
