@@ -124,12 +124,12 @@ def test_every_score_equals_parasail(mode, scoring, tmp_path):
     ("global", 0.9, "pident"), ("global", 0.75, 2), ("semiglobal", 0.85, "pident"),
     ("local", 0.9, "pident"), ("global", 0.8, 0), ("global", 0.8, 1), ("global", 0.8, 3),
     ("global", 0.8, 4), ("semiglobal", 0.7, 2)])
-@pytest.mark.parametrize("first_pass", ["full", "banded"])
+@pytest.mark.parametrize("first_phase", ["full", "banded"])
 def test_kept_pairs_are_exactly_those_that_reach_the_threshold(mode, min_identity, iddef,
-                                                               first_pass, tmp_path,
+                                                               first_phase, tmp_path,
                                                                monkeypatch):
-    """With the full first pass, and with the banded one wherever a band exists."""
-    monkeypatch.setattr("swath.kernels.cpu.band_worth", 0.0 if first_pass == "full" else 1.0)
+    """With the full first phase, and with the banded one wherever a band exists."""
+    monkeypatch.setattr("swath.kernels.cpu.band_worth", 0.0 if first_phase == "full" else 1.0)
     seqs = family_set(7, DNA, 30, 120)
     res = run(seqs, tmp_path, mode=mode, min_identity=min_identity, iddef=iddef)
     want = brute_force(seqs, DNA, mode, min_identity, iddef)
@@ -295,7 +295,7 @@ def test_faster_workers_take_more_tiles(tmp_path):
 @pytest.mark.gpu
 @pytest.mark.parametrize("mode", MODES)
 def test_gpu_equals_cpu(mode, tmp_path):
-    """The GPU's score pass and traceback give the CPU's store: the same kept pairs (their
+    """The GPU's score phase and traceback give the CPU's store: the same kept pairs (their
     alignments too), the same score matrix and clusters."""
     seqs = family_set(11, DNA, 40, 300)
     options = {"mode": mode, "min_identity": 0.8, "scores": True, "clusters": True,

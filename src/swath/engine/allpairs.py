@@ -12,9 +12,9 @@ Each tile of the upper triangle of the block matrix not yet done is one task,
                               in (``band_scores``; a lower bound of its optimal score),
                               or, where no band exists (``--iddef 2, 3``, local and
                               semiglobal modes), costs more than the full DP or the score
-                              matrix is kept, the full score pass (``score_many``) over
+                              matrix is kept, the full score phase (``score_many``) over
                               boxes that cover the pairs needed; the score filter (pairs
-                              whose first-pass score is below the least score of an
+                              whose first-phase score is below the least score of an
                               alignment of their lengths at ``min_identity``); the
                               traceback (``align_batch``) of the candidates left; identity
                               by the job's definition; the tile's writes and done mark
@@ -26,7 +26,7 @@ union-find over the tiles' kept pairs) if asked, then ``finalize``.
 
 The query of a pair is its shorter sequence (the lower sorted index). In semiglobal
 mode, or with an asymmetric matrix, a kept score matrix holds both directions: its
-transposed chunk is a second score pass with the roles swapped.
+transposed chunk is a second score phase with the roles swapped.
 """
 
 from __future__ import annotations
@@ -89,7 +89,7 @@ def boxes(need: np.ndarray, r0: int = 0, c0: int = 0, split: bool = True
     ``need``, each scored whole: the bounding box of the cells, split in halves along its
     longer side while less than ``DENSE_BOX`` of it is needed and it is larger than
     ``SMALL_BOX`` (an upper triangle costs about half its square); without ``split``, the
-    bounding box alone (a backend whose score pass costs a launch per query row of a box,
+    bounding box alone (a backend whose score phase costs a launch per query row of a box,
     and its cells little: ``Backend.split_boxes``).
 
     Examples
@@ -113,7 +113,7 @@ def boxes(need: np.ndarray, r0: int = 0, c0: int = 0, split: bool = True
         boxes(box[:, half:], r0 + top, c0 + left + half)
 
 
-def score_pass(job: AllPairsJob, queries: tuple[np.ndarray, np.ndarray],
+def score_phase(job: AllPairsJob, queries: tuple[np.ndarray, np.ndarray],
                targets: tuple[np.ndarray, np.ndarray], need: np.ndarray) -> np.ndarray:
     """Scores of the ``need`` pairs of queries x targets (``NO_SCORE`` elsewhere, and in
     some cells of the boxes around them: callers read only ``need``)."""
@@ -157,18 +157,18 @@ class Lengths:
         return counts
 
 
-def first_pass(job: AllPairsJob, rows: tuple[np.ndarray, np.ndarray],
+def first_phase(job: AllPairsJob, rows: tuple[np.ndarray, np.ndarray],
                cols: tuple[np.ndarray, np.ndarray], pairs: np.ndarray, by_length: np.ndarray,
                lengths: Lengths, kept: np.ndarray) -> tuple[np.ndarray, bool]:
     """The tile's scores for the score filter, and whether they are the optimal ones:
     the banded scores (lower bounds) of the pairs the length filter keeps where a band
-    exists (``swath.identity.band_limits``), costs less than the full pass on this
+    exists (``swath.identity.band_limits``), costs less than the full score phase on this
     backend (``Backend.band_worth``) and no score matrix is kept; else the optimal scores of
     ``pairs`` (score matrix) or of the pairs the length filter keeps. ``kept``: how many
     pairs of each distinct pair of lengths the length filter keeps (the costs are summed
     over those, not over every pair)."""
     if job.scores:
-        return score_pass(job, rows, cols, pairs), True
+        return score_phase(job, rows, cols, pairs), True
     band = band_limits(*lengths.distinct, job.min_identity, job.iddef, job.mode)
     if band is not None:
         m, n = lengths.distinct
@@ -182,7 +182,7 @@ def first_pass(job: AllPairsJob, rows: tuple[np.ndarray, np.ndarray],
             sc = job.scoring
             return backend.band_scores(*rows, *cols, lo, hi, sc.matrix, sc.gap_open,
                                        sc.gap_extend), False
-    return score_pass(job, rows, cols, by_length), True
+    return score_phase(job, rows, cols, by_length), True
 
 
 def trace(job: AllPairsJob, queries: tuple[np.ndarray, np.ndarray],
@@ -190,7 +190,7 @@ def trace(job: AllPairsJob, queries: tuple[np.ndarray, np.ndarray],
           scores: np.ndarray, optimal: bool) -> dict[str, np.ndarray]:
     """Align query ``rows[k]`` with target ``cols[k]`` for every k; the fields
     (``KEPT_FIELDS``; ``i``, ``j`` the tile's own indices) of the alignments whose identity
-    reaches the job's threshold. ``scores`` are the first pass's: the optimal scores, or
+    reaches the job's threshold. ``scores`` are the first phase's: the optimal scores, or
     lower bounds of them."""
     q_lens, t_lens = np.diff(queries[1]), np.diff(targets[1])
     sc = job.scoring
@@ -199,7 +199,7 @@ def trace(job: AllPairsJob, queries: tuple[np.ndarray, np.ndarray],
         *queries, *targets, sc.matrix, sc.gap_open, sc.gap_extend, job.mode,
         pairs=(rows, cols))
     if np.any(got < scores) or (optimal and not np.array_equal(got, scores)):
-        raise RuntimeError("traceback scores disagree with the first pass")
+        raise RuntimeError("traceback scores disagree with the first phase")
     counts = backend.cigar_counts((text, text_at))
     value = identity_from_counts(counts["matches"], counts["mismatches"], counts["columns"],
                                  counts["gap_opens"], counts["terminal"], q_lens[rows],
@@ -240,7 +240,7 @@ def run_tile(job: AllPairsJob, t: int) -> tuple[int, int]:
     by_length = pairs & lengths.spread(can_pass)
     counts = lengths.pair_counts(bi == bj)
     length_kept = counts * can_pass
-    scores, optimal = first_pass(job, rows, cols, pairs, by_length, lengths, length_kept)
+    scores, optimal = first_phase(job, rows, cols, pairs, by_length, lengths, length_kept)
     # the bound over the codes the tile holds (DNA's N scores a mismatch against itself)
     present = np.flatnonzero(np.bincount(rows[0], minlength=256)
                              + np.bincount(cols[0], minlength=256))
@@ -268,7 +268,7 @@ def _score_chunks(job: AllPairsJob, bi: int, bj: int, rows: tuple[np.ndarray, np
                   ) -> list[np.ndarray]:
     """The tile's chunks of the score matrix: its own (row block the query) and the
     transposed one (column block the query): one chunk, both halves, on the diagonal."""
-    reverse = forward.T if _symmetric(job) else score_pass(job, cols, rows, pairs.T)
+    reverse = forward.T if _symmetric(job) else score_phase(job, cols, rows, pairs.T)
     if bi == bj:
         return [np.where(pairs, forward, reverse)]
     return [forward, reverse]

@@ -2,8 +2,8 @@
 
 :func:`length_can_pass` (from the lengths, before any DP), :func:`least_score` (the least
 score of any alignment that reaches the threshold, to compare with the optimal score after
-the score pass) and :func:`band_limits` (the diagonals every global alignment that reaches
-the threshold stays in, so that a banded score pass can stand in for the full one). None
+the score phase) and :func:`band_limits` (the diagonals every global alignment that reaches
+the threshold stays in, so that a banded score phase can stand in for the full one). None
 ever removes a pair that has an alignment reaching the threshold. All depend on the
 lengths only.
 

@@ -143,13 +143,13 @@ class Backend(Protocol):
 
     @property
     def band_worth(self) -> float:
-        """The band pass (:meth:`band_scores`) replaces the full score pass where its
-        cells are at most this share of the full pass's."""
+        """The banded phase (:meth:`band_scores`) replaces the full score phase where its
+        cells are at most this share of the full score phase's."""
         ...
 
     @property
     def split_boxes(self) -> bool:
-        """Whether a score pass over scattered pairs gains from covering them with
+        """Whether a score phase over scattered pairs gains from covering them with
         boxes that hug them (its cost is its cells), rather than one bounding box (its
         cost is a launch per query)."""
         ...
@@ -195,7 +195,7 @@ class Backend(Protocol):
         """Global scores of every query against every target over the paths within each
         pair's band of diagonals ``lo .. hi`` (``(nq, nt)`` arrays; ``i - j`` is the
         diagonal of cell (i, j)), ``(nq, nt)`` int32, ``SKIPPED`` where the band holds
-        no path: the first pass of all against all (``swath.identity.band_limits``)."""
+        no path: the first phase of all against all (``swath.identity.band_limits``)."""
         ...
 
     def cigar_counts(self, cigars: tuple[np.ndarray, np.ndarray]) -> dict[str, np.ndarray]:

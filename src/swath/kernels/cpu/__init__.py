@@ -16,9 +16,9 @@ __all__ = ["align_batch", "band_scores", "band_worth", "cigar_counts", "codes", 
            "tile_forward", "tile_scores"]
 
 name: Final = "cpu"
-# the band is a scalar loop, the full pass 16-bit lanes: the band must skip most cells
+# the band is a scalar loop, the full score phase 16-bit lanes: the band must skip most cells
 band_worth = 1 / 16
-split_boxes = True      # the score pass costs its cells
+split_boxes = True      # the score phase costs its cells
 resident = None
 slabs = None
 codes: TileCodes = tiles

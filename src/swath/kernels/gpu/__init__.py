@@ -25,8 +25,8 @@ __all__ = ["align_batch", "band_scores", "band_worth", "cigar_counts", "codes", 
            "tile_forward", "tile_scores"]
 
 name: Final = "gpu"
-band_worth = 1.0        # the band pass is one launch a tile, the full pass one a query
-split_boxes = False     # the score pass costs a launch per query row of a box, its cells little
+band_worth = 1.0        # the banded phase is one launch a tile, the full score phase one a query
+split_boxes = False     # the score phase costs a launch per query row of a box, its cells little
 resident: ResidentTargets = _resident
 slabs: SlabStreaming = _slabs
 codes = None
