@@ -60,6 +60,14 @@ def warm_up() -> None:
         tile_batch([(q, q, top, left)], *costs, rows=rows)
 
 
+def on_workers(where, function) -> dict:
+    """``function()`` on every worker of ``where`` (``{worker: result}``): a cluster's
+    workers, or this process where one GPU runs the job in it."""
+    if hasattr(where, "client"):
+        return where.client.run(function)
+    return {"this process": function()}
+
+
 def pool_bytes() -> int:
     import cupy
 
@@ -91,8 +99,9 @@ def main() -> None:
     results = []
     for gpus in (int(g) for g in args.gpus.split(",")):
         with session(device="gpu", workers=gpus, tile_tasks=True) as (client, _):
-            client.wait_for_workers(gpus)
-            client.run(warm_up)
+            if hasattr(client, "client"):
+                client.client.wait_for_workers(gpus)
+            on_workers(client, warm_up)
             results.append(run_scores(client, gpus, a, b, f"{scratch}/l1-{gpus}.zarr",
                                       args.columns_per_gpu))
             if args.full and gpus == 1:
@@ -119,7 +128,7 @@ def run_scores(client, gpus: int, a, b, store: str, columns_per_gpu: int
                                      names=("K12", "EC590"), traceback=False)
     seconds = time.perf_counter() - start
     opened = AlignmentStore.open(store)
-    memory = client.run(pool_bytes)
+    memory = on_workers(client, pool_bytes)
     print(f"{gpus} GPU(s): {len(a)} x {len(b)} = {cells:.4e} cells, tiles "
           f"{opened.tile[0]} x {opened.tile[1]} ({opened.tiles[0]} x {opened.tiles[1]}): "
           f"{seconds:.2f} s, {cells / seconds / 1e12:.3f} TCUPS; score {result.score} "
