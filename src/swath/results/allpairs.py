@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from swath.alignment import cigar_runs
-from swath.errors import InvalidParameter
+from swath.results import printed
 
 if TYPE_CHECKING:       # the store module (and Zarr) loads when a result is read
     from swath.storage.allpairs import AllPairsStore
@@ -137,10 +137,7 @@ class AllPairsResult:
         InvalidParameter
             ``format`` is none of these.
         """
-        if format not in PRINTERS:
-            raise InvalidParameter(f"format must be one of {', '.join(PRINTERS)}, got "
-                                   f"{format!r}")
-        return PRINTERS[format](self)
+        return printed(PRINTERS, format, self)
 
 
 def internal_columns(cigar: str) -> tuple[int, int]:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from swath.alignment import Alignment
-from swath.errors import InvalidParameter
+from swath.results import printed
 
 if TYPE_CHECKING:       # the store module (and Zarr) loads when a result is read
     from swath.storage.results import SearchStore
@@ -101,10 +101,7 @@ class SearchResult:
         InvalidParameter
             ``format`` is none of these.
         """
-        if format not in PRINTERS:
-            raise InvalidParameter(f"format must be one of {', '.join(PRINTERS)}, got "
-                                   f"{format!r}")
-        return PRINTERS[format](self)
+        return printed(PRINTERS, format, self)
 
 
 _FLOAT_FORMATS = {"pident": "{:.3f}", "evalue": "{:.3g}", "bitscore": "{:.1f}"}

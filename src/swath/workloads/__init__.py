@@ -26,7 +26,8 @@ if TYPE_CHECKING:
     from swath.engine import Progress
     from swath.storage.common import LayoutStore, StorePath
 
-__all__ = ["Workload", "check_finished", "is_finished", "lookup", "named", "registered"]
+__all__ = ["Workload", "check_finished", "is_finished", "lookup", "named", "registered",
+           "result_lines"]
 
 
 @dataclass(frozen=True)
@@ -72,6 +73,11 @@ class Workload:
     items: str
     plot: Callable[[str, str], None] | None = None
     cuda_sources: tuple[str, ...] = ()
+
+
+def result_lines(result: Callable[[str], Any]) -> Callable[[str, str], Iterator[str]]:
+    """``lines`` for a workload whose result prints itself: ``result(path).lines(format)``."""
+    return lambda path, format: result(path).lines(format)
 
 
 @functools.cache

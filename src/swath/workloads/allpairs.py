@@ -4,11 +4,10 @@ vsearch's --blast6out columns (the default), JSON or a summary and pairwise text
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from swath.results.allpairs import PRINTERS, AllPairsResult
-from swath.workloads import Workload
+from swath.workloads import Workload, result_lines
 
 if TYPE_CHECKING:
     from swath.engine import Progress
@@ -32,10 +31,7 @@ def resume(path: str, device: str, client: Any, progress: Progress | None) -> No
         run(job, where, progress)
 
 
-def lines(path: str, format: str) -> Iterator[str]:
-    return AllPairsResult(path).lines(format)
-
-
 WORKLOAD = Workload(name="allpairs", store=store, result=AllPairsResult, resume=resume,
-                    formats=tuple(PRINTERS), default_format="tsv", lines=lines,
-                    items="kept pairs", cuda_sources=("traceback.cu",))
+                    formats=tuple(PRINTERS), default_format="tsv",
+                    lines=result_lines(AllPairsResult), items="kept pairs",
+                    cuda_sources=("traceback.cu",))

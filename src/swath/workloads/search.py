@@ -4,11 +4,10 @@ result a :class:`~swath.results.search.SearchResult`, printed as BLAST's tabular
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from swath.results.search import PRINTERS, SearchResult
-from swath.workloads import Workload
+from swath.workloads import Workload, result_lines
 
 if TYPE_CHECKING:
     from swath.engine import Progress
@@ -31,10 +30,7 @@ def resume(path: str, device: str, client: Any, progress: Progress | None) -> No
         run(job, where, progress)
 
 
-def lines(path: str, format: str) -> Iterator[str]:
-    return SearchResult(path).lines(format)
-
-
 WORKLOAD = Workload(name="search", store=store, result=SearchResult, resume=resume,
-                    formats=tuple(PRINTERS), default_format="tsv", lines=lines, items="hits",
+                    formats=tuple(PRINTERS), default_format="tsv",
+                    lines=result_lines(SearchResult), items="hits",
                     cuda_sources=("search.cu", "traceback.cu"))
