@@ -11,6 +11,7 @@ from swath.alignment import Alignment
 from swath.api import (
     FORMATS,
     align,
+    align_pairs,
     allpairs,
     format_alignment,
     makedb,
@@ -51,16 +52,18 @@ from swath.sequences import read_sequences
 if TYPE_CHECKING:
     from swath.results.allpairs import AllPairsResult
     from swath.results.longpair import PairScore
+    from swath.results.pairs import PairsResult
     from swath.results.search import SearchResult
 
 # result classes whose modules load their store modules (and Zarr) when a result is read:
 # named here, imported when first asked for, so that ``import swath`` stays light
 _RESULTS = {"AllPairsResult": "swath.results.allpairs", "PairScore": "swath.results.longpair",
-            "SearchResult": "swath.results.search"}
+            "PairsResult": "swath.results.pairs", "SearchResult": "swath.results.search"}
 
 
 def __getattr__(name: str) -> object:
-    """The result classes (``AllPairsResult``, ``PairScore``, ``SearchResult``), imported
+    """The result classes (``AllPairsResult``, ``PairScore``, ``PairsResult``,
+    ``SearchResult``), imported
     when first asked for."""
     if name in _RESULTS:
         import importlib
@@ -88,6 +91,7 @@ __all__ = [
     "KernelCompileError",
     "OutputExists",
     "PairScore",
+    "PairsResult",
     "Scoring",
     "SearchResult",
     "StoreDamaged",
@@ -98,6 +102,7 @@ __all__ = [
     "UnknownStatistics",
     "__version__",
     "align",
+    "align_pairs",
     "allpairs",
     "format_alignment",
     "makedb",

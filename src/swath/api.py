@@ -32,6 +32,7 @@ from swath.workloads import registered
 if TYPE_CHECKING:
     from swath.results.allpairs import AllPairsResult
     from swath.results.longpair import PairScore
+    from swath.results.pairs import PairsResult
     from swath.results.search import SearchResult
     from swath.storage.database import DatabaseInfo
 
@@ -479,6 +480,124 @@ def allpairs(sequences: SequencesLike, scoring: Scoring | None = None, *, mode: 
     with session(client, device=device) as (client, _):
         run(job, client, progress)
     return AllPairsResult(path)
+
+
+def align_pairs(queries: SequencesLike, targets: SequencesLike,
+                scoring: Scoring | None = None, mode: str = "local", device: str = "auto", *,
+                pairs: Any = None, store: str | None = None, client: Any = None,
+                chunk: int | None = None, wildcard: bool = False,
+                progress: Progress | None = None, overwrite: bool = False) -> PairsResult:
+    """Align many given pairs, one full alignment (with traceback) each.
+
+    Parameters
+    ----------
+    queries, targets : FASTA/FASTQ path (plain or gzip), list of sequences, or SequenceSet
+        The records. Files are taken into the store batch by batch: inputs larger than
+        memory are fine (pairs by name keep the records' names in memory while the
+        store is made).
+    scoring : Scoring, optional
+        Default: BLOSUM62, gap 11 + 1 per residue.
+    mode, device, wildcard
+        As in :func:`align`.
+    pairs : optional
+        Which query goes with which target: None pairs them by position (query i with
+        target i: equal counts), two integer arrays pair record ``pairs[0][k]`` with
+        record ``pairs[1][k]``, two lists of names pair records by name (names unique in
+        each input), and a path reads a pairs file (two name columns, query then target:
+        ``swath pairs --pairs``).
+    store : str, optional
+        Path or fsspec URL of the result store (Zarr); default: a temporary directory.
+        Running the same job into an existing store finishes what is missing.
+    client : distributed.Client or Cluster, optional
+        As in :func:`search`.
+    chunk : int, optional
+        Pairs per chunk, the unit of work and of resumption; default: 65,536, fewer for
+        long pairs (about 8.6e9 cells a chunk).
+    progress : callable, optional
+        ``progress("pairs", pairs done, pairs, cells)`` as chunks finish (the signature
+        of every job's progress: see :func:`resume`).
+    overwrite : bool
+        As in :func:`search`.
+
+    Returns
+    -------
+    PairsResult
+        One alignment a pair, as numpy columns (``score``, ``cigar``, ``identity``,
+        coordinates, names, indices), ``to_pandas()``, and ``lines(format)`` (tsv, sam,
+        paf, json, text).
+
+    Raises
+    ------
+    InvalidInput
+        Unequal counts for pairs by position, a pair naming no record (with the pairs
+        file's line), a name given twice where pairs are by name, a pairs file line
+        with one column.
+    InvalidSequence, InputNotFound
+        As :func:`read_sequences`.
+
+    Examples
+    --------
+    >>> import swath
+    >>> res = swath.align_pairs(["ACGTAC", "GGGT"], ["TACGTACT", "GGAT"], device="cpu",
+    ...                         scoring=swath.Scoring.dna(), mode="semiglobal")
+    >>> res.score.tolist(), res.target_start.tolist(), res.cigar.tolist()
+    ([12, 5], [1, 0], ['6=', '2=1X1='])
+    >>> res = swath.align_pairs(["ACGTAC", "GGGT"], ["TACGTACT", "GGAT"], device="cpu",
+    ...                         scoring=swath.Scoring.dna(), pairs=([0, 1, 1], [0, 0, 1]))
+    >>> res.query_name.tolist(), res.score.tolist()
+    (['queries[0]', 'queries[1]', 'queries[1]'], [12, 2, 5])
+    """
+    import tempfile
+
+    from swath.engine.cluster import session
+    from swath.engine.pairs import prepare, run
+    from swath.results.pairs import PairsResult
+
+    scoring = _scoring(scoring)
+    mode = _mode(mode)
+    if chunk is not None and (not isinstance(chunk, int) or isinstance(chunk, bool)
+                              or chunk < 1):
+        raise InvalidParameter(f"chunk must be a positive integer, got {chunk!r}")
+    path = store or f"{tempfile.mkdtemp(prefix='swath-')}/pairs.zarr"
+    job = prepare(path, _pair_source(queries, scoring, wildcard, "queries"),
+                  _pair_source(targets, scoring, wildcard, "targets"), _pairing(pairs),
+                  scoring, mode=mode, device=device, chunk=chunk, overwrite=overwrite)
+    with session(client, device=device) as (where, _):
+        run(job, where, progress)
+    return PairsResult(path)
+
+
+def _pair_source(value: SequencesLike, scoring: Scoring, wildcard: bool, what: str) -> Any:
+    """One side of :func:`align_pairs` as the engine takes it in."""
+    from swath.engine.pairs import file_source, memory_source
+    from swath.sequences.batches import read_batches
+
+    if isinstance(value, (str, os.PathLike)):
+        return file_source(os.fspath(value), lambda path: read_batches(
+            path, scoring.alphabet, wildcard=wildcard))
+    return memory_source(_sequences(value, scoring, wildcard, what), what)
+
+
+def _pairing(pairs: Any) -> Any:
+    """``align_pairs``' ``pairs`` as the engine takes them: None, two index arrays, or
+    named pairs (from lists or a pairs file)."""
+    from swath.sequences.pairing import NamedPairs, read_pairs
+
+    if pairs is None:
+        return None
+    if isinstance(pairs, (str, os.PathLike)):
+        return read_pairs(pairs)
+    if not isinstance(pairs, (tuple, list)) or len(pairs) != 2:
+        raise InvalidParameter("pairs must be None, two index arrays, two lists of names, or "
+                               f"a pairs file, got {type(pairs).__name__}")
+    first, second = pairs
+    if all(isinstance(side, (list, tuple)) and all(isinstance(v, str) for v in side)
+           for side in pairs) and len(first) and len(second):
+        if len(first) != len(second):
+            raise InvalidParameter(f"pairs must be two lists of one length, got {len(first)} "
+                                   f"and {len(second)} names")
+        return NamedPairs(list(first), list(second))
+    return np.asarray(first), np.asarray(second)
 
 
 def makedb(fasta: str | os.PathLike[str], path: str, scoring: Scoring | None = None, *,

@@ -20,6 +20,7 @@ from swath.cli.align import align
 from swath.cli.allpairs import allpairs
 from swath.cli.makedb import makedb
 from swath.cli.options import SwathGroup
+from swath.cli.pairs import pairs
 from swath.cli.search import search
 from swath.cli.stores import inspect, resume, verify
 
@@ -37,7 +38,7 @@ def main() -> None:
     """
 
 
-for command in (align, makedb, search, allpairs, resume, inspect, verify):
+for command in (align, makedb, search, allpairs, pairs, resume, inspect, verify):
     main.add_command(command)
 
 

@@ -29,6 +29,7 @@ class _Bar(NamedTuple):
 _BARS = {
     "search": _Bar("swath search", "unit"),
     "allpairs": _Bar("swath allpairs", "tile", "pairs"),
+    "pairs": _Bar("swath pairs", " pair", "cells", scale=True),
     "tiles": _Bar("swath tiles", "tile", "cells"),
     "splits": _Bar("swath splits", "split"),
     "segments": _Bar("swath segments", "segment"),

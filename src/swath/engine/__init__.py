@@ -5,7 +5,8 @@ Every job reports how far it has come through one callback signature,
 ``phase`` (counting those done before a resume; ``total`` None while unknown), and
 ``work``, the pairs or cells computed so far (0 where a phase counts none). The phases:
 ``"search"`` (work units of a search), ``"allpairs"`` (tiles of an all-pairs job; work:
-pairs), a long pair's ``"tiles"`` (work: cells), ``"splits"`` and ``"segments"``, and
+pairs), ``"pairs"`` (pairs of a batched-pairs job; work: cells), a long pair's
+``"tiles"`` (work: cells), ``"splits"`` and ``"segments"``, and
 a database's ``"read"`` (sequences) and ``"write"`` (partitions) (``swath.makedb``).
 """
 

@@ -24,7 +24,7 @@ import hashlib
 import json
 import logging
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeVar
 
@@ -443,7 +443,7 @@ class LayoutStore:
         found["array"] = check(wholes.items(), self._whole)
         return found
 
-    def _whole(self, name: str) -> list[np.ndarray]:
+    def _whole(self, name: str) -> Iterable[np.ndarray]:
         return [np.asarray(self.array(name)[...])]
 
     def reload_attrs(self) -> None:

@@ -12,13 +12,13 @@ the unit wrote exactly that, in which case the store still reads right.
 from __future__ import annotations
 
 import zlib
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
 import numpy as np
 
-__all__ = ["check", "digest"]
+__all__ = ["Digest", "check", "digest"]
 
 _K = TypeVar("_K")
 
@@ -33,6 +33,25 @@ def _parts(values: np.ndarray) -> list[bytes | memoryview]:
                 b"".join(text)]
     flat = np.ascontiguousarray(values).reshape(-1).view(np.uint8)
     return [repr(values.shape).encode(), values.dtype.str.encode(), flat.data]
+
+
+class Digest:
+    """A :func:`digest` fed one array at a time (:meth:`update`), so that an array
+    written or read in pieces is digested without being held whole: the digest of
+    pieces ``a, b`` is ``digest(a, b)``."""
+
+    def __init__(self) -> None:
+        self._crc, self._adler = 0, 1
+
+    def update(self, value: np.ndarray) -> None:
+        """Digest one more array after those before."""
+        for part in _parts(np.asarray(value)):
+            self._crc, self._adler = zlib.crc32(part, self._crc), zlib.adler32(part, self._adler)
+
+    @property
+    def value(self) -> int:
+        """The digest of the arrays so far (nonzero)."""
+        return (self._crc << 32 | self._adler) | 1
 
 
 def digest(*values: np.ndarray) -> int:
@@ -50,23 +69,27 @@ def digest(*values: np.ndarray) -> int:
     >>> digest(np.array(["ab", "c"], dtype=object)) == digest(np.array(["ab", "c"]))
     True
     """
-    crc, adler = 0, 1
+    return _digest_all(values)
+
+
+def _digest_all(values: Iterable[np.ndarray]) -> int:
+    total = Digest()
     for value in values:
-        for part in _parts(np.asarray(value)):
-            crc, adler = zlib.crc32(part, crc), zlib.adler32(part, adler)
-    return (crc << 32 | adler) | 1
+        total.update(value)
+    return total.value
 
 
-def check(marks: Iterable[tuple[_K, int]], read: Callable[[_K], Sequence[np.ndarray]],
+def check(marks: Iterable[tuple[_K, int]], read: Callable[[_K], Iterable[np.ndarray]],
           threads: int = 8) -> list[_K]:
     """The units whose values, read again by ``read(unit)``, no longer digest to their
     mark (a read that fails, a damaged chunk that cannot be decoded, counts as damage).
-    Units are read on ``threads`` threads; the result keeps the order of ``marks``."""
+    ``read`` may yield a unit's values one at a time (an array read in pieces). Units are
+    read on ``threads`` threads; the result keeps the order of ``marks``."""
 
     def damaged(item: tuple[_K, int]) -> bool:
         unit, mark = item
         try:
-            return digest(*read(unit)) != mark
+            return _digest_all(read(unit)) != mark
         except Exception:  # undecodable bytes, a missing array: the unit is damaged
             return True
 

@@ -83,9 +83,9 @@ def result_lines(result: Callable[[str], Any]) -> Callable[[str, str], Iterator[
 @functools.cache
 def registered() -> tuple[Workload, ...]:
     """Every workload, in the order messages list them."""
-    from swath.workloads import allpairs, longpair, search
+    from swath.workloads import allpairs, longpair, pairs, search
 
-    return (search.WORKLOAD, longpair.WORKLOAD, allpairs.WORKLOAD)
+    return (search.WORKLOAD, longpair.WORKLOAD, allpairs.WORKLOAD, pairs.WORKLOAD)
 
 
 def named(name: str) -> Workload:

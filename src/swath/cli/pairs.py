@@ -1,0 +1,90 @@
+"""``swath pairs``: batched pairs, one full alignment a given pair."""
+
+from __future__ import annotations
+
+import time
+
+import click
+
+import swath
+from swath.cli.options import (
+    SwathCommand,
+    cluster,
+    device_option,
+    mode_option,
+    overwrite_option,
+    progress_option,
+    scheduler_option,
+    scoring_options,
+    show_progress,
+    verbose_option,
+    wildcard_option,
+    workers_option,
+)
+from swath.cli.output import emit
+from swath.cli.progress import progress_bars
+
+__all__ = ["pairs"]
+
+_SUFFIXES = {".sam": "sam", ".paf": "paf", ".tsv": "tsv", ".json": "json", ".txt": "text"}
+
+
+@click.command(cls=SwathCommand)
+@click.argument("queries", metavar="QUERIES.fasta", type=click.Path(path_type=str))
+@click.argument("targets", metavar="TARGETS.fasta", type=click.Path(path_type=str))
+@click.option("-o", "--output", required=True, metavar="RESULT.zarr",
+              help="Result store (Zarr; a path or fsspec URL). Running the same job again "
+                   "finishes what is missing.")
+@click.option("--pairs", "pairs_file", metavar="PAIRS.tsv", default=None,
+              type=click.Path(path_type=str),
+              help="Pair records by name: a line per pair, the query's name then the "
+                   "target's (tab or spaces; '#' lines skipped). Default: by record order, "
+                   "query i with target i.")
+@click.option("--outfmt", type=click.Choice(swath.FORMATS["pairs"]), default=None,
+              help="Also print the alignments in this format (as `swath inspect`); default "
+                   "with --out: from its suffix (.sam, .paf, .tsv, .json), else tsv.")
+@click.option("--out", metavar="FILE", default=None, type=click.Path(path_type=str),
+              help="Write the printed alignments to FILE instead of stdout (an existing FILE "
+                   "only with --overwrite).")
+@click.option("--chunk", type=click.IntRange(min=1), default=None,
+              help="Pairs per chunk [pairs; default 65,536, fewer for long pairs]: a chunk is "
+                   "one task and what resume redoes; a task's memory grows with it, never "
+                   "with the input.")
+@overwrite_option
+@scoring_options
+@mode_option("local")
+@wildcard_option
+@device_option
+@scheduler_option
+@workers_option
+@verbose_option
+@progress_option
+def pairs(queries: str, targets: str, output: str, pairs_file: str | None, outfmt: str | None,
+          out: str | None, chunk: int | None, scoring: swath.Scoring, mode: str,
+          wildcard: bool, device: str, scheduler: str | None, workers: int | None,
+          progress: bool | None, overwrite: bool) -> None:
+    """Align each query of QUERIES.fasta with its target in TARGETS.fasta, in full.
+
+    Pairs are by record order (the files hold as many records each), or by name with
+    --pairs. Each pair gets one optimal alignment, with its CIGAR, into the -o store;
+    --outfmt prints them (SAM with the targets as references, PAF, BLAST-like tsv).
+
+    \b
+    Examples:
+      swath pairs --dna reads.fasta contigs.fasta -o aln.zarr --outfmt sam --out aln.sam
+      swath pairs --dna reads.fq contigs.fa --pairs candidates.tsv -o aln.zarr --mode semiglobal
+      swath inspect aln.zarr --format paf
+    """
+    if out is not None and outfmt is None:
+        outfmt = next((fmt for suffix, fmt in _SUFFIXES.items() if out.endswith(suffix)), "tsv")
+    where = cluster(scheduler, workers)
+    swath.warm_up(device, client=where, job="pairs")
+    started = time.perf_counter()
+    with progress_bars(show_progress(progress)) as bar:
+        result = swath.align_pairs(queries, targets, scoring, mode, device, pairs=pairs_file,
+                                   store=output, client=where, chunk=chunk, wildcard=wildcard,
+                                   progress=bar, overwrite=overwrite)
+    click.echo(f"swath: {len(result):,} pairs ({result.cells:.3g} cells) in "
+               f"{time.perf_counter() - started:.2f} s, in {output}", err=True)
+    if outfmt:
+        emit(result.lines(outfmt), out, replace=overwrite)

@@ -1,0 +1,212 @@
+"""What a batched-pairs job returns: one alignment a pair, as columns, and how it prints.
+
+The printers (:data:`PRINTERS`) are what ``swath inspect`` and ``swath pairs --outfmt``
+print, chunk by chunk of the store (a store of 10^8 pairs prints in the memory of one
+chunk): ``tsv`` (BLAST's tabular columns as ``swath search`` prints them, then the score
+and the CIGAR; no e-values: pairs have no database), ``sam`` (targets as references,
+queries as reads), ``paf`` (as minimap2 writes it), ``json`` (one object a pair and
+line) and ``text`` (a pairwise view a pair).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from swath.alignment import Alignment
+from swath.results import printed
+from swath.results.alignments import (
+    TABULAR_COLUMNS,
+    AlignedRows,
+    PrintOptions,
+    paf_lines,
+    sam_header,
+    sam_lines,
+    tabular_lines,
+    tabular_rows,
+)
+
+if TYPE_CHECKING:       # the store module (and Zarr) loads when a result is read
+    from swath.storage.pairs import PairsStore
+
+__all__ = ["COLUMNS", "PRINTERS", "PairsResult"]
+
+#: the result's columns, in the order ``to_pandas`` gives them
+COLUMNS = ("query_index", "target_index", "query_name", "target_name", "score",
+           "query_start", "query_end", "target_start", "target_end", "length", "matches",
+           "mismatches", "gap_opens", "identity", "cigar")
+
+
+class PairsResult:
+    """The alignments of a finished batched-pairs job, read from its store.
+
+    Each column is a numpy array with one value a pair, in the order the pairs were
+    given (read from the store when first asked for): ``query_index`` and
+    ``target_index`` (the records of each pair), ``query_name``, ``target_name``,
+    ``score``, coordinates (``query_start``, ``query_end``, ``target_start``,
+    ``target_end``: 0-based, end exclusive), ``length`` (alignment columns),
+    ``matches``, ``mismatches``, ``gap_opens``, ``identity`` (matches over columns) and
+    ``cigar`` (extended: ``=``, ``X``, ``I``, ``D``).
+
+    Examples
+    --------
+    >>> import swath
+    >>> res = swath.align_pairs(["ACGTAC", "GGGT"], ["TACGTACT", "GGAT"], device="cpu",
+    ...                         scoring=swath.Scoring.dna())
+    >>> res.score.tolist(), res.cigar.tolist()
+    ([12, 5], ['6=', '2=1X1='])
+    """
+
+    def __init__(self, store: str) -> None:
+        from swath.storage.pairs import PairsStore
+
+        self.store: PairsStore = PairsStore.open(store)
+        self.path = store
+        self._columns: dict[str, np.ndarray] = {}
+
+    def __len__(self) -> int:
+        return self.store.pairs
+
+    @property
+    def cells(self) -> int:
+        """The matrix cells of all pairs (sum of query length times target length)."""
+        return int(self.store.attrs["cells"])
+
+    def __repr__(self) -> str:
+        return f"PairsResult({len(self)} pairs, store={self.path!r})"
+
+    def __getattr__(self, name: str) -> np.ndarray:
+        if name not in COLUMNS:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        return self.column(name)
+
+    def column(self, name: str) -> np.ndarray:
+        """One column (``COLUMNS``) for every pair."""
+        if name not in self._columns:
+            self._columns.update(self._read(name))
+        return self._columns[name]
+
+    def _read(self, name: str) -> dict[str, np.ndarray]:
+        store = self.store
+        if name in ("query_index", "target_index"):
+            rows, cols = store.pair_records()
+            return {"query_index": rows, "target_index": cols}
+        if name in ("query_name", "target_name"):
+            side = name.split("_")[0]
+            return {name: store.names(side)[self.column(f"{side}_index")]}
+        values = np.asarray(store.array(name)[...])
+        return {name: values.astype(object) if name == "cigar" else values}
+
+    def to_pandas(self) -> Any:
+        """The columns as a ``pandas.DataFrame``, a row a pair (needs pandas)."""
+        import pandas as pd
+
+        return pd.DataFrame({name: self.column(name) for name in COLUMNS})
+
+    def alignment(self, k: int) -> Alignment:
+        """Pair ``k``'s alignment."""
+        f = self.store.fields(k, k + 1)
+        return Alignment(int(f["score"][0]), int(f["query_start"][0]), int(f["query_end"][0]),
+                         int(f["target_start"][0]), int(f["target_end"][0]), str(f["cigar"][0]),
+                         self.store.attrs["inputs"]["mode"])
+
+    def chunks(self, sequences: bool = False) -> Iterator[AlignedRows]:
+        """The pairs as :class:`~swath.results.alignments.AlignedRows`, a store chunk at a
+        time; with ``sequences``, each row's query letters too (SAM's SEQ)."""
+        store = self.store
+        mode = store.attrs["inputs"]["mode"]
+        for unit in range(store.units):
+            first, last = store.unit_pairs(unit)
+            rows, cols = store.pair_records(first, last)
+            fields = store.fields(first, last)
+            query_sequence = _letters(store, rows) if sequences else None
+            yield AlignedRows(
+                store.names("query", rows), store.lengths("query", rows),
+                store.names("target", cols), store.lengths("target", cols),
+                fields["score"], fields["query_start"], fields["query_end"],
+                fields["target_start"], fields["target_end"],
+                fields["cigar"].astype(object), mode, query_sequence)
+
+    def lines(self, format: str = "tsv", options: PrintOptions | None = None
+              ) -> Iterator[str]:
+        """The pairs as ``swath inspect`` prints them, in pieces ending with a newline.
+
+        Parameters
+        ----------
+        format : {"tsv", "sam", "paf", "json", "text"}
+            As the module says.
+        options : PrintOptions, optional
+            ``cigar_m``: SAM's and PAF's CIGARs with ``M`` for ``=`` and ``X``.
+
+        Raises
+        ------
+        InvalidParameter
+            ``format`` is none of these.
+        """
+        return printed(PRINTERS, format, self, options or PrintOptions())
+
+
+def _letters(store: PairsStore, rows: np.ndarray) -> Callable[[int], str]:
+    """Row k's whole query as letters, for the rows of one chunk."""
+    from swath.scoring import Scoring
+
+    alphabet = Scoring.from_dict(store.attrs["inputs"]["scoring"]).alphabet
+    ids, at = np.unique(rows, return_inverse=True)
+    residues, offsets = store.records("query", ids)
+    text = alphabet.decode(residues)
+    bounds = offsets.tolist()
+    return lambda k: text[bounds[at[k]]:bounds[at[k] + 1]]
+
+
+def tsv_lines(result: PairsResult, options: PrintOptions) -> Iterator[str]:
+    """BLAST's tabular columns, the score and the CIGAR, a pair a line."""
+    for rows in result.chunks():
+        yield from tabular_lines(rows)
+
+
+def json_lines(result: PairsResult, options: PrintOptions) -> Iterator[str]:
+    """One JSON object a pair, keyed by the tabular columns."""
+    for rows in result.chunks():
+        for row in tabular_rows(rows):
+            yield json.dumps(dict(zip(TABULAR_COLUMNS, row, strict=True))) + "\n"
+
+
+def sam_text(result: PairsResult, options: PrintOptions) -> Iterator[str]:
+    """SAM: the targets as references (``@SQ``), each pair's query as a read."""
+    store = result.store
+    yield from sam_header((store.names("target"), store.lengths("target")), None)
+    for rows in result.chunks(sequences=True):
+        yield from sam_lines(rows, options)
+
+
+def paf_text(result: PairsResult, options: PrintOptions) -> Iterator[str]:
+    """PAF as minimap2 writes it (``NM``, ``AS`` and ``cg`` tags)."""
+    for rows in result.chunks():
+        yield from paf_lines(rows, options)
+
+
+def text_lines(result: PairsResult, options: PrintOptions) -> Iterator[str]:
+    """A pairwise view a pair, with its names and score."""
+    from swath.scoring import Scoring
+    from swath.views import format_text
+
+    store = result.store
+    scoring = Scoring.from_dict(store.attrs["inputs"]["scoring"])
+    for unit in range(store.units):
+        first, last = store.unit_pairs(unit)
+        rows, cols = store.pair_records(first, last)
+        q_names, t_names = store.names("query", rows), store.names("target", cols)
+        for k in range(last - first):
+            query = store.records("query", rows[k:k + 1])[0]
+            target = store.records("target", cols[k:k + 1])[0]
+            yield format_text(result.alignment(first + k), query, target, scoring,
+                              query_name=str(q_names[k]), target_name=str(t_names[k]))
+            yield "\n"
+
+
+PRINTERS: dict[str, Callable[[PairsResult, PrintOptions], Iterator[str]]] = {
+    "tsv": tsv_lines, "sam": sam_text, "paf": paf_text, "json": json_lines,
+    "text": text_lines}

@@ -1,0 +1,169 @@
+"""FASTA and FASTQ files read in batches of consecutive records, fast.
+
+A batch is a :class:`SequenceSet` of about ``batch_residues`` residues: the unit in
+which a job too large for memory takes in its input (``swath pairs`` writes each into
+its store as it comes). Records are parsed by dnaio, a C parser (its records cost a
+fraction of :mod:`~swath.sequences.parsers`' per-record Python work), and each batch
+is encoded in one ``bytes.translate``.
+
+dnaio is trusted only with what it reads well. Anything it rejects, and anything swath
+would reject (a residue outside the alphabet, an empty record, a header that is not a
+name), sends the batch, and the rest of the file, to swath's own parser: it reads the
+same records the same way, and its error names the file and line as every swath
+error does. Batches already handed out stay valid, as both parsers agree on them.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+from collections.abc import Iterator
+from contextlib import closing
+from typing import BinaryIO, cast
+
+import dnaio
+import numpy as np
+
+from swath.scoring import Alphabet
+from swath.sequences.encoding import Translator, translator
+from swath.sequences.parsers import PathLike, open_file, records
+from swath.sequences.sets import SequenceSet
+
+__all__ = ["BATCH_RESIDUES", "read_batches"]
+
+logger = logging.getLogger(__name__)
+
+#: residues of a batch, about: the memory a reader holds is a few times this
+BATCH_RESIDUES = 1 << 24
+
+
+class _Unsure(Exception):
+    """A batch dnaio read that swath's own parser must read instead."""
+
+
+def read_batches(path: PathLike, alphabet: Alphabet, *, wildcard: bool = False,
+                 batch_residues: int = BATCH_RESIDUES) -> Iterator[SequenceSet]:
+    """Read a FASTA or FASTQ file (plain or gzip) in batches of consecutive records.
+
+    Memory holds about one batch (and the record being read). The path is checked at
+    once; errors in the file's content are raised while iterating, as
+    :func:`~swath.sequences.read_sequences` raises them.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file; gzip is detected from its first bytes, FASTA or FASTQ from its first
+        non-blank character.
+    alphabet : Alphabet
+        The alphabet to encode into (``Scoring.alphabet``).
+    wildcard : bool
+        Map letters outside the alphabet to its wildcard instead of raising.
+    batch_residues : int
+        A batch ends at the first record that brings it to this many residues.
+
+    Yields
+    ------
+    SequenceSet
+        The next records, ``source`` set to the path.
+
+    Raises
+    ------
+    InputNotFound, InvalidInput, InvalidSequence
+        As :func:`~swath.sequences.iter_records`.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from swath.scoring import Alphabet
+    >>> path = os.path.join(tempfile.mkdtemp(), "q.fasta")
+    >>> _ = open(path, "w").write(">a one\\nACGT\\n>b\\nGG\\nT\\n>c\\nA\\n")
+    >>> [(s.names, s.lengths.tolist()) for s in read_batches(path, Alphabet("ACGTN", "N"),
+    ...                                                      batch_residues=5)]
+    [(('a', 'b'), [4, 3]), (('c',), [1])]
+    """
+    display = str(path)
+    encoder = translator(alphabet, wildcard)
+    with open_file(path, display):
+        pass
+    return _batches(path, display, encoder, batch_residues)
+
+
+def _batches(path: PathLike, display: str, encoder: Translator, batch_residues: int
+             ) -> Iterator[SequenceSet]:
+    given = 0
+    try:
+        with open_file(path, display) as stream, \
+                dnaio.open(cast(BinaryIO, stream), mode="r") as reader:
+            for batch in _dnaio_batches(reader, display, encoder, batch_residues):
+                given += len(batch)
+                yield batch
+        if given:
+            return
+    except (_Unsure, dnaio.exceptions.FileFormatError, dnaio.exceptions.UnknownFileFormat,
+            OSError, EOFError, ValueError) as exc:
+        logger.debug("%s: from record %d on, swath's parser reads it (%s)", display,
+                     given + 1, exc)
+    yield from _parsed_batches(path, display, encoder, batch_residues, skip=given)
+
+
+def _dnaio_batches(reader: object, display: str, encoder: Translator, batch_residues: int
+                   ) -> Iterator[SequenceSet]:
+    names: list[str] = []
+    descriptions: list[str] = []
+    texts: list[str] = []
+    size = 0
+    for record in reader:  # type: ignore[attr-defined]
+        text = record.sequence
+        names.append(record.id)
+        descriptions.append(record.name)
+        texts.append(text)
+        size += len(text)
+        if size >= batch_residues:
+            yield _encoded(names, descriptions, texts, display, encoder)
+            names, descriptions, texts, size = [], [], [], 0
+    if names:
+        yield _encoded(names, descriptions, texts, display, encoder)
+
+
+def _encoded(names: list[str], descriptions: list[str], texts: list[str], display: str,
+             encoder: Translator) -> SequenceSet:
+    """One batch of dnaio's records encoded, or :class:`_Unsure` where swath's parser
+    would read them otherwise or reject them."""
+    lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
+    if not lengths.all() or not all(names):
+        raise _Unsure("an empty record or name")
+    joined = "".join(texts)
+    if not joined.isascii():
+        raise _Unsure("a character that is not ASCII")
+    coded = joined.encode("ascii").translate(encoder.table)
+    if 255 in coded:
+        raise _Unsure("a byte that is not a residue")
+    offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    return SequenceSet(tuple(names), tuple(d.strip() for d in descriptions),
+                       np.frombuffer(coded, dtype=np.uint8), offsets, display)
+
+
+def _parsed_batches(path: PathLike, display: str, encoder: Translator, batch_residues: int,
+                    *, skip: int) -> Iterator[SequenceSet]:
+    """Batches by swath's own parser, from record ``skip`` on."""
+    names: list[str] = []
+    descriptions: list[str] = []
+    offsets = [0]
+    out = bytearray()
+    with closing(records(path, display, encoder)) as parsed:
+        for name, description, _line, parts in itertools.islice(parsed, skip, None):
+            for part in parts:
+                out += part
+            names.append(name)
+            descriptions.append(description)
+            offsets.append(len(out))
+            if len(out) >= batch_residues:
+                yield SequenceSet(tuple(names), tuple(descriptions),
+                                  np.frombuffer(bytes(out), dtype=np.uint8),
+                                  np.array(offsets, dtype=np.int64), display)
+                names, descriptions, offsets, out = [], [], [0], bytearray()
+    if names:
+        yield SequenceSet(tuple(names), tuple(descriptions),
+                          np.frombuffer(bytes(out), dtype=np.uint8),
+                          np.array(offsets, dtype=np.int64), display)
