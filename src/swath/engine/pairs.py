@@ -18,6 +18,7 @@ what is missing.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import logging
 import os
 import time
@@ -237,8 +238,7 @@ def _fields(counts: dict[str, np.ndarray], scores: np.ndarray, coords: np.ndarra
                          where=columns > 0)
     cigars = text.tobytes().decode("ascii")
     bounds = text_at.tolist()
-    cigar = np.array([cigars[a:b] for a, b in zip(bounds[:-1], bounds[1:], strict=True)],
-                     dtype=object)
+    cigar = np.array([cigars[a:b] for a, b in itertools.pairwise(bounds)], dtype=object)
     fields = {"score": scores, "length": columns, "matches": counts["matches"],
               "mismatches": counts["mismatches"], "gap_opens": counts["gap_opens"],
               "identity": identity,
