@@ -17,6 +17,7 @@ what is missing.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import itertools
 import logging
@@ -51,6 +52,7 @@ class PairsJob:
     mode: str
     device: str
     store_id: str          # the store's creation id (never write another)
+    fresh: bool = False    # this process has just made the store: nothing in it is damaged
 
 
 @dataclass(frozen=True)
@@ -61,27 +63,41 @@ class Source:
     ----------
     display : str
         What messages call it (its path, or ``queries``/``targets``).
-    identity : dict
-        What the store records of it, to tell the same input from another on a rerun.
+    identity : callable
+        What the store records of it, to tell the same input from another on a rerun
+        (a file's digest may still be being computed: called when needed).
     batches : callable
         Its records, batch by batch (read when called).
     """
 
     display: str
-    identity: dict[str, Any]
+    identity: Callable[[], dict[str, Any]]
     batches: Callable[[], Iterable[SequenceSet]]
 
 
 def file_source(path: str, read: Callable[[str], Iterable[SequenceSet]]) -> Source:
     """A FASTA or FASTQ file as a source: known by its absolute path and its bytes'
-    SHA-256, read by ``read(path)`` when the store is made."""
+    SHA-256 (computed on a thread of its own from now on, beside the reading), read by
+    ``read(path)`` when the store is made."""
+    from concurrent.futures import ThreadPoolExecutor
+
     from swath.sequences.parsers import open_file
 
     with open_file(path, path):    # a missing or unreadable file: its error, now
         pass
+    where = os.path.abspath(path)
+    with ThreadPoolExecutor(1, thread_name_prefix="swath-digest") as pool:
+        sha = pool.submit(_file_sha256, path)
+        pool.shutdown(wait=False)
+    return Source(path, lambda: {"file": where, "sha256": sha.result()}, lambda: read(path))
+
+
+def _file_sha256(path: str) -> str:
+    started = time.perf_counter()
     with open(path, "rb") as raw:
         sha = hashlib.file_digest(raw, "sha256").hexdigest()
-    return Source(path, {"file": os.path.abspath(path), "sha256": sha}, lambda: read(path))
+    logger.debug("%s: digested in %.3f s", path, time.perf_counter() - started)
+    return sha
 
 
 def memory_source(records: SequenceSet, display: str) -> Source:
@@ -89,8 +105,8 @@ def memory_source(records: SequenceSet, display: str) -> Source:
     from swath.storage.common import array_digest
 
     names = np.frombuffer("\n".join(records.names).encode(), dtype=np.uint8)
-    sha = array_digest(records.residues, records.offsets, names)
-    return Source(display, {"sha256": sha}, lambda: [records])
+    identity = {"sha256": array_digest(records.residues, records.offsets, names)}
+    return Source(display, lambda: identity, lambda: [records])
 
 
 def chunk_size(pairs: int, cells: int) -> int:
@@ -116,7 +132,7 @@ def prepare(store_path: str, queries: Source, targets: Source, pairs: Any, scori
         Unequal record counts for pairs by position, an index or name that is no record,
         a name given twice where pairs are by name.
     """
-    from swath.storage.common import array_digest
+    from swath.storage.common import array_digest, update_attrs
     from swath.storage.creation import reopen_or_create
     from swath.storage.pairs import LAYOUT, VERSION
 
@@ -127,16 +143,25 @@ def prepare(store_path: str, queries: Source, targets: Source, pairs: Any, scori
     else:
         pairing = {"sha256": array_digest(*(np.frombuffer("\n".join(side).encode(), np.uint8)
                                             for side in (pairs.queries, pairs.targets)))}
-    inputs = {"queries": queries.identity, "targets": targets.identity, "pairs": pairing,
-              "scoring": scoring.to_dict(), "mode": mode, "chunk": chunk}
+    def inputs() -> dict[str, Any]:
+        return {"queries": queries.identity(), "targets": targets.identity(),
+                "pairs": pairing, "scoring": scoring.to_dict(), "mode": mode, "chunk": chunk}
 
     def fill(group: Any) -> tuple[int, int, int]:
-        return _take_in(group, queries, targets, pairs, chunk)
+        taken = _take_in(group, queries, targets, pairs, chunk)
+        update_attrs(group, inputs=inputs())      # the files' digests, done by now
+        return taken
 
-    reopen_or_create(store_path, LAYOUT, VERSION, inputs, lambda replace: PairsStore.create(
-        store_path, fill, replace=replace, inputs=inputs,
-        paired="position" if pairs is None else "index"),
-        what="pairs", differs="other inputs, pairs or options", overwrite=overwrite)
+    created = []
+
+    def create(replace: bool) -> None:
+        PairsStore.create(store_path, fill, replace=replace,
+                          paired="position" if pairs is None else "index")
+        created.append(True)
+
+    reopen_or_create(store_path, LAYOUT, VERSION, inputs, create, what="pairs",
+                     differs="other inputs, pairs or options", overwrite=overwrite)
+    return dataclasses.replace(job_from_store(store_path, device), fresh=bool(created))
     return job_from_store(store_path, device)
 
 
@@ -148,13 +173,16 @@ def _take_in(group: Any, queries: Source, targets: Source, pairs: Any, chunk: in
     from swath.sequences.pairing import NamedPairs, resolve
 
     by_name = isinstance(pairs, NamedPairs)
+    started = time.perf_counter()
     q = ingest(group, "query", queries.batches(), keep_names=by_name)
     t = ingest(group, "target", targets.batches(), keep_names=by_name)
+    logger.debug("%d queries and %d targets taken in in %.3f s", q.count, t.count,
+                 time.perf_counter() - started)
     if pairs is None:
         if q.count != t.count:
             raise InvalidInput(f"{queries.display} has {q.count} records and {targets.display} "
-                               f"{t.count}: pairs by position need as many of each (or give "
-                               "the pairs by name)")
+                               f"{t.count}: pairs by position need as many of each (or pair "
+                               "them by name: --pairs)")
         count = q.count
         cells = int(np.dot(q.lengths.astype(np.int64), t.lengths.astype(np.int64)))
     else:
@@ -270,7 +298,8 @@ def run(job: PairsJob, client: Any, progress: Progress | None = None) -> PairsSt
     with store_lock(job.store):
         store = PairsStore.open(job.store, mode="r+", complete=False)
         store.check_id(job.store_id)
-        store.recompute_damaged()
+        if not job.fresh:
+            store.recompute_damaged()
         done = store.done()
         units = np.flatnonzero(~done).tolist()
         pairs = store.pairs - sum(b - a for a, b in map(store.unit_pairs, units))

@@ -77,11 +77,13 @@ def _check_not_cwd(path: StorePath) -> None:
             raise _refuse(path, "is the current directory (or holds it)")
 
 
-def reopen_or_create(path: StorePath, layout: str, version: int, inputs: dict[str, Any],
+def reopen_or_create(path: StorePath, layout: str, version: int,
+                     inputs: dict[str, Any] | Callable[[], dict[str, Any]],
                      create: Callable[[bool], object], *, what: str, differs: str,
                      overwrite: bool = False) -> None:
     """Reopen the ``layout`` store at ``path`` if it holds the job of ``inputs`` (its
-    ``"inputs"`` attribute), or ``create(replace)`` it: where nothing is
+    ``"inputs"`` attribute; a function giving them is called only when a store is there
+    to compare with), or ``create(replace)`` it: where nothing is
     (``replace`` false), or in place of a swath store whose creation was interrupted
     or, with ``overwrite``, of any swath store (``replace`` true).
 
@@ -109,7 +111,7 @@ def reopen_or_create(path: StorePath, layout: str, version: int, inputs: dict[st
                     f"{display(path)} is a {layout!r} store version {attrs.get('version')}, "
                     f"this swath writes version {version} (--overwrite replaces it)")
             if attrs.get("created") is True:
-                if attrs.get("inputs") != inputs:
+                if attrs.get("inputs") != (inputs() if callable(inputs) else inputs):
                     raise OutputExists(f"{display(path)} holds another {what} ({differs}); "
                                        "choose another output path, or --overwrite to "
                                        "replace it")

@@ -27,10 +27,16 @@ def _parts(values: np.ndarray) -> list[bytes | memoryview]:
     """What a digest reads of an array: its shape, its dtype and its bytes (of strings,
     their lengths and their UTF-8 bytes, whatever their numpy dtype)."""
     if values.dtype.kind in "OTU":
-        text = [str(v).encode() for v in values.ravel()]
-        lengths = np.array([len(t) for t in text], dtype=np.int64)
-        return [repr(values.shape).encode(), b"str", lengths.view(np.uint8).data,
-                b"".join(text)]
+        strings = [str(v) for v in values.ravel()]
+        joined = "".join(strings)
+        if joined.isascii():        # a character a byte: the lengths without encoding each
+            data = joined.encode("ascii")
+            lengths = np.fromiter(map(len, strings), dtype=np.int64, count=len(strings))
+        else:
+            text = [v.encode() for v in strings]
+            data = b"".join(text)
+            lengths = np.array([len(t) for t in text], dtype=np.int64)
+        return [repr(values.shape).encode(), b"str", lengths.view(np.uint8).data, data]
     flat = np.ascontiguousarray(values).reshape(-1).view(np.uint8)
     return [repr(values.shape).encode(), values.dtype.str.encode(), flat.data]
 

@@ -25,11 +25,13 @@ pairs is the unit of work: its task writes its chunk of every field, then its ma
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 import zarr
+from zarr.core.array_spec import ArrayConfigParams
 
 from swath.sequences import SequenceSet
 from swath.storage.common import LayoutStore, StorePath, record_digest, value_dtype
@@ -40,10 +42,11 @@ __all__ = ["LAYOUT", "PAIR_FIELDS", "VERSION", "Ingested", "PairsStore"]
 LAYOUT = "pairs"
 VERSION = 1
 
-RESIDUE_CHUNK = 1 << 24
+RESIDUE_CHUNK = 1 << 22
 OFFSET_CHUNK = 1 << 20
 NAME_CHUNK = 1 << 16
 INDEX_CHUNK = 1 << 20
+PENDING_WRITES = 4      # writes of an array that may wait for the writer thread
 
 # per-pair fields: dtype and the value of a pair not aligned yet
 PAIR_FIELDS: dict[str, tuple[Any, Any]] = {
@@ -61,22 +64,28 @@ PAIR_FIELDS: dict[str, tuple[Any, Any]] = {
 }
 
 SIDES = ("query", "target")
+# every chunk written as it is: Zarr's check whether a chunk is all fill value costs a
+# pass over it, and these chunks never are
+WRITE_ALL: ArrayConfigParams = {"write_empty_chunks": True}
 
 
 class _Appender:
-    """A 1-D array of the store grown piece by piece, written in whole chunks, its digest
-    taken chunk by chunk (as :meth:`PairsStore._whole` reads it back)."""
+    """A 1-D array of the store grown piece by piece, written in whole chunks on the
+    ``writer`` thread (beside the reading of what comes next), its digest taken chunk by
+    chunk (as :meth:`PairsStore._whole` reads it back)."""
 
     def __init__(self, group: zarr.Group, name: str, dtype: Any, chunk: int, dimension: str,
-                 **create: Any) -> None:
-        self.group, self.name, self.chunk = group, name, chunk
+                 writer: ThreadPoolExecutor, **create: Any) -> None:
+        self.group, self.name, self.chunk, self.writer = group, name, chunk, writer
         self.array = group.create_array(name, shape=(0,), chunks=(chunk,), dtype=dtype,
-                                        dimension_names=(dimension,), **create)
+                                        dimension_names=(dimension,), config=WRITE_ALL,
+                                        **create)
         self.dtype = value_dtype(dtype)
         self.pending: list[np.ndarray] = []
         self.held = 0
         self.size = 0
         self.digest = Digest()
+        self.writes: list[Future[None]] = []
 
     def add(self, values: np.ndarray) -> None:
         self.pending.append(np.asarray(values, dtype=self.dtype))
@@ -85,8 +94,11 @@ class _Appender:
             self._write(self.held - self.held % self.chunk)
 
     def close(self) -> int:
-        """Write what is held, record the digest; the array's length."""
+        """Write what is held, wait for the writes, record the digest; the array's
+        length."""
         self._write(self.held)
+        for write in self.writes:
+            write.result()
         record_digest(self.group, self.name, self.digest.value)
         return self.size
 
@@ -95,12 +107,17 @@ class _Appender:
             return
         held = self.pending[0] if len(self.pending) == 1 else np.concatenate(self.pending)
         out, rest = held[:count], held[count:]
-        self.array.resize((self.size + count,))
-        self.array[self.size:self.size + count] = out
-        for at in range(0, count, self.chunk):
-            self.digest.update(out[at:at + self.chunk])
+        self.writes.append(self.writer.submit(self._store, out, self.size))
+        while len(self.writes) > PENDING_WRITES:       # the reading waits for the writing
+            self.writes.pop(0).result()
         self.size += count
         self.pending, self.held = ([rest] if len(rest) else []), len(rest)
+
+    def _store(self, values: np.ndarray, at: int) -> None:
+        self.array.resize((at + len(values),))
+        self.array[at:at + len(values)] = values
+        for start in range(0, len(values), self.chunk):
+            self.digest.update(values[start:start + self.chunk])
 
 
 @dataclass(frozen=True)
@@ -117,10 +134,17 @@ def ingest(group: zarr.Group, side: str, batches: Iterable[SequenceSet], *,
            keep_names: bool = False) -> Ingested:
     """Write one side's records (``side``: ``"query"`` or ``"target"``) into ``group``,
     batch by batch."""
+    with ThreadPoolExecutor(1, thread_name_prefix="swath-ingest") as writer:
+        return _ingest(group, side, batches, keep_names, writer)
+
+
+def _ingest(group: zarr.Group, side: str, batches: Iterable[SequenceSet], keep_names: bool,
+            writer: ThreadPoolExecutor) -> Ingested:
     residues = _Appender(group, f"{side}_residues", np.uint8, RESIDUE_CHUNK,
-                         f"{side}_residue", compressors=None)
-    offsets = _Appender(group, f"{side}_offsets", np.int64, OFFSET_CHUNK, f"{side}_edge")
-    names = _Appender(group, f"{side}_name", str, NAME_CHUNK, side)
+                         f"{side}_residue", writer, compressors=None)
+    offsets = _Appender(group, f"{side}_offsets", np.int64, OFFSET_CHUNK, f"{side}_edge",
+                        writer)
+    names = _Appender(group, f"{side}_name", str, NAME_CHUNK, side, writer)
     lengths: list[np.ndarray] = []
     kept: list[str] | None = [] if keep_names else None
     offsets.add(np.zeros(1, dtype=np.int64))
@@ -141,10 +165,11 @@ def ingest(group: zarr.Group, side: str, batches: Iterable[SequenceSet], *,
 
 def write_index(group: zarr.Group, pairs: tuple[np.ndarray, np.ndarray]) -> None:
     """The records of each pair, for pairs not given by position."""
-    for side, records in zip(SIDES, pairs, strict=True):
-        column = _Appender(group, f"pair_{side}", np.int64, INDEX_CHUNK, "pair")
-        column.add(records)
-        column.close()
+    with ThreadPoolExecutor(1, thread_name_prefix="swath-ingest") as writer:
+        for side, records in zip(SIDES, pairs, strict=True):
+            column = _Appender(group, f"pair_{side}", np.int64, INDEX_CHUNK, "pair", writer)
+            column.add(records)
+            column.close()
 
 
 def _select(array: zarr.Array, which: np.ndarray | None) -> np.ndarray:
@@ -178,7 +203,8 @@ class PairsStore(LayoutStore):
             pairs, chunk, cells = fill(group)
             for name, (dtype, empty) in PAIR_FIELDS.items():
                 group.create_array(name, shape=(pairs,), chunks=(max(chunk, 1),), dtype=dtype,
-                                   fill_value=empty, dimension_names=("pair",))
+                                   fill_value=empty, dimension_names=("pair",),
+                                   config=WRITE_ALL)
             units = -(-pairs // chunk) if chunk else 0
             cls.create_marks(group, "chunk", (units,), ("chunk",))
             update_attrs(group, pairs=pairs, chunk=chunk, units=units, cells=cells)
