@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import itertools
 import logging
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import closing
-from typing import BinaryIO, cast
+from typing import Any, BinaryIO, cast
 
 import dnaio
 import numpy as np
@@ -35,6 +35,7 @@ logger = logging.getLogger(__name__)
 
 #: residues of a batch, about: the memory a reader holds is a few times this
 BATCH_RESIDUES = 1 << 24
+_GROUP = 4096       # records taken from dnaio at a time
 
 
 class _Unsure(Exception):
@@ -106,29 +107,28 @@ def _batches(path: PathLike, display: str, encoder: Translator, batch_residues: 
     yield from _parsed_batches(path, display, encoder, batch_residues, skip=given)
 
 
-def _dnaio_batches(reader: object, display: str, encoder: Translator, batch_residues: int
-                   ) -> Iterator[SequenceSet]:
-    names: list[str] = []
-    descriptions: list[str] = []
-    texts: list[str] = []
-    size = 0
-    for record in reader:  # type: ignore[attr-defined]
-        text = record.sequence
-        names.append(record.id)
-        descriptions.append(record.name)
-        texts.append(text)
-        size += len(text)
-        if size >= batch_residues:
-            yield _encoded(names, descriptions, texts, display, encoder)
-            names, descriptions, texts, size = [], [], [], 0
-    if names:
-        yield _encoded(names, descriptions, texts, display, encoder)
+def _dnaio_batches(reader: Iterable[Any], display: str, encoder: Translator,
+                   batch_residues: int) -> Iterator[SequenceSet]:
+    records = iter(reader)
+    while True:
+        batch: list[Any] = []
+        size = 0
+        while size < batch_residues:
+            group = list(itertools.islice(records, _GROUP))
+            if not group:
+                break
+            batch += group
+            size += sum(map(len, [r.sequence for r in group]))
+        if not batch:
+            return
+        yield _encoded(batch, display, encoder)
 
 
-def _encoded(names: list[str], descriptions: list[str], texts: list[str], display: str,
-             encoder: Translator) -> SequenceSet:
+def _encoded(batch: list[Any], display: str, encoder: Translator) -> SequenceSet:
     """One batch of dnaio's records encoded, or :class:`_Unsure` where swath's parser
     would read them otherwise or reject them."""
+    texts = [r.sequence for r in batch]
+    names = [r.id for r in batch]
     lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
     if not lengths.all() or not all(names):
         raise _Unsure("an empty record or name")
@@ -140,8 +140,11 @@ def _encoded(names: list[str], descriptions: list[str], texts: list[str], displa
         raise _Unsure("a byte that is not a residue")
     offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
-    return SequenceSet(tuple(names), tuple(d.strip() for d in descriptions),
-                       np.frombuffer(coded, dtype=np.uint8), offsets, display)
+    headers = [r.name for r in batch]
+    if not "".join(headers).isprintable():     # a tab or a carriage return in a header
+        headers = [h.strip() for h in headers]
+    return SequenceSet(tuple(names), tuple(headers), np.frombuffer(coded, dtype=np.uint8),
+                       offsets, display)
 
 
 def _parsed_batches(path: PathLike, display: str, encoder: Translator, batch_residues: int,

@@ -99,6 +99,7 @@ class _Appender:
         self._write(self.held)
         for write in self.writes:
             write.result()
+        self.array.resize((self.size,))
         record_digest(self.group, self.name, self.digest.value)
         return self.size
 
@@ -114,8 +115,10 @@ class _Appender:
         self.pending, self.held = ([rest] if len(rest) else []), len(rest)
 
     def _store(self, values: np.ndarray, at: int) -> None:
-        self.array.resize((at + len(values),))
-        self.array[at:at + len(values)] = values
+        end = at + len(values)
+        if end > self.array.shape[0]:       # room for as much again: few resizes
+            self.array.resize((2 * end,))
+        self.array[at:end] = values
         for start in range(0, len(values), self.chunk):
             self.digest.update(values[start:start + self.chunk])
 
