@@ -219,6 +219,16 @@ def _walk_lanes(dirs, mode, ends, members, q_res, q_off, t_res, t_off, starts, t
             text[starts[lane]:])
 
 
+@jit
+def _place(text, offsets, members, piece, starts):
+    """Copy the CIGAR of ``members[lane]`` from ``piece[starts[lane]:]`` to its place in
+    ``text`` (``offsets``)."""
+    for lane in range(members.shape[0]):
+        at = offsets[members[lane]]
+        for b in range(offsets[members[lane] + 1] - at):
+            text[at + b] = piece[starts[lane] + b]
+
+
 def align_pair(query: np.ndarray, target: np.ndarray, matrix: np.ndarray, gap_open: int,
                gap_extend: int, mode: str) -> tuple[int, int, int, int, int, np.ndarray]:
     """Optimal alignment of one pair.
@@ -369,7 +379,10 @@ def align_batch(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: 
     code = MODE_CODES[mode]
     scores = np.zeros(count, dtype=np.int64)
     coords = np.zeros((count, 4), dtype=np.int64)
-    texts = [b""] * count
+    sizes = np.zeros(count, dtype=np.int64)
+    lengths = np.diff(q_off), np.diff(t_off)
+    # the CIGARs, a piece a task: (pairs, their CIGARs end to end, where each starts)
+    pieces: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
 
     def query(k: int) -> np.ndarray:
         return q_res[q_off[k]:q_off[k + 1]]
@@ -377,34 +390,25 @@ def align_batch(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: 
     def target(k: int) -> np.ndarray:
         return t_res[t_off[k]:t_off[k + 1]]
 
-    def keep(k: int, dirs: np.ndarray, score: int, end_i: int, end_j: int) -> None:
-        q, t = query(k), target(k)
-        longest = len(q) + len(t)
-        text = np.empty(2 * longest + 1, dtype=np.uint8)
-        start_i, start_j, size = _walk_cigar(dirs, code, int(end_i), int(end_j), q, t,
-                                             np.empty(longest, dtype=np.uint8), text)
-        scores[k] = score
-        coords[k] = start_i, end_i, start_j, end_j
-        texts[k] = text[:size].tobytes()
-
-    def keep_lanes(members: np.ndarray, dirs: np.ndarray, ends: np.ndarray) -> None:
-        """``keep`` of every lane's pair, its codes ``dirs[:, :, lane]``, walked in one call."""
+    def keep(members: np.ndarray, dirs: np.ndarray, ends: np.ndarray) -> None:
+        """Score, coordinates and CIGAR of each lane's pair (``members[lane]``, its codes
+        ``dirs[:, :, lane]``, its score and end ``ends[:, lane]``), walked in one call."""
         ends = ends[:, :len(members)]
-        room = 2 * (np.diff(q_off)[members] + np.diff(t_off)[members]) + 1
         starts = np.zeros(len(members) + 1, dtype=np.int64)
-        np.cumsum(room, out=starts[1:])
+        np.cumsum(2 * (lengths[0][members] + lengths[1][members]) + 1, out=starts[1:])
         text = np.empty(int(starts[-1]), dtype=np.uint8)
         out = np.empty((3, len(members)), dtype=np.int64)
         _walk_lanes(dirs, code, ends, members, q_res, q_off, t_res, t_off, starts, text, out)
         scores[members] = ends[0]
         coords[members] = np.stack([out[0], ends[1], out[1], ends[2]], axis=1)
-        for lane, k in enumerate(members.tolist()):
-            texts[k] = text[starts[lane]:starts[lane] + out[2, lane]].tobytes()
+        sizes[members] = out[2]
+        pieces.append((members, text, starts))
 
     def one(k: int) -> None:
         q, t = query(k), target(k)
         with _SCRATCH.take(codes_shape(len(q), len(t))) as dirs:
-            keep(k, dirs, *_fill(q, t, matrix, gap_open, gap_extend, code, dirs))
+            ends = np.array(_fill(q, t, matrix, gap_open, gap_extend, code, dirs))
+            keep(np.array([k]), dirs[:, :, None], ends[:, None])
 
     sub = padded_matrix(matrix, np.int32)
 
@@ -415,7 +419,7 @@ def align_batch(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: 
         ends = np.zeros((3, LANES), dtype=np.int64)
         with _SCRATCH.take((len(q), len(cols) // 2, LANES)) as dirs:
             lane_fill(q, cols, lens[0], sub, gap_open, gap_extend, code, dirs, ends)
-            keep_lanes(members, dirs, ends)
+            keep(members, dirs, ends)
 
     equal = pair_lanes.equal_scores(matrix)
 
@@ -428,7 +432,7 @@ def align_batch(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: 
         with _SCRATCH.take((len(cols) // 2, len(rows), len(m_len))) as dirs:
             pair_lanes.pair_fill(rows, cols, m_len, n_len, equal, gap_open, gap_extend, code,
                                  dirs, ends)
-            keep_lanes(members, dirs.transpose(1, 0, 2), ends)
+            keep(members, dirs.transpose(1, 0, 2), ends)
 
     groups, singles = _lane_groups(q_res, q_off, t_off, matrix, gap_open, gap_extend)
     paired, singles = _pair_groups(q_off, t_off, singles, matrix, gap_open, gap_extend)
@@ -448,8 +452,11 @@ def align_batch(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: 
                   + [functools.partial(pairs_side_by_side, *g) for g in paired]
                   + [functools.partial(one, k) for k in singles[side].tolist()])
     offsets = np.zeros(count + 1, dtype=np.int64)
-    np.cumsum([len(t) for t in texts], out=offsets[1:])
-    return scores, coords, np.frombuffer(b"".join(texts), dtype=np.uint8), offsets
+    np.cumsum(sizes, out=offsets[1:])
+    text = np.empty(int(offsets[-1]), dtype=np.uint8)
+    for members, piece, starts in pieces:
+        _place(text, offsets, members, piece, starts)
+    return scores, coords, text, offsets
 
 
 def score_ends(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: np.ndarray,
