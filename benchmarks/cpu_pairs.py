@@ -5,8 +5,10 @@ threads, against parasail's traceback in as many processes, each aligning its sh
 the pairs one by one and decoding each pair's CIGAR (``sg_dx_trace_scan_16`` for
 semiglobal: the whole query against any part of the target, as swath's mode;
 ``sw_trace_striped_16`` for local). Both after a warm-up (numba's compile, the
-processes' start), median of ``--repeats``, in the same run. Every pair's score must
-equal parasail's, and a sample of swath's CIGARs must rescore to it.
+processes' start), median of ``--repeats``, in the same run; also the CPU seconds each
+spent (all its threads or processes: on a shared machine the wall times move with the
+load). Every pair's score must equal parasail's, and a sample of swath's CIGARs must
+rescore to it.
 
     python benchmarks/cpu_pairs.py --pairs 20000 --threads 2 --mode semiglobal
 """
@@ -30,11 +32,13 @@ PARASAIL = {"semiglobal": "sg_dx_trace_scan_16", "local": "sw_trace_striped_16"}
 _PAIRS: list[tuple[str, str]] = []     # the decoded pairs, inherited by forked workers
 
 
-def parasail_share(job: tuple[str, int, int]) -> np.ndarray:
-    """Scores of pairs ``start:stop`` by parasail's traceback, each with its CIGAR decoded."""
+def parasail_share(job: tuple[str, int, int]) -> tuple[np.ndarray, float]:
+    """Scores of pairs ``start:stop`` by parasail's traceback, each with its CIGAR decoded,
+    and the CPU seconds they took."""
     import parasail
 
     mode, start, stop = job
+    begin = time.process_time()
     function = getattr(parasail, PARASAIL[mode])
     matrix = parasail.matrix_create("ACGT", MATCH, MISMATCH)
     scores = np.empty(stop - start, dtype=np.int64)
@@ -43,15 +47,17 @@ def parasail_share(job: tuple[str, int, int]) -> np.ndarray:
         result = function(query, target, GAP_OPEN + GAP_EXTEND, GAP_EXTEND, matrix)
         cigar = result.get_cigar().decode
         scores[k - start] = result.score if cigar else 0
-    return scores
+    return scores, time.process_time() - begin
 
 
-def parasail_run(pool: Any, mode: str, count: int, processes: int) -> tuple[float, np.ndarray]:
-    """Seconds for all pairs in ``processes`` equal shares, and the scores."""
+def parasail_run(pool: Any, mode: str, count: int, processes: int
+                 ) -> tuple[float, float, np.ndarray]:
+    """Seconds and CPU seconds for all pairs in ``processes`` equal shares, and the scores."""
     cuts = np.linspace(0, count, processes + 1).astype(int)
     begin = time.perf_counter()
     shares = pool.map(parasail_share, [(mode, int(a), int(b)) for a, b in pairwise(cuts)])
-    return time.perf_counter() - begin, np.concatenate(shares)
+    return (time.perf_counter() - begin, sum(cpu for _, cpu in shares),
+            np.concatenate([scores for scores, _ in shares]))
 
 
 def cpu_model() -> str:
@@ -90,13 +96,15 @@ def main() -> None:
     align_batch(*packed(queries[:64]), *packed(targets[:64]), *call[4:])   # compile
     with multiprocessing.get_context("fork").Pool(args.threads) as pool:
         parasail_run(pool, args.mode, min(args.pairs, 64 * args.threads), args.threads)
-        ours, theirs = [], []
+        ours, theirs, our_cpu, their_cpu = [], [], [], []
         for _ in range(args.repeats):
-            begin = time.perf_counter()
+            begin, begin_cpu = time.perf_counter(), time.process_time()
             scores, coords, text, offsets = align_batch(*call)
             ours.append(time.perf_counter() - begin)
-            seconds, expected = parasail_run(pool, args.mode, args.pairs, args.threads)
+            our_cpu.append(time.process_time() - begin_cpu)
+            seconds, cpu, expected = parasail_run(pool, args.mode, args.pairs, args.threads)
             theirs.append(seconds)
+            their_cpu.append(cpu)
     assert np.array_equal(scores, expected), \
         f"{int((scores != expected).sum())} scores differ from parasail's"
     for k in np.random.default_rng(0).choice(args.pairs, min(args.check, args.pairs),
@@ -114,6 +122,9 @@ def main() -> None:
     print(f"B1 CPU {args.mode}: swath {swath_s:.3f} s, {cells / swath_s / 1e9:.3f} GCUPS; "
           f"parasail {parasail_s:.3f} s, {cells / parasail_s / 1e9:.3f} GCUPS; "
           f"ratio {parasail_s / swath_s:.2f}")
+    swath_cpu, parasail_cpu = statistics.median(our_cpu), statistics.median(their_cpu)
+    print(f"CPU seconds (all threads / processes): swath {swath_cpu:.3f}, parasail "
+          f"{parasail_cpu:.3f}; ratio {parasail_cpu / swath_cpu:.2f}")
 
 
 if __name__ == "__main__":
