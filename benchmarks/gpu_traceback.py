@@ -16,35 +16,11 @@ import statistics
 
 import cupy as cp
 import numpy as np
+from b1_pairs import make_pairs, packed
 
 import swath
 from swath.kernels.cpu import align_batch as cpu_align_batch
 from swath.kernels.gpu.traceback import align_batch
-
-
-def make_pairs(count: int, seed: int) -> tuple[list[np.ndarray], list[np.ndarray]]:
-    rng = np.random.default_rng(seed)
-    queries, targets = [], []
-    for m, n in zip(rng.integers(100, 301, count), rng.integers(200, 1001, count), strict=True):
-        query = rng.integers(0, 4, m).astype(np.uint8)
-        copy = query.copy()
-        copy[rng.random(m) < 0.08] = rng.integers(0, 4)
-        for _ in range(int(rng.integers(0, 3))):
-            at = int(rng.integers(0, len(copy)))
-            copy = (np.insert(copy, at, rng.integers(0, 4, rng.integers(1, 4)))
-                    if rng.random() < 0.5 else np.delete(copy, slice(at, at + 3)))
-        copy = copy[: n]
-        target = rng.integers(0, 4, n).astype(np.uint8)
-        at = int(rng.integers(0, n - len(copy) + 1))
-        target[at:at + len(copy)] = copy
-        queries.append(query)
-        targets.append(target)
-    return queries, targets
-
-
-def packed(seqs: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    return (np.concatenate(seqs),
-            np.concatenate([[0], np.cumsum([len(s) for s in seqs])]).astype(np.int64))
 
 
 def main() -> None:

@@ -9,7 +9,7 @@ import textwrap
 import numpy as np
 import pytest
 
-from tests.helpers import DNA, PROTEIN
+from tests.helpers import DNA, PROTEIN, packed, related
 
 SCRIPT = textwrap.dedent("""
     import resource, numpy as np, swath
@@ -105,3 +105,32 @@ def test_pairs_past_the_side_by_side_budget_run_one_at_a_time(monkeypatch):
     assert handed == [int((sizes <= limit).sum()) + 1]
     for a, b in zip(side_by_side, split, strict=True):
         np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("mode", ["local", "global", "semiglobal"])
+@pytest.mark.parametrize("gap_extend", [2, 60])
+def test_pairs_of_distinct_queries_equal_one_pair_at_a_time(mode, gap_extend):
+    """Pairs that share no query (batched pairs) run side by side in the pair lane kernel:
+    at 16 bits, and at 32 where a pair's values pass 16 (a large gap extension), N
+    scoring a mismatch even against N; the same scores, coordinates and CIGARs as
+    aligning each pair alone."""
+    from swath.alignment import cigar_from_path
+    from swath.kernels.cpu import traceback
+
+    rng = np.random.default_rng(17)
+    queries = [rng.integers(0, 5, int(rng.integers(1, 120))).astype(np.uint8)
+               for _ in range(80)]
+    targets = [related(rng, q, int(rng.integers(1, 200)), 5) if k % 3 else
+               rng.integers(0, 5, int(rng.integers(1, 200))).astype(np.uint8)
+               for k, q in enumerate(queries)]
+    (q_res, q_off), (t_res, t_off) = packed(queries), packed(targets)
+    groups, left = traceback._pair_groups(q_off, t_off, np.arange(len(queries)), DNA.matrix,
+                                          5, gap_extend)
+    widths = {dtype.itemsize for _, dtype in groups}
+    assert not len(left) and widths == ({2} if gap_extend == 2 else {2, 4})
+    scores, coords, text, at = traceback.align_batch(q_res, q_off, t_res, t_off, DNA.matrix,
+                                                     5, gap_extend, mode)
+    for k, (q, t) in enumerate(zip(queries, targets, strict=True)):
+        score, qs, qe, ts, te, ops = traceback.align_pair(q, t, DNA.matrix, 5, gap_extend, mode)
+        assert (scores[k], *coords[k]) == (score, qs, qe, ts, te)
+        assert text[at[k]:at[k + 1]].tobytes().decode() == cigar_from_path(ops, q, t, qs, ts)

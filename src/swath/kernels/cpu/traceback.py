@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import math
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -46,7 +47,9 @@ from swath.constants import (
     STATE_F,
     STATE_H,
 )
+from swath.kernels import bounds
 from swath.kernels.bounds import fits_every_mode
+from swath.kernels.cpu import pair_lanes
 from swath.kernels.cpu._jit import jit
 from swath.kernels.cpu.cores import on_every_core
 from swath.kernels.cpu.lane_traceback import BLOCK_COLUMNS, LANES, lane_fill
@@ -201,6 +204,31 @@ def _walk_cigar(dirs, mode, end_i, end_j, q, t, ops, text):
     return i, j, size
 
 
+@jit
+def _walk_lanes(dirs, mode, ends, members, q_res, q_off, t_res, t_off, starts, text, out):
+    """``_walk_cigar`` of each lane's pair (``members[lane]``, its end in ``ends[1:, lane]``)
+    in ``dirs[:, :, lane]``; lane ``lane``'s CIGAR goes to ``text[starts[lane]:]``, and
+    (start i, start j, CIGAR length) to ``out[:, lane]``."""
+    ops = np.empty(text.shape[0], np.uint8)
+    for lane in range(members.shape[0]):
+        k = members[lane]
+        q = q_res[q_off[k]:q_off[k + 1]]
+        t = t_res[t_off[k]:t_off[k + 1]]
+        out[0, lane], out[1, lane], out[2, lane] = _walk_cigar(
+            dirs[:, :, lane], mode, ends[1, lane], ends[2, lane], q, t, ops,
+            text[starts[lane]:])
+
+
+@jit
+def _place(text, offsets, members, piece, starts):
+    """Copy the CIGAR of ``members[lane]`` from ``piece[starts[lane]:]`` to its place in
+    ``text`` (``offsets``)."""
+    for lane in range(members.shape[0]):
+        at = offsets[members[lane]]
+        for b in range(offsets[members[lane] + 1] - at):
+            text[at + b] = piece[starts[lane] + b]
+
+
 def align_pair(query: np.ndarray, target: np.ndarray, matrix: np.ndarray, gap_open: int,
                gap_extend: int, mode: str) -> tuple[int, int, int, int, int, np.ndarray]:
     """Optimal alignment of one pair.
@@ -270,6 +298,9 @@ def _lane_groups(q_res: np.ndarray, q_off: np.ndarray, t_off: np.ndarray, matrix
         by_query.setdefault(q_res[q_off[k]:q_off[k + 1]].tobytes(), []).append(k)
     groups, singles = [], []
     for query, pairs in by_query.items():
+        if len(pairs) == 1:
+            singles.append(pairs[0])
+            continue
         members = np.array(pairs)
         members = members[np.argsort(t_len[members], kind="stable")]
         ok = fits_every_mode(len(query), t_len[members], matrix, gap_open, gap_extend,
@@ -287,6 +318,41 @@ def _lane_groups(q_res: np.ndarray, q_off: np.ndarray, t_off: np.ndarray, matrix
     return groups, np.array(singles, dtype=np.int64)
 
 
+def _pair_groups(q_off: np.ndarray, t_off: np.ndarray, singles: np.ndarray, matrix: np.ndarray,
+                 gap_open: int, gap_extend: int) -> tuple[list[tuple[np.ndarray, np.dtype]],
+                                                          np.ndarray]:
+    """Of ``singles``, groups of up to ``pair_lanes.lanes(dtype)`` pairs for the pair lane
+    kernel at the narrowest width that holds their values (16 or 32 bits), pairs of like
+    query and target lengths together; and the pairs left to the one-pair kernel (any
+    matrix but ``pair_lanes.equal_scores``' form, values past 32 bits, a group's codes
+    past ``LANE_CODES_BUDGET``)."""
+    if pair_lanes.equal_scores(matrix) is None or not len(singles):
+        return [], singles
+    m, n = np.diff(q_off)[singles], np.diff(t_off)[singles]
+    low, high = bounds.score_bounds(m, n, matrix, gap_open, gap_extend, "global")
+    groups, left = [], np.ones(len(singles), dtype=bool)
+    for dtype in (np.dtype(np.int16), np.dtype(np.int32)):
+        lanes = pair_lanes.lanes(dtype)
+        limit = np.iinfo(dtype).max - pair_lanes.BLOCK_COLUMNS
+        ok = left & bounds.fits(low, high, dtype, gap_extend, pair_lanes.minus_infinity(dtype)) \
+            & (np.maximum(m, n) < limit)
+        left &= ~ok
+        # chunks of similar target lengths, each sorted by query length: few padded cells
+        order = np.flatnonzero(ok)[np.argsort(n[ok], kind="stable")]
+        chunk = lanes * max(1, round(math.sqrt(len(order) / lanes)))
+        for start in range(0, len(order), chunk):
+            part = order[start:start + chunk]
+            part = part[np.argsort(m[part], kind="stable")]
+            for at in range(0, len(part), lanes):
+                group = part[at:at + lanes]
+                codes = int(m[group].max()) * (int(n[group].max()) // 2 + 1) * lanes
+                if codes <= LANE_CODES_BUDGET:
+                    groups.append((singles[group], dtype))
+                else:
+                    left[group] = True
+    return groups, singles[left]
+
+
 def align_batch(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: np.ndarray,
                 matrix: np.ndarray, gap_open: int, gap_extend: int, mode: str,
                 pairs: tuple[np.ndarray, np.ndarray] | None = None
@@ -295,10 +361,12 @@ def align_batch(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: 
     cols), of query ``rows[k]`` against target ``cols[k]``.
 
     Pairs that share a query (a search's kept hits) run side by side in the lane
-    kernel (a group's codes at most ``LANE_CODES_BUDGET``); the others, and pairs too
-    large for it, one a core; pairs whose direction buffer passes ``SIDE_BY_SIDE_BYTES``
-    one after another on one core. Host memory holds at most about one buffer of either
-    budget a core, and one of the largest pairs.
+    kernel (a group's codes at most ``LANE_CODES_BUDGET``); the others, where the matrix
+    scores match and mismatch (DNA), side by side in the pair lane kernel, 16 or 32-bit
+    (``_pair_groups``); the rest, and pairs too large for either, one a core; pairs
+    whose direction buffer passes ``SIDE_BY_SIDE_BYTES`` one after another on one core.
+    Host memory holds at most about one buffer of either budget a core, and one of the
+    largest pairs.
 
     Returns ``scores`` (N,) int64, ``coords`` (N, 4) int64 (query start, query end,
     target start, target end; 0-based, end exclusive), and the CIGARs as one uint8
@@ -311,7 +379,10 @@ def align_batch(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: 
     code = MODE_CODES[mode]
     scores = np.zeros(count, dtype=np.int64)
     coords = np.zeros((count, 4), dtype=np.int64)
-    texts = [b""] * count
+    sizes = np.zeros(count, dtype=np.int64)
+    lengths = np.diff(q_off), np.diff(t_off)
+    # the CIGARs, a piece a task: (pairs, their CIGARs end to end, where each starts)
+    pieces: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
 
     def query(k: int) -> np.ndarray:
         return q_res[q_off[k]:q_off[k + 1]]
@@ -319,20 +390,25 @@ def align_batch(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: 
     def target(k: int) -> np.ndarray:
         return t_res[t_off[k]:t_off[k + 1]]
 
-    def keep(k: int, dirs: np.ndarray, score: int, end_i: int, end_j: int) -> None:
-        q, t = query(k), target(k)
-        longest = len(q) + len(t)
-        text = np.empty(2 * longest + 1, dtype=np.uint8)
-        start_i, start_j, size = _walk_cigar(dirs, code, int(end_i), int(end_j), q, t,
-                                             np.empty(longest, dtype=np.uint8), text)
-        scores[k] = score
-        coords[k] = start_i, end_i, start_j, end_j
-        texts[k] = text[:size].tobytes()
+    def keep(members: np.ndarray, dirs: np.ndarray, ends: np.ndarray) -> None:
+        """Score, coordinates and CIGAR of each lane's pair (``members[lane]``, its codes
+        ``dirs[:, :, lane]``, its score and end ``ends[:, lane]``), walked in one call."""
+        ends = ends[:, :len(members)]
+        starts = np.zeros(len(members) + 1, dtype=np.int64)
+        np.cumsum(2 * (lengths[0][members] + lengths[1][members]) + 1, out=starts[1:])
+        text = np.empty(int(starts[-1]), dtype=np.uint8)
+        out = np.empty((3, len(members)), dtype=np.int64)
+        _walk_lanes(dirs, code, ends, members, q_res, q_off, t_res, t_off, starts, text, out)
+        scores[members] = ends[0]
+        coords[members] = np.stack([out[0], ends[1], out[1], ends[2]], axis=1)
+        sizes[members] = out[2]
+        pieces.append((members, text, starts))
 
     def one(k: int) -> None:
         q, t = query(k), target(k)
         with _SCRATCH.take(codes_shape(len(q), len(t))) as dirs:
-            keep(k, dirs, *_fill(q, t, matrix, gap_open, gap_extend, code, dirs))
+            ends = np.array(_fill(q, t, matrix, gap_open, gap_extend, code, dirs))
+            keep(np.array([k]), dirs[:, :, None], ends[:, None])
 
     sub = padded_matrix(matrix, np.int32)
 
@@ -343,10 +419,23 @@ def align_batch(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: 
         ends = np.zeros((3, LANES), dtype=np.int64)
         with _SCRATCH.take((len(q), len(cols) // 2, LANES)) as dirs:
             lane_fill(q, cols, lens[0], sub, gap_open, gap_extend, code, dirs, ends)
-            for lane, k in enumerate(members.tolist()):
-                keep(k, dirs[:, :, lane], *ends[:, lane])
+            keep(members, dirs, ends)
+
+    equal = pair_lanes.equal_scores(matrix)
+
+    def pairs_side_by_side(members: np.ndarray, dtype: np.dtype) -> None:
+        assert equal is not None
+        rows, m_len = pair_lanes.pack(q_res, q_off, members, equal[2], dtype)
+        cols, n_len = pair_lanes.pack(t_res, t_off, members, equal[3], dtype,
+                                      multiple=pair_lanes.BLOCK_COLUMNS)
+        ends = np.zeros((3, len(m_len)), dtype=np.int64)
+        with _SCRATCH.take((len(cols) // 2, len(rows), len(m_len))) as dirs:
+            pair_lanes.pair_fill(rows, cols, m_len, n_len, equal, gap_open, gap_extend, code,
+                                 dirs, ends)
+            keep(members, dirs.transpose(1, 0, 2), ends)
 
     groups, singles = _lane_groups(q_res, q_off, t_off, matrix, gap_open, gap_extend)
+    paired, singles = _pair_groups(q_off, t_off, singles, matrix, gap_open, gap_extend)
     # the numba kernels release the GIL: groups and pairs run side by side on every core,
     # but pairs whose directions pass SIDE_BY_SIDE_BYTES one after another, in one task
     # (memory: one of those at a time, not one a core), started first
@@ -360,10 +449,14 @@ def align_batch(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: 
 
     on_every_core(lambda task: task(), ([one_by_one] if large else [])
                   + [functools.partial(lanes, g) for g in groups]
+                  + [functools.partial(pairs_side_by_side, *g) for g in paired]
                   + [functools.partial(one, k) for k in singles[side].tolist()])
     offsets = np.zeros(count + 1, dtype=np.int64)
-    np.cumsum([len(t) for t in texts], out=offsets[1:])
-    return scores, coords, np.frombuffer(b"".join(texts), dtype=np.uint8), offsets
+    np.cumsum(sizes, out=offsets[1:])
+    text = np.empty(int(offsets[-1]), dtype=np.uint8)
+    for members, piece, starts in pieces:
+        _place(text, offsets, members, piece, starts)
+    return scores, coords, text, offsets
 
 
 def score_ends(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: np.ndarray,
