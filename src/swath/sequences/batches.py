@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import itertools
 import logging
+import re
 from collections.abc import Iterator
 from contextlib import closing
 from typing import BinaryIO, cast
@@ -35,6 +36,9 @@ logger = logging.getLogger(__name__)
 
 #: residues of a batch, about: the memory a reader holds is a few times this
 BATCH_RESIDUES = 1 << 24
+# characters of a FASTA header where dnaio's id ends elsewhere than swath's name (NUL ends
+# it; these whitespace characters do not, as str.split's do)
+_ODD_HEADER = re.compile("[\x00\x0b\x0c\x1c-\x1f]")
 
 
 class _Unsure(Exception):
@@ -132,6 +136,8 @@ def _encoded(names: list[str], descriptions: list[str], texts: list[str], displa
     lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
     if not lengths.all() or not all(names):
         raise _Unsure("an empty record or name")
+    if _ODD_HEADER.search("".join(descriptions)):
+        raise _Unsure("a header with a NUL or a control character")
     joined = "".join(texts)
     if not joined.isascii():
         raise _Unsure("a character that is not ASCII")
