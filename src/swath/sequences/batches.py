@@ -38,6 +38,7 @@ logger = logging.getLogger(__name__)
 BATCH_RESIDUES = 1 << 24
 # characters of a FASTA header where dnaio's id ends elsewhere than swath's name (NUL ends
 # it; these whitespace characters do not, as str.split's do)
+_SNIFF = 1 << 12      # bytes looked at for the format
 _ODD_HEADER = re.compile("[\x00\x0b\x0c\x1c-\x1f]")
 
 
@@ -97,7 +98,8 @@ def _batches(path: PathLike, display: str, encoder: Translator, batch_residues: 
     given = 0
     try:
         with open_file(path, display) as stream, \
-                dnaio.open(cast(BinaryIO, stream), mode="r") as reader:
+                dnaio.open(cast(BinaryIO, stream), mode="r",
+                           fileformat=_format(stream)) as reader:
             for batch in _dnaio_batches(reader, display, encoder, batch_residues):
                 given += len(batch)
                 yield batch
@@ -108,6 +110,14 @@ def _batches(path: PathLike, display: str, encoder: Translator, batch_residues: 
         logger.debug("%s: from record %d on, swath's parser reads it (%s)", display,
                      given + 1, exc)
     yield from _parsed_batches(path, display, encoder, batch_residues, skip=given)
+
+
+def _format(stream: object) -> str | None:
+    """``"fasta"`` or ``"fastq"`` by the first non-blank character in sight, as swath's
+    parser decides (dnaio goes by the file's name first: a FASTQ file named .fa would
+    all go to swath's parser); None where none is in sight."""
+    head = stream.peek(_SNIFF).lstrip()[:1]  # type: ignore[attr-defined]
+    return {b">": "fasta", b"@": "fastq"}.get(head)
 
 
 def _dnaio_batches(reader: object, display: str, encoder: Translator, batch_residues: int
