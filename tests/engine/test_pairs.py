@@ -55,8 +55,9 @@ def columns(result: swath.PairsResult, names: tuple[str, ...] = COLUMNS) -> dict
 
 
 SPAN = ("score", "query_start", "query_end", "target_start", "target_end", "cigar")
-ALIGNED = tuple(name for name in COLUMNS if not name.startswith(("query_i", "target_i",
-                                                                   "query_n", "target_n")))
+# the columns of the alignments, not of which records were paired
+ALIGNED = tuple(name for name in COLUMNS if name not in ("query_index", "target_index",
+                                                          "query_name", "target_name"))
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -216,7 +217,7 @@ def test_bad_pairs_raise_and_leave_no_store(records, pairs, error, message, tmp_
 
 @pytest.mark.parametrize(("queries", "targets", "options", "error", "message"), [
     (["ACGT", "AC"], ["ACGT"], {}, swath.InvalidInput, "queries has 2 records and targets 1"),
-    (["ACGT", ""], ["ACGT", "A"], {}, swath.InvalidSequence, "empty"),
+    (["ACGT", ""], ["ACGT", "A"], {}, swath.InvalidSequence, r"queries\[1\] is empty"),
     ([], [], {}, swath.InvalidParameter, "queries is empty"),
     (["ACGT"], ["ACGT"], {"chunk": 0}, swath.InvalidParameter, "chunk must be a positive"),
     (["ACGT"], ["ACGT"], {"chunk": 1.5}, swath.InvalidParameter, "chunk must be a positive"),
