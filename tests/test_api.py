@@ -106,7 +106,7 @@ def test_import_is_light():
 
 @pytest.mark.parametrize("module", ["swath.api", "swath.scoring", "swath.alignment",
                                     "swath.testing", "swath.kernels",
-                                    "swath.sequences.readers", "swath.results.pairs"])
+                                    "swath.sequences.readers"])
 def test_docstring_examples_run(module):
     import importlib
 

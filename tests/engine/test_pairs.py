@@ -3,6 +3,7 @@ GPU against CPU, and the job's store: reopened, resumed, rerun, refused."""
 
 from __future__ import annotations
 
+import gzip
 import zlib
 
 import numpy as np
@@ -130,9 +131,12 @@ def test_pairs_by_index_name_file_and_position_align_alike(records, tmp_path):
     listed = (tmp_path / "pairs.tsv")
     listed.write_text("# query\ttarget\n" + "".join(f"{q}\t{t} extra\n\n"
                                                     for q, t in zip(*names, strict=True)))
+    fastq = tmp_path / "t.fq.gz"                  # the targets as gzip FASTQ, too
+    fastq.write_bytes(gzip.compress("".join(f"@t{i}\n{s}\n+\n{'I' * len(s)}\n" for i, s in
+                                            enumerate(records["targets"])).encode()))
     want = columns(ref)
     assert columns(by(records, tmp_path, "names.zarr", pairs=names)) == want
-    assert columns(by(records, tmp_path, "file.zarr", pairs=str(listed))) == want
+    assert columns(by(records, tmp_path, "file.zarr", pairs=str(listed), targets=fastq)) == want
     position = swath.align_pairs([records["queries"][r] for r in rows],
                                  [records["targets"][c] for c in cols], DNA, "local", "cpu",
                                  store=str(tmp_path / "position.zarr"))
