@@ -262,9 +262,12 @@ class PairsStore(LayoutStore):
                                                       side="right")))
             base = int(starts[first])
             block = np.asarray(residues[base:int(ends[last - 1])], dtype=np.uint8)
-            at = np.arange(out[first], out[last]) + np.repeat(
-                starts[first:last] - base - out[first:last], lengths[first:last])
-            taken[out[first]:out[last]] = block[at]
+            if len(block) == out[last] - out[first]:    # no gap (a record longer than a chunk)
+                taken[out[first]:out[last]] = block
+            else:                                       # a chunk's span at most: gather
+                at = np.arange(out[first], out[last]) + np.repeat(
+                    starts[first:last] - base - out[first:last], lengths[first:last])
+                taken[out[first]:out[last]] = block[at]
             first = last
         return taken, out
 
