@@ -7,6 +7,7 @@ each other.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -206,16 +207,23 @@ def write_fasta(path: Path, records: Iterable[tuple[str, str]], width: int | Non
 # Oracles
 
 
+@functools.lru_cache(maxsize=16)
+def _parasail_matrix(letters: str, values: tuple[tuple[int, ...], ...]) -> Any:
+    import parasail
+
+    matrix = parasail.matrix_create(letters, 0, 0)
+    for a, row in enumerate(values):
+        for b, value in enumerate(row):
+            matrix[a, b] = value
+    return matrix
+
+
 def parasail_score(query: np.ndarray, target: np.ndarray, scoring: swath.Scoring, mode: str
                    ) -> int:
     """The score parasail gives, converting swath's gap convention to parasail's."""
     import parasail
 
-    letters = scoring.alphabet.letters
-    matrix = parasail.matrix_create(letters, 0, 0)
-    for a in range(len(letters)):
-        for b in range(len(letters)):
-            matrix[a, b] = int(scoring.matrix[a, b])
+    matrix = _parasail_matrix(scoring.alphabet.letters, tuple(map(tuple, scoring.matrix.tolist())))
     function = {"local": parasail.sw, "global": parasail.nw, "semiglobal": parasail.sg_dx}[mode]
     result = function(scoring.alphabet.decode(query), scoring.alphabet.decode(target),
                       scoring.gap_open + scoring.gap_extend, scoring.gap_extend, matrix)

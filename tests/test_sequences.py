@@ -20,9 +20,11 @@ from swath.scoring import Alphabet, Scoring
 from swath.sequences import (
     Record,
     SequenceSet,
+    batches,
     encode_sequence,
     encoding,
     iter_records,
+    pairing,
     parsers,
     read_sequences,
     readers,
@@ -524,11 +526,91 @@ def test_memory_is_about_the_output(tmp_path: Path) -> None:
     assert peak < 2 * size
 
 
-@pytest.mark.parametrize("module", [encoding, readers, sets])
+@pytest.mark.parametrize("module", [encoding, readers, sets, batches, pairing])
 def test_doctests(module: object) -> None:
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0
     assert result.failed == 0
+
+
+# --------------------------------------------------------------------------- batches
+
+
+def joined(parts: list[SequenceSet]) -> SequenceSet:
+    """Consecutive batches as one set."""
+    ends = np.cumsum([0] + [len(p.residues) for p in parts])
+    offsets = np.concatenate([[0]] + [p.offsets[1:] + end for p, end in zip(parts, ends,
+                                                                           strict=False)])
+    return SequenceSet(sum((p.names for p in parts), ()), sum((p.descriptions for p in parts), ()),
+                       np.concatenate([p.residues for p in parts]), offsets)
+
+
+BATCH_FILES = {
+    "plain": ">a one\nACGT\n>b\nGG\n>c  two words \nA\n>d\nACGTNACGT\n",
+    "wrapped": ">a\nAC\nGT\nA\n\n>b desc\nG\nGGG\n>c\nT\n",
+    "lower": ">a\nacgt\n>b\nAcGtN\n",
+    "crlf": ">a x\r\nAC\r\nGT\r\n>b\r\nG\r\n",
+    "blank lines": "\n\n>a\nACGT\n\n\n>b\nC\n\n",
+    "no final newline": ">a\nACGT\n>b\nCC",
+    "fastq": "@r1 x\nACGT\n+\nIIII\n@r2\nacg\n+r2\nIII\n@r3\nN\n+\n#\n",
+    "odd headers": ">a\x0bb c\nAC\n>d\x00e\nGT\n>f\tg\nA\n",
+}
+
+
+@pytest.mark.parametrize("gz", [False, True], ids=["plain", "gzip"])
+@pytest.mark.parametrize("name", list(BATCH_FILES))
+def test_batches_are_the_records_read_sequences_reads(tmp_path: Path, name: str,
+                                                      gz: bool) -> None:
+    path = write(tmp_path, "q.fa", BATCH_FILES[name], gz=gz)
+    want = read_sequences(path, DNA)
+    for size in (1, 5, 1 << 24):
+        parts = list(batches.read_batches(path, DNA, batch_residues=size))
+        assert joined(parts) == want, size
+        assert all(p.source == str(path) for p in parts)
+        assert all(len(p.residues) >= size for p in parts[:-1])
+        assert all(len(p.residues) - p.lengths[-1] < size for p in parts)
+    assert len(parts) == 1
+
+
+def test_batches_of_well_formed_files_are_read_by_dnaio(tmp_path: Path) -> None:
+    """Also FASTQ in a file named .fa: the content says which, not the name."""
+    for name in ("wrapped", "fastq"):
+        path = write(tmp_path, "q.fa", BATCH_FILES[name], gz=True)
+        with mock.patch.object(batches, "_parsed_batches", side_effect=AssertionError):
+            assert joined(list(batches.read_batches(path, DNA, batch_residues=2))) == \
+                read_sequences(path, DNA)
+
+
+@pytest.mark.parametrize("text", [
+    ">a\nACGT\n>b\nACGT\n>c\nAC\nGJ\n",             # a residue not in the alphabet
+    ">a\nACGT\n>b desc\n>c\nACGT\n",                 # an empty record
+    ">a\nACGT\n>\nACGT\n",                             # an empty name
+    ">a\nACGT\n>b\nAC-GT\n",                           # a gap
+    ">a\nACGT\n>b\nACGTé\n",                           # not ASCII
+    ">a\nACGT\n>b \xff\nAC\n",                        # a header not UTF-8
+    "@r1\nACGT\n+\nIIII\n@r2\nACGT\n+\nIII\n",       # qualities short
+    "@r1\nACGT\n+\nIIII\n@r2\nAC\n",                   # truncated
+    "@r1\nACGT\n+\nIIII\n>r2\nAC\n",                   # FASTA after FASTQ
+    "ACGT\n",                                          # no header
+    "",                                                # empty
+])
+@pytest.mark.parametrize("size", [1, 1 << 24])
+def test_batches_fall_back_to_swaths_exact_errors(tmp_path: Path, text: str, size: int) -> None:
+    path = write(tmp_path, "q.fa", text.encode("latin-1") if "\xff" in text else text)
+    with pytest.raises((InvalidInput, InvalidSequence)) as want:
+        read_sequences(path, DNA)
+    with pytest.raises(type(want.value), match=f"^{re.escape(str(want.value))}$"):
+        list(batches.read_batches(path, DNA, batch_residues=size))
+
+
+def test_batches_check_the_path_at_once_and_map_wildcards(tmp_path: Path) -> None:
+    with pytest.raises(InputNotFound, match=re.escape("missing.fa: no such file")):
+        batches.read_batches(tmp_path / "missing.fa", DNA)
+    path = write(tmp_path, "q.fa", ">a\nACGT\n>b\nAXRY\n", gz=True)
+    with pytest.raises(InvalidSequence, match=where(path, 4) + " residue 'X'"):
+        list(batches.read_batches(path, DNA))
+    assert joined(list(batches.read_batches(path, DNA, wildcard=True))) == \
+        read_sequences(path, DNA, wildcard=True)
 
 
 # --------------------------------------------------------------------------- properties

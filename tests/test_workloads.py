@@ -32,15 +32,15 @@ def allpairs(path: str) -> AllPairsResult:
 
 def test_every_workload_declares_one_layout_and_its_formats():
     layouts = [w.store().LAYOUT for w in registered()]
-    assert [w.name for w in registered()] == ["search", "longpair", "allpairs"]
-    assert layouts == ["search", "alignment", "allpairs"]
+    assert [w.name for w in registered()] == ["search", "longpair", "allpairs", "pairs"]
+    assert layouts == ["search", "alignment", "allpairs", "pairs"]
     for workload in registered():
         assert workload.default_format in workload.formats
         assert swath.FORMATS[workload.name] == workload.formats
     assert named("longpair").plot is not None and named("search").plot is None
     with pytest.raises(swath.InvalidParameter, match="job must be one of search, longpair, "
-                                                     "allpairs, got 'pairs'"):
-        named("pairs")
+                                                     "allpairs, pairs, got 'triples'"):
+        named("triples")
 
 
 def test_the_registry_and_the_command_line_load_no_store_engine_or_kernel():
@@ -58,7 +58,8 @@ def test_a_database_or_nothing_is_no_result_store(tmp_path):
     swath.makedb(fasta, str(tmp_path / "db.swdb"), DNA)
     for call in (swath.open, swath.resume, swath.report, lookup):
         with pytest.raises(swath.InvalidParameter, match=r"db\.swdb is a 'database' store "
-                           r"version \d+, not a result store \(search, alignment, allpairs\)"):
+                           r"version \d+, not a result store \(search, alignment, allpairs, "
+                           r"pairs\)"):
             call(str(tmp_path / "db.swdb"))
         with pytest.raises(swath.StoreNotFound):
             call(str(tmp_path / "nothing.zarr"))
@@ -122,7 +123,8 @@ def test_a_scores_only_store_opens_as_its_pair_score(tmp_path):
 
 
 @pytest.mark.parametrize("module", ["swath.results.search", "swath.results.allpairs",
-                                    "swath.results.longpair", "swath.cli.allpairs"])
+                                    "swath.results.longpair", "swath.results.pairs",
+                                    "swath.cli.allpairs"])
 def test_docstring_examples_run(module):
     result = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)
     assert result.failed == 0

@@ -541,11 +541,11 @@ def align_pairs(queries: SequencesLike, targets: SequencesLike,
     >>> res = swath.align_pairs(["ACGTAC", "GGGT"], ["TACGTACT", "GGAT"], device="cpu",
     ...                         scoring=swath.Scoring.dna(), mode="semiglobal")
     >>> res.score.tolist(), res.target_start.tolist(), res.cigar.tolist()
-    ([12, 5], [1, 0], ['6=', '2=1X1='])
+    ([12, 3], [1, 0], ['6=', '2=1X1='])
     >>> res = swath.align_pairs(["ACGTAC", "GGGT"], ["TACGTACT", "GGAT"], device="cpu",
     ...                         scoring=swath.Scoring.dna(), pairs=([0, 1, 1], [0, 0, 1]))
     >>> res.query_name.tolist(), res.score.tolist()
-    (['queries[0]', 'queries[1]', 'queries[1]'], [12, 2, 5])
+    (['queries[0]', 'queries[1]', 'queries[1]'], [12, 4, 4])
     """
     import tempfile
 

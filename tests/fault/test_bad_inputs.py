@@ -65,6 +65,10 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     zarr.open_group(str(root / "foreign.zarr"), mode="w", zarr_format=3).create_array(
         "x", data=np.arange(3))
     (root / "a_file.txt").write_text("not a store")
+    (root / "unknown.tsv").write_text("# query target\nq1\tq2\nq2 nope\n")
+    (root / "onecol.tsv").write_text("q1 q2\nq2\n")
+    (root / "comments.tsv").write_text("# query target\n\n")
+    (root / "ab.tsv").write_text("a b\n")
     (root / "emptydir").mkdir()
     return root
 
@@ -77,6 +81,8 @@ def _commands_with_slot() -> Iterator[tuple[str, list[str]]]:
     yield "align-query", ["align", "{}", "q.fa"]
     yield "align-target", ["align", "q.fa", "{}"]
     yield "makedb", ["makedb", "{}", "new.swdb"]
+    yield "pairs-queries", ["pairs", "{}", "q.fa", "-o", "new.zarr"]
+    yield "pairs-targets", ["pairs", "q.fa", "{}", "-o", "new.zarr"]
 
 
 def _cases() -> Iterator[tuple[str, list[str], str]]:
@@ -98,7 +104,8 @@ def _cases() -> Iterator[tuple[str, list[str], str]]:
     }
     commands = {"search": ["search", "q.fa", "db.swdb", "-o", "new.zarr"],
                 "allpairs": ["allpairs", "q.fa", "-o", "new.zarr"],
-                "align": ["align", "q.fa", "q.fa"]}
+                "align": ["align", "q.fa", "q.fa"],
+                "pairs": ["pairs", "q.fa", "q.fa", "-o", "new.zarr"]}
     for command, argv in commands.items():
         for name, (options, fragment) in scoring.items():
             yield f"{command}-{name}", argv + options, fragment
@@ -114,7 +121,8 @@ def _cases() -> Iterator[tuple[str, list[str], str]]:
                "the-queries": "q.fa"}
     writers = {"search": ["search", "q.fa", "db.swdb", "-o"],
                "allpairs": ["allpairs", "dna.fa", "--dna", "-o"],
-               "align": ["align", "q.fa", "q.fa", "-o"]}
+               "align": ["align", "q.fa", "q.fa", "-o"],
+               "pairs": ["pairs", "q.fa", "q.fa", "-o"]}
     for command, argv in writers.items():
         for name, path in outputs.items():
             fragment = path.split("/")[0] if path != "." else "current directory"
@@ -153,6 +161,32 @@ def _cases() -> Iterator[tuple[str, list[str], str]]:
                                         "n.zarr"], "alphabet"),
         "overwrite-a-user-dir": (["search", "q.fa", "db.swdb", "-o", "full", "--overwrite"],
                                  "full"),
+        "pairs-unequal-counts": (["pairs", "q.fa", "db.fa", "-o", "n.zarr"],
+                                 "q.fa has 2 records and db.fa 3: pairs by position"),
+        "pairs-unknown-name": (["pairs", "q.fa", "q.fa", "--pairs", "unknown.tsv", "-o",
+                                "n.zarr"], "unknown.tsv line 3: target 'nope' is not a record"),
+        "pairs-one-column": (["pairs", "q.fa", "q.fa", "--pairs", "onecol.tsv", "-o", "n.zarr"],
+                             "onecol.tsv line 2: expected two names (query, target)"),
+        "pairs-no-pair": (["pairs", "q.fa", "q.fa", "--pairs", "comments.tsv", "-o", "n.zarr"],
+                          "comments.tsv: holds no pair"),
+        "pairs-file-missing": (["pairs", "q.fa", "q.fa", "--pairs", "nothing.tsv", "-o",
+                                "n.zarr"], "nothing.tsv: no such file"),
+        "pairs-file-a-dir": (["pairs", "q.fa", "q.fa", "--pairs", "emptydir", "-o", "n.zarr"],
+                             "emptydir: is a directory"),
+        "pairs-file-binary": (["pairs", "q.fa", "q.fa", "--pairs", "binary.fa", "-o",
+                               "n.zarr"], "binary.fa: not a text file"),
+        "pairs-duplicate-query-names": (["pairs", "--dna", "dupes.fa", "dna.fa", "--pairs",
+                                         "ab.tsv", "-o", "n.zarr"],
+                                        "dupes.fa: name 'a' is given twice (records 1 and 4)"),
+        "pairs-duplicate-target-names": (["pairs", "--dna", "dna.fa", "dupes.fa", "--pairs",
+                                          "ab.tsv", "-o", "n.zarr"],
+                                         "dupes.fa: name 'a' is given twice"),
+        "pairs-chunk-zero": (["pairs", "q.fa", "q.fa", "-o", "n.zarr", "--chunk", "0"],
+                             "chunk"),
+        "pairs-out-exists": (["pairs", "q.fa", "q.fa", "-o", "n.zarr", "--out", "a_file.txt"],
+                             "a_file.txt exists"),
+        "pairs-outfmt-unknown": (["pairs", "q.fa", "q.fa", "-o", "n.zarr", "--outfmt", "xml"],
+                                 "xml"),
     }
     for name, (argv, fragment) in options.items():
         yield name, argv, fragment

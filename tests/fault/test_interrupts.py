@@ -16,6 +16,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,8 +24,10 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
+import swath
 from swath.cli import main
 from swath.errors import StoreLocked
+from swath.results.pairs import COLUMNS
 from swath.storage.locking import acquire_lock, release_lock
 from tests.helpers import write_fasta
 
@@ -104,9 +107,15 @@ def job(tmp_path_factory: pytest.TempPathFactory) -> Job:
     return Job(tmp_path_factory.mktemp("job"))
 
 
-def _kill_after(argv: list[str], seconds: float) -> int:
+def _kill_after(argv: list[str], seconds: float,
+                once: Callable[[], bool] | None = None) -> int:
+    """Run ``swath argv`` and kill it ``seconds`` after its start, or after ``once()``
+    holds (the work got so far: the kill lands in the work, not in the start-up, on any
+    machine); its exit status (negative: killed)."""
     process = subprocess.Popen([*SWATH, *argv], stdout=subprocess.DEVNULL,
                                stderr=subprocess.DEVNULL)
+    while once is not None and not once() and process.poll() is None:
+        time.sleep(0.002)
     try:
         process.wait(timeout=seconds)
     except subprocess.TimeoutExpired:
@@ -155,7 +164,7 @@ main(sys.argv[1:], prog_name="swath")
 """
 
 
-def _kill_in_creation(job: Job, tmp_path: Path, points: list[int]) -> None:
+def _kill_in_creation(job: Job | PairsJob, tmp_path: Path, points: list[int]) -> None:
     """Kill the job at the given instants of its store's creation (the n-th array
     created, the last one the rename into place); each re-run finishes identically."""
     script = tmp_path / "kill_at.py"
@@ -178,6 +187,72 @@ CREATION_POINTS = 20
 def test_kills_during_creation_leave_no_stuck_store(job: Job, tmp_path: Path) -> None:
     every = list(range(1, CREATION_POINTS + 1))
     _kill_in_creation(job, tmp_path, every if FULL else [9, CREATION_POINTS])
+
+
+class PairsJob:
+    """A batched-pairs job (120 pairs by name of 100 DNA records, in 10 chunks) and its
+    uninterrupted result, the columns of its store."""
+
+    def __init__(self, root: Path) -> None:
+        rng = random.Random(3)
+        self.root = root
+        seqs = ["".join(rng.choices("ACGT", k=rng.randint(100, 300))) for _ in range(100)]
+        write_fasta(root / "q.fa", [(f"q{i}", s) for i, s in enumerate(seqs)])
+        write_fasta(root / "t.fa", [(f"t{i}", s[::-1]) for i, s in enumerate(seqs)])
+        (root / "pairs.tsv").write_text("".join(
+            f"q{rng.randrange(100)}\tt{rng.randrange(100)}\n" for _ in range(120)))
+        reference = self.run(root / "reference.zarr")
+        assert reference.returncode == 0, reference.stderr
+        self.expected = _columns(root / "reference.zarr")
+
+    def argv(self, store: Path) -> list[str]:
+        return ["pairs", str(self.root / "q.fa"), str(self.root / "t.fa"), "--pairs",
+                str(self.root / "pairs.tsv"), "-o", str(store), "--dna", "--chunk", "12",
+                "--device", "cpu", "--no-progress"]
+
+    def run(self, store: Path) -> Ran:
+        return _swath(*self.argv(store))
+
+    def finish(self, store: Path) -> None:
+        """Resume the store (or run the command again where none was created)."""
+        done = (_swath("resume", str(store), "--device", "cpu", "--no-progress")
+                if store.exists() else self.run(store))
+        assert done.returncode == 0, done.stderr
+        assert _columns(store) == self.expected
+        assert _swath("verify", str(store)).returncode == 0
+        assert sorted(os.listdir(store.parent)) == [store.name]   # nothing left beside it
+
+
+def _columns(store: Path) -> dict[str, list[object]]:
+    result = swath.open(str(store))
+    assert isinstance(result, swath.PairsResult)
+    return {name: result.column(name).tolist() for name in COLUMNS}
+
+
+@pytest.fixture(scope="module")
+def pairs_job(tmp_path_factory: pytest.TempPathFactory) -> PairsJob:
+    return PairsJob(tmp_path_factory.mktemp("pairs"))
+
+
+def test_a_killed_pairs_job_resumes_identically(pairs_job: PairsJob, tmp_path: Path) -> None:
+    """A kill once a random number of the 10 chunks are marked done: the store is
+    unfinished, and resumes to the uninterrupted columns."""
+    rng = random.Random(11)
+    store = tmp_path / "r.zarr"
+    marks, done = store / "done" / "c", rng.randint(1, 8)
+    killed = _kill_after(pairs_job.argv(store), rng.uniform(0, 0.05),
+                         once=lambda: marks.exists() and len(os.listdir(marks)) >= done)
+    assert killed == -signal.SIGKILL
+    with pytest.raises(swath.StoreIncomplete):
+        swath.open(str(store))
+    pairs_job.finish(store)
+
+
+def test_kills_during_pairs_creation_leave_no_stuck_store(pairs_job: PairsJob,
+                                                          tmp_path: Path) -> None:
+    """While the queries are taken in, and at the rename into place (a pairs store: 8
+    input arrays, 11 per-pair ones, the done marks, then the rename)."""
+    _kill_in_creation(pairs_job, tmp_path, [2, 21])
 
 
 def test_damaged_chunks_are_refused_then_recomputed(job: Job, tmp_path: Path) -> None:

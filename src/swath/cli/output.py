@@ -12,7 +12,7 @@ import click
 
 from swath.cli.options import CommandError
 
-__all__ = ["emit"]
+__all__ = ["check_out", "emit"]
 
 
 def emit(pieces: Iterable[str], out: str | None, *, replace: bool = False) -> None:
@@ -23,9 +23,7 @@ def emit(pieces: Iterable[str], out: str | None, *, replace: bool = False) -> No
         for text in pieces:
             click.echo(text, nl=False)
         return
-    if os.path.lexists(out) and not replace:
-        raise CommandError(f"{out} exists; swath will not overwrite it (choose another --out "
-                           "path, or --overwrite to replace it)")
+    check_out(out, replace=replace)
     folder = os.path.dirname(os.path.abspath(out))
     handle, partial = tempfile.mkstemp(prefix=f".{os.path.basename(out)}.", dir=folder)
     try:
@@ -38,6 +36,14 @@ def emit(pieces: Iterable[str], out: str | None, *, replace: bool = False) -> No
         with contextlib.suppress(OSError):
             os.unlink(partial)
         raise
+
+
+def check_out(out: str | None, *, replace: bool = False) -> None:
+    """Refuse an existing ``out`` unless ``replace``: called before a job runs too, so that
+    its work is not done for a file it may not write."""
+    if out is not None and out != "-" and os.path.lexists(out) and not replace:
+        raise CommandError(f"{out} exists; swath will not overwrite it (choose another --out "
+                           "path, or --overwrite to replace it)")
 
 
 def _umask() -> int:

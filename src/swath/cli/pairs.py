@@ -21,7 +21,7 @@ from swath.cli.options import (
     wildcard_option,
     workers_option,
 )
-from swath.cli.output import emit
+from swath.cli.output import check_out, emit
 from swath.cli.progress import progress_bars
 
 __all__ = ["pairs"]
@@ -77,6 +77,7 @@ def pairs(queries: str, targets: str, output: str, pairs_file: str | None, outfm
     """
     if out is not None and outfmt is None:
         outfmt = next((fmt for suffix, fmt in _SUFFIXES.items() if out.endswith(suffix)), "tsv")
+    check_out(out, replace=overwrite)
     where = cluster(scheduler, workers)
     swath.warm_up(device, client=where, job="pairs")
     started = time.perf_counter()

@@ -162,7 +162,6 @@ def prepare(store_path: str, queries: Source, targets: Source, pairs: Any, scori
     reopen_or_create(store_path, LAYOUT, VERSION, inputs, create, what="pairs",
                      differs="other inputs, pairs or options", overwrite=overwrite)
     return dataclasses.replace(job_from_store(store_path, device), fresh=bool(created))
-    return job_from_store(store_path, device)
 
 
 def _take_in(group: Any, queries: Source, targets: Source, pairs: Any, chunk: int | None

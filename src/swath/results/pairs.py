@@ -57,7 +57,7 @@ class PairsResult:
     >>> res = swath.align_pairs(["ACGTAC", "GGGT"], ["TACGTACT", "GGAT"], device="cpu",
     ...                         scoring=swath.Scoring.dna())
     >>> res.score.tolist(), res.cigar.tolist()
-    ([12, 5], ['6=', '2=1X1='])
+    ([12, 4], ['6=', '2='])
     """
 
     def __init__(self, store: str) -> None:

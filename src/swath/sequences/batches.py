@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import itertools
 import logging
+import re
 from collections.abc import Iterable, Iterator
 from contextlib import closing
 from typing import Any, BinaryIO, cast
@@ -36,6 +37,10 @@ logger = logging.getLogger(__name__)
 #: residues of a batch, about: the memory a reader holds is a few times this
 BATCH_RESIDUES = 1 << 24
 _GROUP = 4096       # records taken from dnaio at a time
+_SNIFF = 1 << 12    # bytes looked at for the format
+# characters of a FASTA header where dnaio's id ends elsewhere than swath's name (NUL ends
+# it; these whitespace characters do not, as str.split's do)
+_ODD_HEADER = re.compile("[\x00\x0b\x0c\x1c-\x1f]")
 
 
 class _Unsure(Exception):
@@ -94,7 +99,8 @@ def _batches(path: PathLike, display: str, encoder: Translator, batch_residues: 
     given = 0
     try:
         with open_file(path, display) as stream, \
-                dnaio.open(cast(BinaryIO, stream), mode="r") as reader:
+                dnaio.open(cast(BinaryIO, stream), mode="r",
+                           fileformat=_format(stream)) as reader:
             for batch in _dnaio_batches(reader, display, encoder, batch_residues):
                 given += len(batch)
                 yield batch
@@ -105,6 +111,14 @@ def _batches(path: PathLike, display: str, encoder: Translator, batch_residues: 
         logger.debug("%s: from record %d on, swath's parser reads it (%s)", display,
                      given + 1, exc)
     yield from _parsed_batches(path, display, encoder, batch_residues, skip=given)
+
+
+def _format(stream: object) -> str | None:
+    """``"fasta"`` or ``"fastq"`` by the first non-blank character in sight, as swath's
+    parser decides (dnaio goes by the file's name first: a FASTQ file named .fa would
+    all go to swath's parser); None where none is in sight."""
+    head = stream.peek(_SNIFF).lstrip()[:1]  # type: ignore[attr-defined]
+    return {b">": "fasta", b"@": "fastq"}.get(head)
 
 
 def _dnaio_batches(reader: Iterable[Any], display: str, encoder: Translator,
@@ -141,7 +155,10 @@ def _encoded(batch: list[Any], display: str, encoder: Translator) -> SequenceSet
     offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
     headers = [r.name for r in batch]
-    if not "".join(headers).isprintable():     # a tab or a carriage return in a header
+    text = "".join(headers)
+    if _ODD_HEADER.search(text):
+        raise _Unsure("a header with a NUL or a control character")
+    if not text.isprintable():     # a tab or a carriage return in a header
         headers = [h.strip() for h in headers]
     return SequenceSet(tuple(names), tuple(headers), np.frombuffer(coded, dtype=np.uint8),
                        offsets, display)

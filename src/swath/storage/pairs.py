@@ -243,7 +243,9 @@ class PairsStore(LayoutStore):
 
     def records(self, side: str, which: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Residues and offsets (from 0) of records ``which`` (sorted, distinct) of
-        ``side``, read alone: contiguous runs of records in one read each."""
+        ``side``, read alone: the records that end within a residue chunk's length of a
+        record's start in one read (records paired at random cost a read a chunk they
+        touch, not a read a record)."""
         offsets = self.array(f"{side}_offsets")
         residues = self.array(f"{side}_residues")
         if not len(which):
@@ -253,13 +255,24 @@ class PairsStore(LayoutStore):
             return np.asarray(residues[edges[0]:edges[-1]], dtype=np.uint8), edges - edges[0]
         starts = np.asarray(_select(offsets, which), dtype=np.int64)
         ends = np.asarray(_select(offsets, which + 1), dtype=np.int64)
-        breaks = np.flatnonzero(np.diff(which) != 1) + 1
-        pieces = [np.asarray(residues[int(starts[a]):int(ends[b - 1])], dtype=np.uint8)
-                  for a, b in zip(np.r_[0, breaks], np.r_[breaks, len(which)], strict=True)]
         lengths = ends - starts
         out = np.zeros(len(which) + 1, dtype=np.int64)
         np.cumsum(lengths, out=out[1:])
-        return np.concatenate(pieces), out
+        taken = np.empty(int(out[-1]), dtype=np.uint8)
+        first = 0
+        while first < len(which):
+            last = max(first + 1, int(np.searchsorted(ends, starts[first] + residues.chunks[0],
+                                                      side="right")))
+            base = int(starts[first])
+            block = np.asarray(residues[base:int(ends[last - 1])], dtype=np.uint8)
+            if len(block) == out[last] - out[first]:    # no gap (a record longer than a chunk)
+                taken[out[first]:out[last]] = block
+            else:                                       # a chunk's span at most: gather
+                at = np.arange(out[first], out[last]) + np.repeat(
+                    starts[first:last] - base - out[first:last], lengths[first:last])
+                taken[out[first]:out[last]] = block[at]
+            first = last
+        return taken, out
 
     def names(self, side: str, which: np.ndarray | None = None) -> np.ndarray:
         """Names of the records ``which`` of ``side`` (all by default), as str objects."""
