@@ -123,18 +123,22 @@ def _format(stream: object) -> str | None:
 
 def _dnaio_batches(reader: Iterable[Any], display: str, encoder: Translator,
                    batch_residues: int) -> Iterator[SequenceSet]:
+    """Batches of dnaio's records, each ending at the record that brings it to
+    ``batch_residues``; records are taken from dnaio ``_GROUP`` at a time."""
     records = iter(reader)
-    while True:
-        batch: list[Any] = []
-        size = 0
-        while size < batch_residues:
-            group = list(itertools.islice(records, _GROUP))
-            if not group:
+    batch: list[Any] = []
+    size = 0
+    while group := list(itertools.islice(records, _GROUP)):
+        ends = size + np.cumsum([len(r.sequence) for r in group])
+        while len(group):
+            cut = int(np.searchsorted(ends, batch_residues)) + 1   # records up to the end
+            if cut > len(group):
                 break
-            batch += group
-            size += sum(map(len, [r.sequence for r in group]))
-        if not batch:
-            return
+            yield _encoded(batch + group[:cut], display, encoder)
+            batch, group, ends = [], group[cut:], ends[cut:] - ends[cut - 1]
+        batch += group
+        size = int(ends[-1]) if len(ends) else 0
+    if batch:
         yield _encoded(batch, display, encoder)
 
 
