@@ -574,7 +574,7 @@ def _pair_source(value: SequencesLike, scoring: Scoring, wildcard: bool, what: s
 
     if isinstance(value, (str, os.PathLike)):
         return file_source(os.fspath(value), lambda path: read_batches(
-            path, scoring.alphabet, wildcard=wildcard))
+            path, scoring.alphabet, wildcard=wildcard), wildcard=wildcard)
     return memory_source(_sequences(value, scoring, wildcard, what), what)
 
 

@@ -75,10 +75,11 @@ class Source:
     batches: Callable[[], Iterable[SequenceSet]]
 
 
-def file_source(path: str, read: Callable[[str], Iterable[SequenceSet]]) -> Source:
-    """A FASTA or FASTQ file as a source: known by its absolute path and its bytes'
-    SHA-256 (computed on a thread of its own from now on, beside the reading), read by
-    ``read(path)`` when the store is made."""
+def file_source(path: str, read: Callable[[str], Iterable[SequenceSet]], *, wildcard: bool
+                ) -> Source:
+    """A FASTA or FASTQ file as a source: known by its absolute path, its bytes' SHA-256
+    (computed on a thread of its own from now on, beside the reading) and how its
+    letters are read (``wildcard``), read by ``read(path)`` when the store is made."""
     from concurrent.futures import ThreadPoolExecutor
 
     from swath.sequences.parsers import open_file
@@ -89,7 +90,8 @@ def file_source(path: str, read: Callable[[str], Iterable[SequenceSet]]) -> Sour
     with ThreadPoolExecutor(1, thread_name_prefix="swath-digest") as pool:
         sha = pool.submit(_file_sha256, path)
         pool.shutdown(wait=False)
-    return Source(path, lambda: {"file": where, "sha256": sha.result()}, lambda: read(path))
+    return Source(path, lambda: {"file": where, "sha256": sha.result(), "wildcard": wildcard},
+                  lambda: read(path))
 
 
 def _file_sha256(path: str) -> str:
@@ -203,7 +205,7 @@ def _checked_index(pairs: tuple[Any, Any], counts: tuple[int, int]
     out = []
     for side, (given, count) in enumerate(zip(pairs, counts, strict=True)):
         records = np.asarray(given)
-        if records.ndim != 1 or records.dtype.kind not in "iu":
+        if records.ndim != 1 or (records.dtype.kind not in "iu" and records.size):
             raise InvalidParameter("pairs must be two 1-D integer arrays (or two lists of names)")
         bad = np.flatnonzero((records < 0) | (records >= count))
         if len(bad):
