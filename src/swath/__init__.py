@@ -45,6 +45,7 @@ from swath.errors import (
     UnknownStatistics,
 )
 from swath.kernels import DEVICES
+from swath.results.alignments import PrintOptions
 from swath.scoring import Alphabet, Scoring
 from swath.sequences import read_sequences
 
@@ -88,6 +89,7 @@ __all__ = [
     "KernelCompileError",
     "OutputExists",
     "PairScore",
+    "PrintOptions",
     "Scoring",
     "SearchResult",
     "StoreDamaged",
