@@ -35,11 +35,6 @@ class CigarRunArrays:
     ops: npt.NDArray[np.uint8]
     first: npt.NDArray[np.int64]
 
-    @property
-    def owner(self) -> npt.NDArray[np.int64]:
-        """The CIGAR of each run."""
-        return np.repeat(np.arange(len(self.first) - 1), np.diff(self.first))
-
 
 def cigar_run_arrays(cigars: Sequence[str] | npt.NDArray[Any] | tuple[np.ndarray, np.ndarray]
                      ) -> CigarRunArrays:
@@ -62,7 +57,7 @@ def cigar_run_arrays(cigars: Sequence[str] | npt.NDArray[Any] | tuple[np.ndarray
         np.cumsum(np.fromiter(map(len, cigars), np.int64, len(cigars)), out=offsets[1:])
     letter = text > ord("9")
     at = np.flatnonzero(letter)                          # each run's operation
-    first = np.concatenate([[0], np.cumsum(letter)])[offsets]   # each CIGAR's first run
+    first = np.searchsorted(at, offsets).astype(np.int64)   # each CIGAR's first run
     if not len(at):
         return CigarRunArrays(np.zeros(0, np.int64), np.zeros(0, np.uint8), first)
     # a run's length: the digits before its letter, read by numpy's text parser with the

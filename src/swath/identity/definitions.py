@@ -52,7 +52,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from swath.alignment import Alignment, cigar_run_arrays
+from swath.alignment import Alignment, CigarRunArrays, cigar_run_arrays
 from swath.errors import InvalidParameter
 
 __all__ = [
@@ -95,12 +95,13 @@ def terminal_gap_columns(cigar: str) -> int:
 
 
 def cigar_counts(cigars: Sequence[str] | npt.NDArray[Any] | tuple[np.ndarray, np.ndarray]
-                 ) -> dict[str, npt.NDArray[np.int64]]:
+                 | CigarRunArrays) -> dict[str, npt.NDArray[np.int64]]:
     """M, X, L, O and T of each CIGAR (``matches``, ``mismatches``, ``columns``,
     ``gap_opens``, ``terminal``): what :func:`identity_from_counts` takes for a batch of
-    alignments. The CIGARs are strings, or one ASCII buffer (uint8) and its ``N + 1``
-    offsets, as the kernels' ``align_batch`` returns them; counted in numpy, without a
-    loop over CIGARs.
+    alignments. The CIGARs are strings, one ASCII buffer (uint8) and its ``N + 1``
+    offsets, as the kernels' ``align_batch`` returns them, or their runs already read
+    (:func:`~swath.alignment.cigar_run_arrays`); counted in numpy, without a loop over
+    CIGARs.
 
     Examples
     --------
@@ -109,18 +110,18 @@ def cigar_counts(cigars: Sequence[str] | npt.NDArray[Any] | tuple[np.ndarray, np
     {'matches': [5, 4], 'mismatches': [1, 0], 'columns': [12, 4], 'gap_opens': [3, 0],
      'terminal': [5, 0]}
     """
-    runs = cigar_run_arrays(cigars)
-    count = len(runs.first) - 1
-    counts = np.zeros((5, count), dtype=np.int64)
-    if count == 0 or not len(runs.ops):
-        return dict(zip(COUNT_NAMES, counts, strict=True))
+    runs = cigars if isinstance(cigars, CigarRunArrays) else cigar_run_arrays(cigars)
     lengths, ops, first = runs.lengths, runs.ops, runs.first
-    owner, per_cigar = runs.owner, np.diff(first)
+    counts = np.zeros((5, len(first) - 1), dtype=np.int64)
+    if not len(ops):
+        return dict(zip(COUNT_NAMES, counts, strict=True))
     gap = (ops == ord("I")) | (ops == ord("D"))
+    total = np.zeros(len(ops) + 1, dtype=np.int64)
     for row, values in ((0, np.where(ops == ord("="), lengths, 0)),
-                        (1, np.where(ops == ord("X"), lengths, 0)), (2, lengths),
-                        (3, gap.astype(np.int64))):
-        counts[row] = np.bincount(owner, weights=values, minlength=count).round()
+                        (1, np.where(ops == ord("X"), lengths, 0)), (2, lengths), (3, gap)):
+        np.cumsum(values, out=total[1:])               # a CIGAR's sum: its runs', exactly
+        counts[row] = total[first[1:]] - total[first[:-1]]
+    per_cigar = np.diff(first)
     has = per_cigar > 0
     head = np.where(has, first[:-1], 0)
     tail = np.where(has, first[1:] - 1, 0)
@@ -196,7 +197,7 @@ def identity(alignment: Alignment, query_length: int, target_length: int,
 
     Examples
     --------
-    >>> from swath.alignment import Alignment, cigar_run_arrays
+    >>> from swath.alignment import Alignment, CigarRunArrays, cigar_run_arrays
     >>> aln = Alignment(0, 0, 8, 0, 10, "2I3=1X1D2=3D", "global")
     >>> [round(identity(aln, 8, 10, d), 4) for d in ("pident", 0, 1, 2, 3, 4)]
     [0.4167, 0.625, 0.4167, 0.7143, 0.6, 0.4167]

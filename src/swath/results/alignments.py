@@ -10,8 +10,9 @@ writers hold nothing across calls: a chunk's text depends on its rows only.
   (FLAG 256, SEQ ``*``); POS 1-based; CIGAR with ``=``/``X`` (``M`` with
   ``PrintOptions(cigar_m=True)``) and soft clips (``S``) for the query's unaligned ends;
   MAPQ 255; tags ``AS:i`` (score) and ``NM:i`` (edit distance). A row without an
-  alignment (empty CIGAR: a local score of 0) is an unmapped record, as samtools writes
-  one: FLAG 4, RNAME ``*``, POS 0, MAPQ 0, CIGAR ``*``, no tags.
+  alignment (empty CIGAR: a local score of 0) is an unmapped record, as minimap2 writes
+  one: FLAG 4, RNAME ``*``, POS 0, MAPQ 0, CIGAR ``*``, no tags (and SEQ on the query's
+  first row if none of its rows has an alignment).
 - :func:`paf_lines`: PAF as ``minimap2 -c --eqx`` writes it (0-based, end-exclusive
   coordinates, strand ``+``, residue matches, alignment columns, MAPQ 255), tags
   ``NM:i``, ``AS:i``, ``cg:Z`` (the CIGAR without clips); rows without an alignment are
@@ -32,10 +33,10 @@ import numpy as np
 import numpy.typing as npt
 
 from swath._version import __version__
-from swath.alignment import cigar_run_arrays
+from swath.alignment import CigarRunArrays, cigar_run_arrays
 from swath.errors import InvalidInput
 from swath.identity import cigar_counts
-from swath.results.text_columns import Ragged, decimal, encoded, joined, single_bytes
+from swath.results.text_columns import Ragged, decimal, encoded, joined
 
 __all__ = ["BLOCK_ROWS", "AlignedRows", "PrintOptions", "cigar_columns", "paf_lines",
            "sam_header", "sam_lines", "tabular_lines"]
@@ -116,6 +117,11 @@ class PrintOptions:
         tools that predate the extended CIGAR read it.
     command : str, optional
         The command line that made the output (SAM's ``@PG CL:``).
+
+    Examples
+    --------
+    >>> PrintOptions(cigar_m=True)
+    PrintOptions(cigar_m=True, command=None)
     """
 
     cigar_m: bool = False
@@ -203,35 +209,54 @@ def primary_rows(rows: AlignedRows, mapped: npt.NDArray[np.bool_] | None = None
     [False, True, True, False]
     """
     n = len(rows)
-    names = rows.query_name.tolist()
-    last = dict(zip(names, range(n), strict=True))     # a name's last row: a number a name
-    group = np.fromiter(map(last.__getitem__, names), np.int64, n)
     mapped = _mapped(rows) if mapped is None else mapped
-    order = np.lexsort((np.arange(n), -np.asarray(rows.score, np.int64), ~mapped, group))
+    group = _name_groups(np.asarray(rows.query_name))
+    # by group (stably: rows in order), then each group's best key and its first row
+    key = np.where(mapped, np.asarray(rows.score, np.int64), np.iinfo(np.int64).min)
+    order = np.argsort(group, kind="stable")
+    g, k = group[order], key[order]
+    starts = np.flatnonzero(np.r_[True, g[1:] != g[:-1]])
+    best = np.repeat(np.maximum.reduceat(k, starts), np.diff(np.r_[starts, n]))
+    hits = np.flatnonzero(k == best)
+    firsts = hits[np.r_[True, g[hits][1:] != g[hits][:-1]]]
     primary = np.zeros(n, dtype=bool)
-    primary[order[np.r_[True, group[order][1:] != group[order][:-1]]]] = True
+    primary[order[firsts]] = True
     return primary
 
 
-def _cigar_text(cigar: np.ndarray, cigar_m: bool) -> Ragged:
-    """The CIGARs as written: as given, or with runs of ``=`` and ``X`` merged into ``M``."""
+def _name_groups(names: np.ndarray) -> npt.NDArray[np.int64]:
+    """A number per distinct name, for each row: the run of equal names it is in where
+    each name is one run (rows by query, the usual order), else by hashing them all."""
+    if not len(names):
+        return np.zeros(0, dtype=np.int64)
+    change = np.r_[True, names[1:] != names[:-1]]
+    heads = names[change].tolist()
+    if len(set(heads)) == len(heads):
+        return np.cumsum(change) - 1
+    listed = names.tolist()
+    last = dict(zip(listed, range(len(listed)), strict=True))   # a name's last row
+    return np.fromiter(map(last.__getitem__, listed), np.int64, len(listed))
+
+
+def _cigar_text(cigar: np.ndarray, runs: CigarRunArrays, cigar_m: bool) -> Ragged:
+    """The CIGARs as written: as given, or with runs of ``=`` and ``X`` merged into ``M``
+    (``runs``: the CIGARs read)."""
     if not cigar_m:
         return encoded(cigar)
-    runs = cigar_run_arrays(cigar)
     ops = np.where((runs.ops == ord("=")) | (runs.ops == ord("X")), np.uint8(ord("M")),
                    runs.ops)
-    owner = runs.owner
-    starts = np.r_[True, (ops[1:] != ops[:-1]) | (owner[1:] != owner[:-1])] if len(ops) \
-        else np.zeros(0, dtype=bool)
+    starts = np.r_[True, ops[1:] != ops[:-1]] if len(ops) else np.zeros(0, dtype=bool)
+    starts[runs.first[:-1][runs.first[:-1] < len(ops)]] = True     # each CIGAR's first run
     at = np.flatnonzero(starts)
     lengths = np.add.reduceat(runs.lengths, at) if len(at) else runs.lengths
     first = np.r_[0, np.cumsum(starts)][runs.first]
-    return joined([decimal(lengths), single_bytes(ops[at])]).grouped(first)
+    return decimal(lengths, suffix=ops[at]).grouped(first)
 
 
 def _clip(residues: np.ndarray) -> Ragged:
     """``{n}S`` where ``n`` > 0, else nothing."""
-    return joined([decimal(residues), "S"]).where(residues > 0)
+    return decimal(residues, suffix=np.full(len(residues), ord("S"), np.uint8)
+                   ).where(residues > 0)
 
 
 def _blocks(rows: AlignedRows) -> Iterator[slice]:
@@ -241,24 +266,25 @@ def _blocks(rows: AlignedRows) -> Iterator[slice]:
 
 def sam_lines(rows: AlignedRows, options: PrintOptions) -> Iterator[str]:
     """SAM records of ``rows``, one a row, without the header (:func:`sam_header`)."""
-    counts = cigar_counts(rows.cigar)
-    edits = counts["columns"] - counts["matches"]
-    mapped = counts["columns"] > 0
+    mapped = _mapped(rows)
     primary = primary_rows(rows, mapped)
     flag = np.where(mapped, np.where(primary, 0, SECONDARY), UNMAPPED)
     sequence = rows.query_sequence
     for b in _blocks(rows):
         on = mapped[b]
+        runs = cigar_run_arrays(rows.cigar[b])
+        counts = cigar_counts(runs)
         qs, qe = (np.asarray(a[b], np.int64) for a in (rows.query_start, rows.query_end))
         tail = np.asarray(rows.query_length[b], np.int64) - qe
-        cigar = joined([_clip(np.where(on, qs, 0)), _cigar_text(rows.cigar[b], options.cigar_m),
+        cigar = joined([_clip(np.where(on, qs, 0)),
+                        _cigar_text(rows.cigar[b], runs, options.cigar_m),
                         _clip(np.where(on, tail, 0))])
         star = encoded(["*"] * len(on))
         seq = star if sequence is None else encoded(
             [sequence(i) if first else "*"
              for i, first in zip(range(b.start, b.stop), primary[b].tolist(), strict=True)])
         tags = joined(["\tAS:i:", decimal(rows.score[b]), "\tNM:i:",
-                       decimal(edits[b])]).where(on)
+                       decimal(counts["columns"] - counts["matches"])]).where(on)
         yield joined([encoded(rows.query_name[b]), "\t", decimal(flag[b]), "\t",
                       encoded(np.where(on, rows.target_name[b], "*")), "\t",
                       decimal(np.where(on, np.asarray(rows.target_start[b]) + 1, 0)), "\t",
@@ -280,7 +306,8 @@ def paf_lines(rows: AlignedRows, options: PrintOptions) -> Iterator[str]:
         if not len(keep):
             continue
         cigar = rows.cigar[keep]
-        counts = cigar_counts(cigar)
+        runs = cigar_run_arrays(cigar)
+        counts = cigar_counts(runs)
         yield joined([encoded(rows.query_name[keep]), "\t", decimal(rows.query_length[keep]),
                       "\t", decimal(rows.query_start[keep]), "\t", decimal(rows.query_end[keep]),
                       "\t+\t", encoded(rows.target_name[keep]), "\t",
@@ -288,8 +315,8 @@ def paf_lines(rows: AlignedRows, options: PrintOptions) -> Iterator[str]:
                       "\t", decimal(rows.target_end[keep]), "\t", decimal(counts["matches"]),
                       "\t", decimal(counts["columns"]), f"\t{MAPQ}\tNM:i:",
                       decimal(counts["columns"] - counts["matches"]), "\tAS:i:",
-                      decimal(rows.score[keep]), "\tcg:Z:", _cigar_text(cigar, options.cigar_m),
-                      "\n"]).text()
+                      decimal(rows.score[keep]), "\tcg:Z:",
+                      _cigar_text(cigar, runs, options.cigar_m), "\n"]).text()
 
 
 def _formatted(template: str, values: np.ndarray | None, rows: int) -> Ragged:

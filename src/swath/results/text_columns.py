@@ -17,14 +17,15 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["Ragged", "constant", "decimal", "encoded", "joined", "single_bytes"]
+__all__ = ["Ragged", "decimal", "encoded", "joined"]
 
 _POWERS = 10 ** np.arange(19, dtype=np.int64)
 
 
 @dataclass(frozen=True)
 class Ragged:
-    """One byte string per row: row ``i`` is ``data[offsets[i]:offsets[i + 1]]``.
+    """One byte string per row: row ``i`` is ``data[offsets[i]:offsets[i + 1]]``, the rows
+    end to end (``offsets`` from 0 to ``len(data)``).
 
     Examples
     --------
@@ -56,8 +57,9 @@ class Ragged:
         if keep.all():
             return self
         lengths = np.where(keep, self.lengths, 0)
-        return Ragged(self.data[_positions(self.offsets[:-1][keep], lengths[keep])],
-                      _offsets(lengths))
+        offsets = _offsets(lengths)
+        kept = _positions(self.offsets[:-1], offsets[:-1], lengths)
+        return Ragged(self.data[kept], offsets)
 
 
 def _offsets(lengths: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
@@ -66,29 +68,35 @@ def _offsets(lengths: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
     return offsets
 
 
-def _positions(starts: npt.NDArray[np.int64], lengths: npt.NDArray[np.int64]
-               ) -> npt.NDArray[np.int64]:
-    """``starts[i] + 0, 1, ..., lengths[i] - 1`` for every ``i``, end to end."""
-    total = int(lengths.sum())
-    shift = np.repeat(starts - (np.cumsum(lengths) - lengths), lengths)
-    return shift + np.arange(total, dtype=np.int64)
+def _positions(starts: npt.NDArray[np.int64], ends_before: npt.NDArray[np.int64],
+               lengths: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+    """``starts[i] + 0, 1, ..., lengths[i] - 1`` for every ``i``, end to end;
+    ``ends_before``: the sum of the lengths before each ``i``."""
+    shift = np.repeat(starts - ends_before, lengths)
+    return shift + np.arange(len(shift), dtype=np.int64)
 
 
-def decimal(values: npt.ArrayLike) -> Ragged:
-    """Integers in decimal, as ``str(int)`` writes them.
+def decimal(values: npt.ArrayLike, suffix: npt.ArrayLike | None = None) -> Ragged:
+    """Integers in decimal, as ``str(int)`` writes them, each followed by its byte of
+    ``suffix`` (ASCII codes) if given.
 
     Examples
     --------
     >>> decimal([0, 7, -12, 1000]).text()
     '07-121000'
+    >>> decimal([3, 12], suffix=np.frombuffer(b"=X", np.uint8)).text()
+    '3=12X'
     """
     v = np.asarray(values, dtype=np.int64)
     size = np.maximum(np.searchsorted(_POWERS, np.abs(v), side="right"), 1)
     negative = v < 0
-    offsets = _offsets(size + negative)
+    offsets = _offsets(size + negative + (suffix is not None))
     data = np.empty(int(offsets[-1]), dtype=np.uint8)
     data[offsets[:-1][negative]] = ord("-")
     ends = offsets[1:] - 1
+    if suffix is not None:
+        data[ends] = suffix
+        ends -= 1
     rest = np.abs(v)
     for place in range(int(size.max(initial=0))):
         has = size > place
@@ -110,17 +118,6 @@ def encoded(strings: Sequence[str] | npt.NDArray[Any]) -> Ragged:
     if len(data) != lengths.sum():       # beyond ASCII: lengths in bytes
         lengths = np.fromiter((len(s.encode()) for s in strings), np.int64, len(strings))
     return Ragged(data, _offsets(lengths))
-
-
-def single_bytes(codes: npt.NDArray[np.uint8]) -> Ragged:
-    """One byte a row (ASCII codes)."""
-    return Ragged(np.asarray(codes, dtype=np.uint8), np.arange(len(codes) + 1, dtype=np.int64))
-
-
-def constant(text: str, rows: int) -> Ragged:
-    """The same text on every row."""
-    piece = np.frombuffer(text.encode(), dtype=np.uint8)
-    return Ragged(np.tile(piece, rows), np.arange(rows + 1, dtype=np.int64) * len(piece))
 
 
 def joined(columns: Sequence[Ragged | str]) -> Ragged:
@@ -145,6 +142,7 @@ def joined(columns: Sequence[Ragged | str]) -> Ragged:
                 data[at + k] = byte
             at += len(piece)
         else:
-            data[_positions(at, piece.lengths)] = piece.data
-            at += piece.lengths
+            size = piece.lengths
+            data[_positions(at, piece.offsets[:-1], size)] = piece.data
+            at += size
     return Ragged(data, offsets)
