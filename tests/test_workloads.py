@@ -79,8 +79,9 @@ def test_open_report_and_resume_of_a_finished_store(tmp_path):
     with pytest.raises(swath.InvalidParameter, match=r"--plot draws the path of a long pair's "
                        r"alignment store .* is an allpairs store .*kept pairs' alignments"):
         swath.report(path, plot=str(tmp_path / "p.png"))
-    with pytest.raises(swath.InvalidParameter, match="format must be one of tsv, json, text"):
-        swath.report(path, "sam")
+    with pytest.raises(swath.InvalidParameter, match=r"format must be one of tsv, json, text, "
+                       r"sam, paf for .*, got 'bam'"):
+        swath.report(path, "bam")
 
 
 def test_resume_finishes_an_interrupted_store_as_an_uninterrupted_run(tmp_path):

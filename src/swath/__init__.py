@@ -46,6 +46,7 @@ from swath.errors import (
     UnknownStatistics,
 )
 from swath.kernels import DEVICES
+from swath.results.alignments import PrintOptions
 from swath.scoring import Alphabet, Scoring
 from swath.sequences import read_sequences
 
@@ -92,6 +93,7 @@ __all__ = [
     "OutputExists",
     "PairScore",
     "PairsResult",
+    "PrintOptions",
     "Scoring",
     "SearchResult",
     "StoreDamaged",

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from swath.constants import OP_DELETE, OP_INSERT, OP_MATCH
 
@@ -19,6 +21,50 @@ _OP_LETTERS[[OP_MATCH, OP_INSERT, OP_DELETE]] = ord("X"), ord("I"), ord("D")
 def cigar_runs(cigar: str) -> list[tuple[int, str]]:
     """Split an extended CIGAR into ``(length, op)`` runs (ops ``=``, ``X``, ``I``, ``D``)."""
     return [(int(n), op) for n, op in _CIGAR_RUN.findall(cigar)]
+
+
+@dataclass(frozen=True)
+class CigarRunArrays:
+    """The runs of many extended CIGARs, end to end, as numpy arrays.
+
+    Run ``r`` has ``lengths[r]`` columns of operation ``ops[r]`` (an ASCII code: ``=``,
+    ``X``, ``I``, ``D``); the runs of CIGAR ``i`` are ``first[i]:first[i + 1]``.
+    """
+
+    lengths: npt.NDArray[np.int64]
+    ops: npt.NDArray[np.uint8]
+    first: npt.NDArray[np.int64]
+
+
+def cigar_run_arrays(cigars: Sequence[str] | npt.NDArray[Any] | tuple[np.ndarray, np.ndarray]
+                     ) -> CigarRunArrays:
+    """The runs of many CIGARs, read in numpy without a loop over CIGARs.
+
+    ``cigars`` are strings, or one ASCII buffer (uint8) and its ``N + 1`` offsets, as the
+    kernels' ``align_batch`` returns them.
+
+    Examples
+    --------
+    >>> runs = cigar_run_arrays(["2I13=", "", "4="])
+    >>> runs.lengths.tolist(), bytes(runs.ops), runs.first.tolist()
+    ([2, 13, 4], b'I==', [0, 2, 2, 3])
+    """
+    if isinstance(cigars, tuple):
+        text, offsets = np.asarray(cigars[0], dtype=np.uint8), np.asarray(cigars[1], np.int64)
+    else:
+        text = np.frombuffer("".join(cigars).encode("ascii"), dtype=np.uint8)
+        offsets = np.zeros(len(cigars) + 1, dtype=np.int64)
+        np.cumsum(np.fromiter(map(len, cigars), np.int64, len(cigars)), out=offsets[1:])
+    letter = text > ord("9")
+    at = np.flatnonzero(letter)                          # each run's operation
+    first = np.searchsorted(at, offsets).astype(np.int64)   # each CIGAR's first run
+    if not len(at):
+        return CigarRunArrays(np.zeros(0, np.int64), np.zeros(0, np.uint8), first)
+    # a run's length: the digits before its letter, read by numpy's text parser with the
+    # letters as separators (a CIGAR's runs all end with a letter: none joins the next)
+    digits = np.where(letter, np.uint8(ord(" ")), text).tobytes()
+    lengths = np.fromstring(digits, dtype=np.int64, sep=" ")
+    return CigarRunArrays(lengths, text[at], first)
 
 
 def join_cigars(pieces: list[str]) -> str:

@@ -17,6 +17,7 @@ from swath.constants import MODES
 from swath.engine import Progress
 from swath.errors import InvalidParameter
 from swath.kernels import get_backend
+from swath.results.alignments import PrintOptions
 from swath.scoring import Scoring
 from swath.sequences import (
     SequenceLike,
@@ -768,8 +769,8 @@ def resume(store: str, *, device: str = "auto", client: Any = None,
     return result
 
 
-def report(store: str, format: str | None = None, *, plot: str | None = None
-           ) -> Iterator[str]:
+def report(store: str, format: str | None = None, *, plot: str | None = None,
+           cigar_m: bool = False, command: str | None = None) -> Iterator[str]:
     """A finished result store as text, as ``swath inspect`` prints it.
 
     Parameters
@@ -778,11 +779,15 @@ def report(store: str, format: str | None = None, *, plot: str | None = None
         Path or fsspec URL of a result store.
     format : str, optional
         One of its workload's formats (:data:`FORMATS`): search and all-pairs stores
-        ``"tsv"`` (the default), ``"json"`` or ``"text"``; long pairs' ``"json"`` (the
-        default), ``"tsv"`` or ``"text"``.
+        ``"tsv"`` (the default), ``"json"``, ``"text"``, ``"sam"`` or ``"paf"``; long
+        pairs' ``"json"`` (the default), ``"tsv"`` or ``"text"``.
     plot : str, optional
         Also draw a long pair's alignment path over its matrix (a dot plot) to this image
         file, before the text is returned (needs matplotlib).
+    cigar_m : bool
+        SAM's and PAF's CIGARs with ``M`` for runs of ``=`` and ``X``.
+    command : str, optional
+        The command line to name in SAM's header (``@PG CL:``).
 
     Returns
     -------
@@ -820,7 +825,7 @@ def report(store: str, format: str | None = None, *, plot: str | None = None
                                f"{store}, got {format!r}")
     if plot and workload.plot is not None:
         workload.plot(store, plot)
-    return workload.lines(store, format)
+    return workload.lines(store, format, PrintOptions(cigar_m=cigar_m, command=command))
 
 
 def format_alignment(result: Alignment | PairScore, format: str = "text", *,

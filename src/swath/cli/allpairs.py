@@ -10,7 +10,9 @@ import swath
 from swath.api import ALLPAIRS_BLOCK
 from swath.cli.options import (
     SwathCommand,
+    cigar_m_option,
     cluster,
+    command_line,
     device_option,
     mode_option,
     overwrite_option,
@@ -66,7 +68,10 @@ def _iddef(value: str) -> str | int:
                    "of sequences.")
 @click.option("--format", "--outfmt", "fmt", type=click.Choice(swath.FORMATS["allpairs"]),
               default=None,
-              help="Also print the kept pairs to stdout in this format (as `swath inspect`).")
+              help="Also print the kept pairs to stdout in this format (as `swath inspect`): "
+                   "tsv (vsearch's --blast6out columns, the score and the CIGAR), json, text, "
+                   "sam (each pair's query a read, its target a reference) or paf.")
+@cigar_m_option
 @overwrite_option
 @rename_duplicates_option
 @scoring_options
@@ -78,7 +83,8 @@ def _iddef(value: str) -> str | int:
 @verbose_option
 @progress_option
 def allpairs(sequences: str, output: str, min_identity: float, iddef: str, scores: bool,
-             clusters: bool, block: int, fmt: str | None, scoring: swath.Scoring, mode: str,
+             clusters: bool, block: int, fmt: str | None, cigar_m: bool,
+             scoring: swath.Scoring, mode: str,
              wildcard: bool, device: str, scheduler: str | None, workers: int | None,
              progress: bool | None, overwrite: bool, rename_duplicates: bool) -> None:
     """Align every pair of sequences of SEQS.fasta; keep those above an identity.
@@ -106,7 +112,8 @@ def allpairs(sequences: str, output: str, min_identity: float, iddef: str, score
                                 rename_duplicates=rename_duplicates)
     click.echo(summary_line(result, time.perf_counter() - started), err=True)
     if fmt:
-        for text in result.lines(fmt):
+        options = swath.PrintOptions(cigar_m=cigar_m, command=command_line())
+        for text in result.lines(fmt, options):
             click.echo(text, nl=False)
 
 

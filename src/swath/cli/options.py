@@ -33,7 +33,9 @@ __all__ = [
     "SwathCommand",
     "SwathGroup",
     "build_scoring",
+    "cigar_m_option",
     "cluster",
+    "command_line",
     "device_option",
     "mode_option",
     "overwrite_option",
@@ -296,6 +298,19 @@ rename_duplicates_option = click.option(
     "--rename-duplicates", is_flag=True, default=False,
     help="Rename the second, third, ... sequence of a name NAME_2, NAME_3, ... (by default "
          "a name given twice is refused: results would be ambiguous).")
+
+cigar_m_option = click.option(
+    "--cigar-m", is_flag=True, default=False,
+    help="SAM and PAF: write M for runs of = and X in CIGARs (for tools that do not read "
+         "the extended CIGAR).")
+
+
+def command_line() -> str:
+    """The command being run, as SAM's header names it (``@PG CL:``)."""
+    import shlex
+
+    return shlex.join(["swath", *sys.argv[1:]])
+
 
 device_option = click.option(
     "--device", type=click.Choice(swath.DEVICES), default="auto", show_default=True,

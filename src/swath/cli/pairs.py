@@ -9,7 +9,9 @@ import click
 import swath
 from swath.cli.options import (
     SwathCommand,
+    cigar_m_option,
     cluster,
+    command_line,
     device_option,
     mode_option,
     overwrite_option,
@@ -50,6 +52,7 @@ _SUFFIXES = {".sam": "sam", ".paf": "paf", ".tsv": "tsv", ".json": "json", ".txt
               help="Pairs per chunk [pairs; default 65,536, fewer for long pairs]: a chunk is "
                    "one task and what resume redoes; a task's memory grows with it, never "
                    "with the input.")
+@cigar_m_option
 @overwrite_option
 @scoring_options
 @mode_option("local")
@@ -60,7 +63,7 @@ _SUFFIXES = {".sam": "sam", ".paf": "paf", ".tsv": "tsv", ".json": "json", ".txt
 @verbose_option
 @progress_option
 def pairs(queries: str, targets: str, output: str, pairs_file: str | None, outfmt: str | None,
-          out: str | None, chunk: int | None, scoring: swath.Scoring, mode: str,
+          out: str | None, chunk: int | None, cigar_m: bool, scoring: swath.Scoring, mode: str,
           wildcard: bool, device: str, scheduler: str | None, workers: int | None,
           progress: bool | None, overwrite: bool) -> None:
     """Align each query of QUERIES.fasta with its target in TARGETS.fasta, in full.
@@ -88,4 +91,5 @@ def pairs(queries: str, targets: str, output: str, pairs_file: str | None, outfm
     click.echo(f"swath: {len(result):,} pairs ({result.cells:.3g} cells) in "
                f"{time.perf_counter() - started:.2f} s, in {output}", err=True)
     if outfmt:
-        emit(result.lines(outfmt), out, replace=overwrite)
+        options = swath.PrintOptions(cigar_m=cigar_m, command=command_line())
+        emit(result.lines(outfmt, options), out, replace=overwrite)

@@ -7,7 +7,9 @@ import click
 import swath
 from swath.cli.options import (
     SwathCommand,
+    cigar_m_option,
     cluster,
+    command_line,
     device_option,
     mode_option,
     overwrite_option,
@@ -35,7 +37,10 @@ __all__ = ["search"]
 @click.option("--max-evalue", type=click.FloatRange(min=0), default=None,
               help="Drop hits with a larger e-value (local mode).")
 @click.option("--outfmt", type=click.Choice(swath.FORMATS["search"]), default=None,
-              help="Also print the hits to stdout in this format (as `swath inspect`).")
+              help="Also print the hits to stdout in this format (as `swath inspect`): tsv "
+                   "(BLAST's tabular columns, the score and the CIGAR), json, text, sam (the "
+                   "hit targets as references, each query a read) or paf.")
+@cigar_m_option
 @click.option("--query-block", type=click.IntRange(min=1), default=32, show_default=True,
               help="Queries per work unit [queries]; a unit is what resume redoes.")
 @click.option("--lambda", "lambda_", type=click.FloatRange(min=0, min_open=True), default=None,
@@ -56,8 +61,8 @@ __all__ = ["search"]
 @progress_option
 def search(queries: str, database: str, output: str, top_k: int, max_evalue: float | None,
            outfmt: str | None, query_block: int, lambda_: float | None, K: float | None,
-           H: float | None, scoring: swath.Scoring, mode: str, wildcard: bool, device: str,
-           scheduler: str | None, workers: int | None, progress: bool | None,
+           H: float | None, cigar_m: bool, scoring: swath.Scoring, mode: str, wildcard: bool,
+           device: str, scheduler: str | None, workers: int | None, progress: bool | None,
            overwrite: bool) -> None:
     """Search QUERIES.fasta against a database (a `swath makedb` store or a FASTA file).
 
@@ -75,5 +80,6 @@ def search(queries: str, database: str, output: str, top_k: int, max_evalue: flo
                               statistics=given or None, query_block=query_block,
                               wildcard=wildcard, progress=bar, overwrite=overwrite)
     if outfmt:
-        for text in result.lines(outfmt):
+        options = swath.PrintOptions(cigar_m=cigar_m, command=command_line())
+        for text in result.lines(outfmt, options):
             click.echo(text, nl=False)

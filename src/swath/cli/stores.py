@@ -14,7 +14,9 @@ import click
 import swath
 from swath.cli.options import (
     SwathCommand,
+    cigar_m_option,
     cluster,
+    command_line,
     device_option,
     progress_option,
     scheduler_option,
@@ -73,17 +75,19 @@ def verify(store: str) -> None:
                    "line) or text (pairwise views). All-pairs stores: tsv (vsearch's "
                    "--blast6out columns, then the raw score and the CIGAR; the default), json "
                    "(one object per kept pair and line) or text (a summary and the kept "
-                   "pairs' views). Alignment stores: json (one line; the default), tsv, or "
-                   "text (a summary and the alignment in blocks).")
+                   "pairs' views). Both: sam (targets as references, each query a read) or "
+                   "paf (as minimap2 -c --eqx writes it). Alignment stores: json (one line; "
+                   "the default), tsv, or text (a summary and the alignment in blocks).")
 @click.option("--plot", type=click.Path(dir_okay=False, path_type=str), default=None,
               metavar="PATH.png", help="Alignment stores with a path (all but --score-only): "
                                        "draw it over the matrix (a dot plot) to PATH.png "
                                        "(needs matplotlib).")
+@cigar_m_option
 @verbose_option
-def inspect(store: str, fmt: str | None, plot: str | None) -> None:
+def inspect(store: str, fmt: str | None, plot: str | None, cigar_m: bool) -> None:
     """Print the results of a finished search, all-pairs or alignment store (refused if
     any of its data no longer match their digests)."""
-    for text in swath.report(store, fmt, plot=plot):
+    for text in swath.report(store, fmt, plot=plot, cigar_m=cigar_m, command=command_line()):
         click.echo(text, nl=False)
     if plot:
         click.echo(f"swath: wrote {plot}", err=True)

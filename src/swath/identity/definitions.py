@@ -47,11 +47,12 @@ the whole lengths ``m`` and ``n``. (vsearch aligns globally only: there the two 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from swath.alignment import Alignment
+from swath.alignment import Alignment, CigarRunArrays, cigar_run_arrays
 from swath.errors import InvalidParameter
 
 __all__ = [
@@ -93,13 +94,14 @@ def terminal_gap_columns(cigar: str) -> int:
     return int(cigar_counts([cigar])["terminal"][0])
 
 
-def cigar_counts(cigars: Sequence[str] | tuple[np.ndarray, np.ndarray]
-                 ) -> dict[str, npt.NDArray[np.int64]]:
+def cigar_counts(cigars: Sequence[str] | npt.NDArray[Any] | tuple[np.ndarray, np.ndarray]
+                 | CigarRunArrays) -> dict[str, npt.NDArray[np.int64]]:
     """M, X, L, O and T of each CIGAR (``matches``, ``mismatches``, ``columns``,
     ``gap_opens``, ``terminal``): what :func:`identity_from_counts` takes for a batch of
-    alignments. The CIGARs are strings, or one ASCII buffer (uint8) and its ``N + 1``
-    offsets, as the kernels' ``align_batch`` returns them; counted in numpy, without a
-    loop over CIGARs.
+    alignments. The CIGARs are strings, one ASCII buffer (uint8) and its ``N + 1``
+    offsets, as the kernels' ``align_batch`` returns them, or their runs already read
+    (:func:`~swath.alignment.cigar_run_arrays`); counted in numpy, without a loop over
+    CIGARs.
 
     Examples
     --------
@@ -108,41 +110,23 @@ def cigar_counts(cigars: Sequence[str] | tuple[np.ndarray, np.ndarray]
     {'matches': [5, 4], 'mismatches': [1, 0], 'columns': [12, 4], 'gap_opens': [3, 0],
      'terminal': [5, 0]}
     """
-    if isinstance(cigars, tuple):
-        text, offsets = np.asarray(cigars[0], dtype=np.uint8), np.asarray(cigars[1], np.int64)
-    else:
-        text = np.frombuffer("".join(cigars).encode("ascii"), dtype=np.uint8)
-        offsets = np.concatenate([[0], np.cumsum([len(c) for c in cigars])]).astype(np.int64)
-    count = len(offsets) - 1
-    counts = np.zeros((5, count), dtype=np.int64)
-    letter = text > ord("9")
-    at = np.flatnonzero(letter)                          # each run's operation
-    if count == 0 or not len(at):
+    runs = cigars if isinstance(cigars, CigarRunArrays) else cigar_run_arrays(cigars)
+    lengths, ops, first = runs.lengths, runs.ops, runs.first
+    counts = np.zeros((5, len(first) - 1), dtype=np.int64)
+    if not len(ops):
         return dict(zip(COUNT_NAMES, counts, strict=True))
-    # a run's length: its digits, from the end of the run before it
-    digit = np.where(letter, 0, text.astype(np.int64) - ord("0"))
-    runs_to = np.cumsum(letter)
-    run_of: npt.NDArray[np.int64] = runs_to - letter     # the run of each character
-    place = np.zeros(len(text), dtype=np.int64)
-    place[::-1] = np.arange(len(text))
-    place = place - place[at][run_of] - 1                # digits before the run's letter
-    power = 10 ** np.arange(19, dtype=np.int64)
-    lengths = np.bincount(run_of, weights=digit * power[np.clip(place, 0, 18)],
-                          minlength=len(at)).round().astype(np.int64)
-    ops = text[at]
-    first = np.concatenate([[0], runs_to])[offsets]       # each CIGAR's first run, and the end
-    runs = np.diff(first)
-    owner = np.repeat(np.arange(count), runs)            # the CIGAR of each run
     gap = (ops == ord("I")) | (ops == ord("D"))
+    total = np.zeros(len(ops) + 1, dtype=np.int64)
     for row, values in ((0, np.where(ops == ord("="), lengths, 0)),
-                        (1, np.where(ops == ord("X"), lengths, 0)), (2, lengths),
-                        (3, gap.astype(np.int64))):
-        counts[row] = np.bincount(owner, weights=values, minlength=count).round()
-    has = runs > 0
+                        (1, np.where(ops == ord("X"), lengths, 0)), (2, lengths), (3, gap)):
+        np.cumsum(values, out=total[1:])               # a CIGAR's sum: its runs', exactly
+        counts[row] = total[first[1:]] - total[first[:-1]]
+    per_cigar = np.diff(first)
+    has = per_cigar > 0
     head = np.where(has, first[:-1], 0)
     tail = np.where(has, first[1:] - 1, 0)
     terminal = np.where(has & gap[head], lengths[head], 0)
-    counts[4] = terminal + np.where((runs > 1) & gap[tail], lengths[tail], 0)
+    counts[4] = terminal + np.where((per_cigar > 1) & gap[tail], lengths[tail], 0)
     return dict(zip(COUNT_NAMES, counts, strict=True))
 
 
@@ -213,7 +197,7 @@ def identity(alignment: Alignment, query_length: int, target_length: int,
 
     Examples
     --------
-    >>> from swath.alignment import Alignment
+    >>> from swath.alignment import Alignment, CigarRunArrays, cigar_run_arrays
     >>> aln = Alignment(0, 0, 8, 0, 10, "2I3=1X1D2=3D", "global")
     >>> [round(identity(aln, 8, 10, d), 4) for d in ("pident", 0, 1, 2, 3, 4)]
     [0.4167, 0.625, 0.4167, 0.7143, 0.6, 0.4167]

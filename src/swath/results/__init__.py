@@ -4,7 +4,10 @@
 (``AllPairsResult``: the kept pairs, scores, clusters) and :mod:`swath.results.longpair`
 (``PairScore``, and the printers of a long pair's alignment or score). A result reads
 its store when made; these modules load the store modules (and Zarr) only then, so the
-workload registry that names their printers stays light to import.
+workload registry that names their printers stays light to import. The formats every
+workload shares (SAM, PAF, BLAST's tabular rows) are written by
+:mod:`swath.results.alignments`; a printer is ``printer(result, options)``, ``options`` a
+:class:`~swath.results.alignments.PrintOptions`.
 """
 
 from __future__ import annotations
@@ -13,13 +16,16 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import TypeVar
 
 from swath.errors import InvalidParameter
+from swath.results.alignments import PrintOptions
 
 Result = TypeVar("Result")
 
 
-def printed(printers: Mapping[str, Callable[[Result], Iterator[str]]], format: str,
-            result: Result) -> Iterator[str]:
-    """``result``'s text in ``format``, by the printer of that name in ``printers``.
+def printed(printers: Mapping[str, Callable[[Result, PrintOptions], Iterator[str]]],
+            format: str, result: Result, options: PrintOptions = PrintOptions()
+            ) -> Iterator[str]:
+    """``result``'s text in ``format``, by the printer of that name in ``printers``,
+    written as ``options`` say.
 
     Raises
     ------
@@ -28,4 +34,4 @@ def printed(printers: Mapping[str, Callable[[Result], Iterator[str]]], format: s
     """
     if format not in printers:
         raise InvalidParameter(f"format must be one of {', '.join(printers)}, got {format!r}")
-    return printers[format](result)
+    return printers[format](result, options)

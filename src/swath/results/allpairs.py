@@ -7,12 +7,14 @@ The printers (:data:`PRINTERS`) are what ``swath inspect`` and ``swath allpairs
 labels, identity in percent (one decimal, by the store's identity definition),
 alignment length, mismatches and gap opens of the alignment without its terminal gaps
 (vsearch's "internal" alignment), 1-based inclusive coordinates, e-value -1 and bit
-score 0 (vsearch computes no statistics for global alignments). Each printer yields the
-output in pieces that end with a newline.
+score 0 (vsearch computes no statistics for global alignments). ``sam`` and ``paf``
+write the kept pairs for other tools: the query of a pair a read, its target a
+reference. Each printer yields the output in pieces that end with a newline.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
@@ -21,6 +23,7 @@ import numpy as np
 
 from swath.alignment import cigar_runs
 from swath.results import printed
+from swath.results.alignments import AlignedRows, PrintOptions, paf_lines, sam_header, sam_lines
 
 if TYPE_CHECKING:       # the store module (and Zarr) loads when a result is read
     from swath.storage.allpairs import AllPairsStore
@@ -122,22 +125,55 @@ class AllPairsResult:
             return None
         return len(np.unique(self.clusters()))
 
-    def lines(self, format: str = "tsv") -> Iterator[str]:
+    def aligned_rows(self) -> AlignedRows:
+        """The kept pairs as the alignment writers take them, in the order of
+        :meth:`to_table`: the query of a pair the row's query, with its sequence."""
+        from swath.scoring import Scoring
+
+        kept = self.store.kept_pairs()
+        names = self.store.names()
+        offsets = np.asarray(self.store.array("offsets")[:], dtype=np.int64)
+        lengths = np.diff(offsets)
+        rows = np.lexsort((self._order[kept["j"]], self._order[kept["i"]]))
+        i, j = kept["i"][rows], kept["j"][rows]
+        inputs = self.store.attrs["inputs"]
+        alphabet = Scoring.from_dict(inputs["scoring"]).alphabet
+        store = self.store
+
+        @functools.cache
+        def residues() -> np.ndarray:     # read once, by the first sequence asked for
+            return np.asarray(store.array("residues")[:], dtype=np.uint8)
+
+        def sequence(row: int) -> str:
+            s = int(i[row])
+            return alphabet.decode(residues()[offsets[s]:offsets[s + 1]])
+
+        return AlignedRows(names[i], lengths[i], names[j], lengths[j], kept["score"][rows],
+                           kept["query_start"][rows], kept["query_end"][rows],
+                           kept["target_start"][rows], kept["target_end"][rows],
+                           kept["cigar"][rows], inputs["mode"], sequence)
+
+    def lines(self, format: str = "tsv", options: PrintOptions = PrintOptions()
+              ) -> Iterator[str]:
         """The kept pairs as ``swath inspect`` prints them, in pieces ending with a newline.
 
         Parameters
         ----------
-        format : {"tsv", "json", "text"}
+        format : {"tsv", "json", "text", "sam", "paf"}
             tsv: vsearch's --blast6out columns (``BLAST6_COLUMNS``), the score, the
             CIGAR; json: those and the input indices and identity fraction, one object
-            per pair and line; text: a summary and the pairwise views.
+            per pair and line; text: a summary and the pairwise views; sam: SAM with a
+            header (the pairs' targets as references, each query a read: its best pair
+            the primary record); paf: a line per pair.
+        options : PrintOptions
+            ``cigar_m``: SAM's and PAF's CIGARs with ``M`` for ``=`` and ``X``.
 
         Raises
         ------
         InvalidParameter
             ``format`` is none of these.
         """
-        return printed(PRINTERS, format, self)
+        return printed(PRINTERS, format, self, options)
 
 
 def internal_columns(cigar: str) -> tuple[int, int]:
@@ -184,14 +220,14 @@ def _tsv_cell(column: str, value: object) -> str:
     return f"{value:.1f}" if column == "pident" else str(value)
 
 
-def tsv_lines(result: AllPairsResult) -> Iterator[str]:
+def tsv_lines(result: AllPairsResult, options: PrintOptions) -> Iterator[str]:
     """vsearch's --blast6out rows, then the score and the CIGAR, tab-separated."""
     for row in result.to_table():
         yield "\t".join(_tsv_cell(c, v) for c, v in zip(BLAST6_COLUMNS, blast6_row(row),
                                                          strict=True)) + "\n"
 
 
-def json_lines(result: AllPairsResult) -> Iterator[str]:
+def json_lines(result: AllPairsResult, options: PrintOptions) -> Iterator[str]:
     """The tsv fields and the input indices and identity fraction, one object a line."""
     for row in result.to_table():
         r = _fields(row)
@@ -230,7 +266,7 @@ def _iddef_name(iddef: object) -> str:
     return "pident" if str(iddef) == "pident" else f"vsearch --iddef {iddef}"
 
 
-def text_lines(result: AllPairsResult) -> Iterator[str]:
+def text_lines(result: AllPairsResult, options: PrintOptions) -> Iterator[str]:
     """A summary, then the pairwise view of every kept pair."""
     from swath.alignment import Alignment
     from swath.scoring import Scoring
@@ -263,5 +299,18 @@ def _input_sequences(result: AllPairsResult) -> list[np.ndarray]:
     return by_input
 
 
-PRINTERS: dict[str, Callable[[AllPairsResult], Iterator[str]]] = {
-    "tsv": tsv_lines, "json": json_lines, "text": text_lines}
+def sam_text(result: AllPairsResult, options: PrintOptions) -> Iterator[str]:
+    """SAM: the pairs' targets as references, each query a read (its best pair primary)."""
+    rows = result.aligned_rows()
+    yield from sam_header((rows.target_name, rows.target_length), options.command)
+    yield from sam_lines(rows, options)
+
+
+def paf_text(result: AllPairsResult, options: PrintOptions) -> Iterator[str]:
+    """PAF: a line per kept pair."""
+    yield from paf_lines(result.aligned_rows(), options)
+
+
+PRINTERS: dict[str, Callable[[AllPairsResult, PrintOptions], Iterator[str]]] = {
+    "tsv": tsv_lines, "json": json_lines, "text": text_lines, "sam": sam_text,
+    "paf": paf_text}

@@ -20,6 +20,7 @@ import numpy as np
 
 from swath.alignment import Alignment
 from swath.errors import InvalidParameter
+from swath.results.alignments import PrintOptions
 from swath.scoring import Scoring
 
 if TYPE_CHECKING:       # the store module (and Zarr) loads when a store is read
@@ -105,11 +106,11 @@ def stored_result(path: str) -> Alignment | PairScore:
     return opened.alignment()
 
 
-def store_lines(path: str, format: str) -> Iterator[str]:
+def store_lines(path: str, format: str, options: PrintOptions) -> Iterator[str]:
     """A finished long pair's store as ``swath inspect`` prints it: what it holds (the
     alignment of a traceback job, whether its boundaries have origins or its path was
     found by splits, or the score and end cell of a scores-only job), the text view led
-    by the store's line."""
+    by the store's line. ``options`` change none of its formats."""
     from swath.storage.longpair import AlignmentStore
 
     opened = AlignmentStore.open(path)

@@ -19,14 +19,12 @@ import numpy as np
 from swath.alignment import Alignment
 from swath.results import printed
 from swath.results.alignments import (
-    TABULAR_COLUMNS,
     AlignedRows,
     PrintOptions,
     paf_lines,
     sam_header,
     sam_lines,
     tabular_lines,
-    tabular_rows,
 )
 
 if TYPE_CHECKING:       # the store module (and Zarr) loads when a result is read
@@ -168,16 +166,30 @@ def tsv_lines(result: PairsResult, options: PrintOptions) -> Iterator[str]:
 
 
 def json_lines(result: PairsResult, options: PrintOptions) -> Iterator[str]:
-    """One JSON object a pair, keyed by the tabular columns."""
-    for rows in result.chunks():
-        for row in tabular_rows(rows):
-            yield json.dumps(dict(zip(TABULAR_COLUMNS, row, strict=True))) + "\n"
+    """One JSON object a pair: its records (``query_index``, ``target_index``) and the
+    columns of :data:`COLUMNS` (coordinates 0-based, end exclusive)."""
+    store = result.store
+    for unit in range(store.units):
+        first, last = store.unit_pairs(unit)
+        rows, cols = store.pair_records(first, last)
+        fields = store.fields(first, last)
+        columns = {"query_index": rows, "target_index": cols,
+                   "query_name": store.names("query", rows),
+                   "target_name": store.names("target", cols), **fields}
+        for k in range(last - first):
+            yield json.dumps({name: _plain(columns[name][k]) for name in COLUMNS}) + "\n"
+
+
+def _plain(value: Any) -> Any:
+    """A numpy value as JSON takes it."""
+    return value.item() if isinstance(value, np.generic) else str(value) \
+        if not isinstance(value, (int, float)) else value
 
 
 def sam_text(result: PairsResult, options: PrintOptions) -> Iterator[str]:
     """SAM: the targets as references (``@SQ``), each pair's query as a read."""
     store = result.store
-    yield from sam_header((store.names("target"), store.lengths("target")), None)
+    yield from sam_header((store.names("target"), store.lengths("target")), options.command)
     for rows in result.chunks(sequences=True):
         yield from sam_lines(rows, options)
 

@@ -2,8 +2,10 @@
 
 The printers (:data:`PRINTERS`) are what ``swath inspect`` and ``swath search --outfmt``
 print: ``tsv`` (BLAST's 12 tabular columns, 1-based inclusive, then the raw score and
-the CIGAR), ``json`` (one object per hit and line) and ``text`` (a pairwise view per
-hit). Each yields the output in pieces that end with a newline.
+the CIGAR), ``json`` (one object per hit and line), ``text`` (a pairwise view per hit),
+``sam`` (the hit targets as references, each query a read: its best hit the primary
+record, the others secondary) and ``paf`` (a line per hit). Each yields the output in
+pieces that end with a newline.
 """
 
 from __future__ import annotations
@@ -18,12 +20,19 @@ import numpy as np
 
 from swath.alignment import Alignment
 from swath.results import printed
+from swath.results.alignments import (
+    BLOCK_ROWS,
+    TABULAR_COLUMNS,
+    AlignedRows,
+    PrintOptions,
+    paf_lines,
+    sam_header,
+    sam_lines,
+    tabular_lines,
+)
 
 if TYPE_CHECKING:       # the store module (and Zarr) loads when a result is read
     from swath.storage.results import SearchStore
-
-TABULAR_COLUMNS = ("qseqid", "sseqid", "pident", "length", "mismatch", "gapopen", "qstart",
-                   "qend", "sstart", "send", "evalue", "bitscore", "score", "cigar")
 
 
 @dataclass(frozen=True)
@@ -52,7 +61,8 @@ class SearchResult:
 
         self.store: SearchStore = SearchStore.open(store)
         self.path = store
-        self.query_names = self.store.queries().names
+        self.queries = self.store.queries()
+        self.query_names = self.queries.names
         self._hits = self.store.hits()
 
     def __len__(self) -> int:
@@ -87,47 +97,113 @@ class SearchResult:
                              hit.score, a.cigar))
         return rows
 
-    def lines(self, format: str = "tsv") -> Iterator[str]:
+    def aligned_rows(self, first: int = 0, last: int | None = None) -> AlignedRows:
+        """The hits of queries ``first:last``, by query, best first, as the alignment
+        writers (:mod:`swath.results.alignments`) take them, with the queries' sequences
+        and the targets' lengths (read from the database)."""
+        return _rows(self, first, last, _target_lengths(self))
+
+    def lines(self, format: str = "tsv", options: PrintOptions = PrintOptions()
+              ) -> Iterator[str]:
         """The hits as ``swath inspect`` prints them, in pieces ending with a newline.
 
         Parameters
         ----------
-        format : {"tsv", "json", "text"}
+        format : {"tsv", "json", "text", "sam", "paf"}
             tsv: BLAST's tabular rows (``TABULAR_COLUMNS``); json: one object per hit and
-            line; text: a pairwise view per hit.
+            line; text: a pairwise view per hit; sam: SAM with a header (the hit targets
+            as references, each query's best hit its primary record); paf: a line per
+            hit.
+        options : PrintOptions
+            ``cigar_m``: SAM's and PAF's CIGARs with ``M`` for ``=`` and ``X``.
 
         Raises
         ------
         InvalidParameter
             ``format`` is none of these.
         """
-        return printed(PRINTERS, format, self)
+        return printed(PRINTERS, format, self, options)
 
 
-_FLOAT_FORMATS = {"pident": "{:.3f}", "evalue": "{:.3g}", "bitscore": "{:.1f}"}
+def _rows(result: SearchResult, first: int, last: int | None,
+          target_lengths: np.ndarray | None) -> AlignedRows:
+    """The hits of queries ``first:last`` as AlignedRows; ``target_lengths``: the length
+    of every hit's target, shaped as the hits (queries x ranks), or None for -1 (unknown:
+    the tabular rows need no database)."""
+    from swath.scoring import Scoring
+
+    h = {name: column[first:last] for name, column in result._hits.items()}
+    found = h["target"] >= 0
+    query = np.nonzero(found)[0] + first
+    lengths = np.diff(result.queries.offsets)
+    alphabet = Scoring.from_dict(result.store.attrs["inputs"]["scoring"]).alphabet
+    queries = result.queries
+
+    def sequence(row: int) -> str:
+        return alphabet.decode(queries[int(query[row])])
+
+    return AlignedRows(
+        np.asarray(result.query_names, dtype=object)[query], lengths[query],
+        h["target_name"][found],
+        (np.full(len(query), -1) if target_lengths is None
+         else target_lengths[first:last][found]),
+        h["score"][found], h["query_start"][found], h["query_end"][found],
+        h["target_start"][found], h["target_end"][found], h["cigar"][found],
+        result.store.attrs["inputs"]["mode"], sequence, h["evalue"][found],
+        h["bitscore"][found])
 
 
-def _cell(column: str, value: object) -> str:
-    """A tabular cell as BLAST prints it (empty for a missing e-value or bit score)."""
-    if value is None:
-        return ""
-    return _FLOAT_FORMATS[column].format(value) if column in _FLOAT_FORMATS else str(value)
+def _chunks(result: SearchResult, target_lengths: np.ndarray | None = None
+            ) -> Iterator[AlignedRows]:
+    """The hits in chunks of whole queries, about ``BLOCK_ROWS`` hits each."""
+    step = max(1, BLOCK_ROWS // result.store.top_k)
+    for first in range(0, len(result), step):
+        yield _rows(result, first, first + step, target_lengths)
 
 
-def tsv_lines(result: SearchResult) -> Iterator[str]:
+def tsv_lines(result: SearchResult, options: PrintOptions) -> Iterator[str]:
     """BLAST's tabular rows, tab-separated."""
-    for row in result.to_table():
-        yield "\t".join(_cell(column, v) for column, v in zip(TABULAR_COLUMNS, row,
-                                                               strict=True)) + "\n"
+    for rows in _chunks(result):
+        yield from tabular_lines(rows)
 
 
-def json_lines(result: SearchResult) -> Iterator[str]:
+def _target_lengths(result: SearchResult) -> np.ndarray:
+    """The length of every hit's target (queries x ranks; -1 for an empty rank), from the
+    database."""
+    from swath.storage.database import Database
+
+    targets = result._hits["target"]
+    found = targets >= 0
+    ids, where = np.unique(targets[found], return_inverse=True)
+    lengths = np.full(targets.shape, -1, dtype=np.int64)
+    lengths[found] = Database.open(result.store.attrs["inputs"]["database"]
+                                   ).record_lengths(ids)[where]
+    return lengths
+
+
+def sam_text(result: SearchResult, options: PrintOptions) -> Iterator[str]:
+    """SAM: the hit targets as references, each query a read (its best hit primary)."""
+    lengths = _target_lengths(result)
+    found = result._hits["target"] >= 0
+    yield from sam_header((result._hits["target_name"][found], lengths[found]),
+                          options.command)
+    for rows in _chunks(result, lengths):
+        yield from sam_lines(rows, options)
+
+
+def paf_text(result: SearchResult, options: PrintOptions) -> Iterator[str]:
+    """PAF: a line per hit with an alignment."""
+    for rows in _chunks(result, _target_lengths(result)):
+        yield from paf_lines(rows, options)
+
+
+def json_lines(result: SearchResult, options: PrintOptions) -> Iterator[str]:
     """One JSON object per hit, keyed by ``TABULAR_COLUMNS``."""
     for row in result.to_table():
         yield json.dumps(dict(zip(TABULAR_COLUMNS, row, strict=True))) + "\n"
 
 
-def text_lines(result: SearchResult) -> Iterator[str]:
+def text_lines(result: SearchResult, options: PrintOptions) -> Iterator[str]:
     """Per hit: its e-value and bit score (or score) and its pairwise view."""
     from swath.scoring import Scoring
     from swath.storage.database import Database
@@ -146,5 +222,6 @@ def text_lines(result: SearchResult) -> Iterator[str]:
             yield "\n"
 
 
-PRINTERS: dict[str, Callable[[SearchResult], Iterator[str]]] = {
-    "tsv": tsv_lines, "json": json_lines, "text": text_lines}
+PRINTERS: dict[str, Callable[[SearchResult, PrintOptions], Iterator[str]]] = {
+    "tsv": tsv_lines, "json": json_lines, "text": text_lines, "sam": sam_text,
+    "paf": paf_text}

@@ -59,7 +59,7 @@ PAIR_FIELDS: dict[str, tuple[Any, Any]] = {
     "matches": (np.int32, 0),
     "mismatches": (np.int32, 0),
     "gap_opens": (np.int32, 0),
-    "identity": (np.float32, np.nan),
+    "identity": (np.float64, np.nan),
     "cigar": (str, ""),
 }
 

@@ -24,6 +24,7 @@ from swath.errors import InvalidParameter, StoreIncomplete
 
 if TYPE_CHECKING:
     from swath.engine import Progress
+    from swath.results.alignments import PrintOptions
     from swath.storage.common import LayoutStore, StorePath
 
 __all__ = ["Workload", "check_finished", "is_finished", "lookup", "named", "registered",
@@ -52,8 +53,9 @@ class Workload:
     default_format : str
         The format ``swath inspect`` prints without ``--format``.
     lines : callable
-        ``lines(path, format)``: a finished store's text in ``format``, in pieces that
-        end with a newline.
+        ``lines(path, format, options)``: a finished store's text in ``format``, written
+        as ``options`` (a :class:`~swath.results.alignments.PrintOptions`) say, in pieces
+        that end with a newline.
     items : str
         What its text format shows alignments of, in messages: ``"hits"``.
     plot : callable or None
@@ -69,15 +71,17 @@ class Workload:
     resume: Callable[[str, str, Any, Progress | None], None]
     formats: tuple[str, ...]
     default_format: str
-    lines: Callable[[str, str], Iterator[str]]
+    lines: Callable[[str, str, PrintOptions], Iterator[str]]
     items: str
     plot: Callable[[str, str], None] | None = None
     cuda_sources: tuple[str, ...] = ()
 
 
-def result_lines(result: Callable[[str], Any]) -> Callable[[str, str], Iterator[str]]:
-    """``lines`` for a workload whose result prints itself: ``result(path).lines(format)``."""
-    return lambda path, format: result(path).lines(format)
+def result_lines(result: Callable[[str], Any]
+                 ) -> Callable[[str, str, PrintOptions], Iterator[str]]:
+    """``lines`` for a workload whose result prints itself: ``result(path).lines(format,
+    options)``."""
+    return lambda path, format, options: result(path).lines(format, options)
 
 
 @functools.cache

@@ -315,6 +315,20 @@ class Database(LayoutStore):
         parts = np.searchsorted(self.partition_bounds, positions, side="right") - 1
         return parts, positions - self.partition_bounds[parts]
 
+    def record_lengths(self, records: np.ndarray) -> np.ndarray:
+        """``int64`` lengths of ``records`` (indices in the source file), in the order
+        given, read for those records alone."""
+        records = np.asarray(records, dtype=np.int64)
+        if not records.size:
+            return np.zeros(0, dtype=np.int64)
+        positions = np.asarray(self.array("rank").vindex[records], dtype=np.int64)
+        if np.any((positions < 0) | (positions >= self.sequences)):
+            raise missing("a chunk of array 'rank'", self.path)
+        lengths = np.asarray(self.array("lengths").vindex[positions], dtype=np.int64)
+        if np.any(lengths <= 0):
+            raise missing("a chunk of array 'lengths'", self.path)
+        return lengths
+
     def lengths_by_id(self) -> np.ndarray:
         """``int64`` length of every record, in source-file order."""
         lengths = np.asarray(self.array("lengths")[:], dtype=np.int64)

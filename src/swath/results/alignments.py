@@ -1,0 +1,347 @@
+"""The alignment formats users feed to other tools: SAM, PAF and BLAST's tabular rows.
+
+Every workload hands its alignments to these writers as :class:`AlignedRows` (columns,
+one row an alignment); a big store is printed chunk by chunk, each chunk one call. The
+writers hold nothing across calls: a chunk's text depends on its rows only.
+
+- :func:`sam_header` and :func:`sam_lines`: SAM 1.6, the targets as ``@SQ`` references
+  and each query a read. A query's best row (highest score, the first of equal ones) is
+  its primary record (FLAG 0, with the query's sequence), its other rows secondary
+  (FLAG 256, SEQ ``*``); POS 1-based; CIGAR with ``=``/``X`` (``M`` with
+  ``PrintOptions(cigar_m=True)``) and soft clips (``S``) for the query's unaligned ends;
+  MAPQ 255; tags ``AS:i`` (score) and ``NM:i`` (edit distance). A row without an
+  alignment (empty CIGAR: a local score of 0) is an unmapped record, as minimap2 writes
+  one: FLAG 4, RNAME ``*``, POS 0, MAPQ 0, CIGAR ``*``, no tags (and SEQ on the query's
+  first row if none of its rows has an alignment).
+- :func:`paf_lines`: PAF as ``minimap2 -c --eqx`` writes it (0-based, end-exclusive
+  coordinates, strand ``+``, residue matches, alignment columns, MAPQ 255), tags
+  ``NM:i``, ``AS:i``, ``cg:Z`` (the CIGAR without clips); rows without an alignment are
+  left out, as minimap2 leaves out unmapped reads.
+- :func:`tabular_lines`: what ``swath search`` prints as tsv: BLAST's 12 tabular columns
+  (1-based inclusive), then the raw score and the CIGAR.
+
+The text is built column by column in numpy (:mod:`swath.results.text_columns`), and
+yielded in pieces of at most :data:`BLOCK_ROWS` rows, each ending with a newline.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from swath._version import __version__
+from swath.alignment import CigarRunArrays, cigar_run_arrays
+from swath.errors import InvalidInput
+from swath.identity import cigar_counts
+from swath.results.text_columns import Ragged, decimal, encoded, joined
+
+__all__ = ["BLOCK_ROWS", "AlignedRows", "PrintOptions", "cigar_columns", "paf_lines",
+           "sam_header", "sam_lines", "tabular_lines"]
+
+BLOCK_ROWS = 1 << 16       # rows per piece of text: bounds a writer's memory, not its speed
+SAM_VERSION = "1.6"
+MAPQ = 255                 # SAM and PAF: mapping quality not available
+SECONDARY = 256
+UNMAPPED = 4
+TABULAR_COLUMNS = ("qseqid", "sseqid", "pident", "length", "mismatch", "gapopen", "qstart",
+                   "qend", "sstart", "send", "evalue", "bitscore", "score", "cigar")
+
+
+@dataclass(frozen=True)
+class AlignedRows:
+    """Alignments as columns, one row each (what the SAM, PAF and tabular writers take).
+
+    Attributes
+    ----------
+    query_name, target_name : numpy.ndarray
+        Object arrays of str.
+    query_length, target_length : numpy.ndarray
+        Whole sequences' lengths (int64); SAM's ``@SQ`` lengths and PAF's come from
+        ``target_length`` (the tabular writer reads neither).
+    score : numpy.ndarray
+        Scores (int).
+    query_start, query_end, target_start, target_end : numpy.ndarray
+        The aligned residues, 0-based, end exclusive (int).
+    cigar : numpy.ndarray
+        Object array of swath's extended CIGARs (``=``, ``X``, ``I``, ``D``); ``""`` for
+        a row without an alignment.
+    mode : str
+        ``"local"``, ``"global"`` or ``"semiglobal"``.
+    query_sequence : callable, optional
+        ``query_sequence(i)``: row ``i``'s whole query as letters (SAM's SEQ); None
+        writes SEQ ``*``.
+    evalue, bitscore : numpy.ndarray, optional
+        Floats, NaN where there is none (the tabular writer's cells; empty where None).
+
+    Examples
+    --------
+    >>> rows = AlignedRows(np.array(["q"], object), np.array([6]), np.array(["t"], object),
+    ...                    np.array([9]), np.array([8]), np.array([1]), np.array([5]),
+    ...                    np.array([2]), np.array([6]), np.array(["4="], object), "local")
+    >>> "".join(sam_lines(rows, PrintOptions()))
+    'q\\t0\\tt\\t3\\t255\\t1S4=1S\\t*\\t0\\t0\\t*\\t*\\tAS:i:8\\tNM:i:0\\n'
+    >>> "".join(paf_lines(rows, PrintOptions(cigar_m=True)))
+    'q\\t6\\t1\\t5\\t+\\tt\\t9\\t2\\t6\\t4\\t4\\t255\\tNM:i:0\\tAS:i:8\\tcg:Z:4M\\n'
+    """
+
+    query_name: np.ndarray
+    query_length: np.ndarray
+    target_name: np.ndarray
+    target_length: np.ndarray
+    score: np.ndarray
+    query_start: np.ndarray
+    query_end: np.ndarray
+    target_start: np.ndarray
+    target_end: np.ndarray
+    cigar: np.ndarray
+    mode: str
+    query_sequence: Callable[[int], str] | None = None
+    evalue: np.ndarray | None = None
+    bitscore: np.ndarray | None = None
+
+    def __len__(self) -> int:
+        return len(self.query_name)
+
+
+@dataclass(frozen=True)
+class PrintOptions:
+    """How the printers write alignments.
+
+    Attributes
+    ----------
+    cigar_m : bool
+        Write ``M`` for the runs of ``=`` and ``X`` (SAM's CIGAR and PAF's ``cg:Z:``), as
+        tools that predate the extended CIGAR read it.
+    command : str, optional
+        The command line that made the output (SAM's ``@PG CL:``).
+
+    Examples
+    --------
+    >>> PrintOptions(cigar_m=True)
+    PrintOptions(cigar_m=True, command=None)
+    """
+
+    cigar_m: bool = False
+    command: str | None = None
+
+
+def cigar_columns(cigar: np.ndarray) -> dict[str, np.ndarray]:
+    """Counts of each row's CIGAR, in numpy: ``length`` (alignment columns), ``matches``,
+    ``mismatches``, ``gap_opens`` (runs of I or D), ``identity`` (matches over columns,
+    0.0 without columns) and ``edit_distance`` (mismatches and gap residues: SAM's
+    ``NM``).
+
+    Examples
+    --------
+    >>> c = cigar_columns(np.array(["3=1X2I4=", ""], dtype=object))
+    >>> c["length"].tolist(), c["edit_distance"].tolist(), c["identity"].tolist()
+    ([10, 0], [3, 0], [0.7, 0.0])
+    """
+    counts = cigar_counts(cigar)
+    length, matches = counts["columns"], counts["matches"]
+    identity = np.divide(matches, length, out=np.zeros(len(length)), where=length > 0)
+    return {"length": length, "matches": matches, "mismatches": counts["mismatches"],
+            "gap_opens": counts["gap_opens"], "identity": identity,
+            "edit_distance": length - matches}
+
+
+def sam_header(references: tuple[np.ndarray, np.ndarray], command: str | None
+               ) -> Iterator[str]:
+    """SAM's header: ``@HD``, one ``@SQ`` per distinct reference name (in the order they
+    first appear), ``@PG`` (with ``CL:`` when ``command`` is given).
+
+    Parameters
+    ----------
+    references : (numpy.ndarray, numpy.ndarray)
+        The targets' names (str) and lengths, once or more each.
+    command : str or None
+        The command line that made the alignments.
+
+    Raises
+    ------
+    InvalidInput
+        A name given with two lengths (SAM holds one length a reference).
+
+    Examples
+    --------
+    >>> header = "".join(sam_header((np.array(["b", "a", "b"]), np.array([5, 3, 5])), None))
+    >>> header.splitlines()[:3]
+    ['@HD\\tVN:1.6\\tSO:unsorted', '@SQ\\tSN:b\\tLN:5', '@SQ\\tSN:a\\tLN:3']
+    """
+    names, lengths = (np.asarray(a) for a in references)
+    # each name's first length (of equal keys, a dict keeps the last value given)
+    first = dict(zip(names[::-1].tolist(), lengths[::-1].tolist(), strict=True))
+    known = np.fromiter(map(first.__getitem__, names.tolist()), np.int64, len(names))
+    differ = np.flatnonzero(known != lengths)
+    if len(differ):
+        name = names[differ[0]]
+        raise InvalidInput(f"reference {name!r} is given with two lengths, {first[name]} and "
+                           f"{int(lengths[differ[0]])}: SAM holds one length per reference")
+    yield f"@HD\tVN:{SAM_VERSION}\tSO:unsorted\n"
+    items = [(name, first[name]) for name in dict.fromkeys(names.tolist())]
+    for at in range(0, len(items), BLOCK_ROWS):
+        yield "".join(f"@SQ\tSN:{name}\tLN:{length}\n"
+                      for name, length in items[at:at + BLOCK_ROWS])
+    program = f"@PG\tID:swath\tPN:swath\tVN:{__version__}"
+    if command is not None:
+        program += "\tCL:" + " ".join(command.split())     # one line, no tabs
+    yield program + "\n"
+
+
+def _mapped(rows: AlignedRows) -> npt.NDArray[np.bool_]:
+    return np.fromiter(map(len, rows.cigar), np.int64, len(rows)) > 0
+
+
+def primary_rows(rows: AlignedRows, mapped: npt.NDArray[np.bool_] | None = None
+                 ) -> npt.NDArray[np.bool_]:
+    """Each query name's primary row: its highest-scoring row with an alignment, the first
+    of equal ones (a name without any: its first row).
+
+    Examples
+    --------
+    >>> rows = AlignedRows(np.array(["a", "b", "a", "a"], object), *[np.zeros(4)] * 3,
+    ...                    np.array([5, 1, 7, 7]), *[np.zeros(4)] * 4,
+    ...                    np.array(["1=", "", "1=", "1="], object), "local")
+    >>> primary_rows(rows).tolist()
+    [False, True, True, False]
+    """
+    n = len(rows)
+    mapped = _mapped(rows) if mapped is None else mapped
+    group = _name_groups(np.asarray(rows.query_name))
+    # by group (stably: rows in order), then each group's best key and its first row
+    key = np.where(mapped, np.asarray(rows.score, np.int64), np.iinfo(np.int64).min)
+    order = np.argsort(group, kind="stable")
+    g, k = group[order], key[order]
+    starts = np.flatnonzero(np.r_[True, g[1:] != g[:-1]])
+    best = np.repeat(np.maximum.reduceat(k, starts), np.diff(np.r_[starts, n]))
+    hits = np.flatnonzero(k == best)
+    firsts = hits[np.r_[True, g[hits][1:] != g[hits][:-1]]]
+    primary = np.zeros(n, dtype=bool)
+    primary[order[firsts]] = True
+    return primary
+
+
+def _name_groups(names: np.ndarray) -> npt.NDArray[np.int64]:
+    """A number per distinct name, for each row: the run of equal names it is in where
+    each name is one run (rows by query, the usual order), else by hashing them all."""
+    if not len(names):
+        return np.zeros(0, dtype=np.int64)
+    change = np.r_[True, names[1:] != names[:-1]]
+    heads = names[change].tolist()
+    if len(set(heads)) == len(heads):
+        return np.cumsum(change) - 1
+    listed = names.tolist()
+    last = dict(zip(listed, range(len(listed)), strict=True))   # a name's last row
+    return np.fromiter(map(last.__getitem__, listed), np.int64, len(listed))
+
+
+def _cigar_text(cigar: np.ndarray, runs: CigarRunArrays, cigar_m: bool) -> Ragged:
+    """The CIGARs as written: as given, or with runs of ``=`` and ``X`` merged into ``M``
+    (``runs``: the CIGARs read)."""
+    if not cigar_m:
+        return encoded(cigar)
+    ops = np.where((runs.ops == ord("=")) | (runs.ops == ord("X")), np.uint8(ord("M")),
+                   runs.ops)
+    starts = np.r_[True, ops[1:] != ops[:-1]] if len(ops) else np.zeros(0, dtype=bool)
+    starts[runs.first[:-1][runs.first[:-1] < len(ops)]] = True     # each CIGAR's first run
+    at = np.flatnonzero(starts)
+    lengths = np.add.reduceat(runs.lengths, at) if len(at) else runs.lengths
+    first = np.r_[0, np.cumsum(starts)][runs.first]
+    return decimal(lengths, suffix=ops[at]).grouped(first)
+
+
+def _clip(residues: np.ndarray) -> Ragged:
+    """``{n}S`` where ``n`` > 0, else nothing."""
+    return decimal(residues, suffix=np.full(len(residues), ord("S"), np.uint8)
+                   ).where(residues > 0)
+
+
+def _blocks(rows: AlignedRows) -> Iterator[slice]:
+    for at in range(0, len(rows), BLOCK_ROWS):
+        yield slice(at, min(at + BLOCK_ROWS, len(rows)))
+
+
+def sam_lines(rows: AlignedRows, options: PrintOptions) -> Iterator[str]:
+    """SAM records of ``rows``, one a row, without the header (:func:`sam_header`)."""
+    mapped = _mapped(rows)
+    primary = primary_rows(rows, mapped)
+    flag = np.where(mapped, np.where(primary, 0, SECONDARY), UNMAPPED)
+    sequence = rows.query_sequence
+    for b in _blocks(rows):
+        on = mapped[b]
+        runs = cigar_run_arrays(rows.cigar[b])
+        counts = cigar_counts(runs)
+        qs, qe = (np.asarray(a[b], np.int64) for a in (rows.query_start, rows.query_end))
+        tail = np.asarray(rows.query_length[b], np.int64) - qe
+        cigar = joined([_clip(np.where(on, qs, 0)),
+                        _cigar_text(rows.cigar[b], runs, options.cigar_m),
+                        _clip(np.where(on, tail, 0))])
+        star = encoded(["*"] * len(on))
+        seq = star if sequence is None else encoded(
+            [sequence(i) if first else "*"
+             for i, first in zip(range(b.start, b.stop), primary[b].tolist(), strict=True)])
+        tags = joined(["\tAS:i:", decimal(rows.score[b]), "\tNM:i:",
+                       decimal(counts["columns"] - counts["matches"])]).where(on)
+        yield joined([encoded(rows.query_name[b]), "\t", decimal(flag[b]), "\t",
+                      encoded(np.where(on, rows.target_name[b], "*")), "\t",
+                      decimal(np.where(on, np.asarray(rows.target_start[b]) + 1, 0)), "\t",
+                      decimal(np.where(on, MAPQ, 0)), "\t", _either(on, cigar, star),
+                      "\t*\t0\t0\t", seq, "\t*", tags, "\n"]).text()
+
+
+def _either(on: npt.NDArray[np.bool_], yes: Ragged, no: Ragged) -> Ragged:
+    """``yes`` where ``on``, else ``no``."""
+    return joined([yes.where(on), no.where(~on)])
+
+
+def paf_lines(rows: AlignedRows, options: PrintOptions) -> Iterator[str]:
+    """PAF lines of the ``rows`` with an alignment, as ``minimap2 -c --eqx`` writes them
+    (``M`` for ``=`` and ``X`` with ``cigar_m``)."""
+    mapped = _mapped(rows)
+    for b in _blocks(rows):
+        keep = np.flatnonzero(mapped[b]) + b.start
+        if not len(keep):
+            continue
+        cigar = rows.cigar[keep]
+        runs = cigar_run_arrays(cigar)
+        counts = cigar_counts(runs)
+        yield joined([encoded(rows.query_name[keep]), "\t", decimal(rows.query_length[keep]),
+                      "\t", decimal(rows.query_start[keep]), "\t", decimal(rows.query_end[keep]),
+                      "\t+\t", encoded(rows.target_name[keep]), "\t",
+                      decimal(rows.target_length[keep]), "\t", decimal(rows.target_start[keep]),
+                      "\t", decimal(rows.target_end[keep]), "\t", decimal(counts["matches"]),
+                      "\t", decimal(counts["columns"]), f"\t{MAPQ}\tNM:i:",
+                      decimal(counts["columns"] - counts["matches"]), "\tAS:i:",
+                      decimal(rows.score[keep]), "\tcg:Z:",
+                      _cigar_text(cigar, runs, options.cigar_m), "\n"]).text()
+
+
+def _formatted(template: str, values: np.ndarray | None, rows: int) -> Ragged:
+    """Floats by ``template``; empty cells for NaN, or for every row without values."""
+    if values is None:
+        return encoded([""] * rows)
+    return encoded(["" if v != v else template.format(v) for v in values.tolist()])
+
+
+def tabular_lines(rows: AlignedRows) -> Iterator[str]:
+    """BLAST's tabular rows (:data:`TABULAR_COLUMNS`), tab-separated: identity in percent
+    (3 decimals), 1-based inclusive coordinates, e-value (3 significant digits) and bit
+    score (1 decimal), empty where there is none; then the raw score and the CIGAR."""
+    for b in _blocks(rows):
+        n = b.stop - b.start
+        c = cigar_columns(rows.cigar[b])
+        pident = encoded([f"{100 * v:.3f}" for v in c["identity"].tolist()])
+        yield joined([encoded(rows.query_name[b]), "\t", encoded(rows.target_name[b]), "\t",
+                      pident, "\t", decimal(c["length"]), "\t", decimal(c["mismatches"]), "\t",
+                      decimal(c["gap_opens"]), "\t",
+                      decimal(np.asarray(rows.query_start[b], np.int64) + 1), "\t",
+                      decimal(rows.query_end[b]), "\t",
+                      decimal(np.asarray(rows.target_start[b], np.int64) + 1), "\t",
+                      decimal(rows.target_end[b]), "\t",
+                      _formatted("{:.3g}", None if rows.evalue is None else rows.evalue[b], n),
+                      "\t", _formatted("{:.1f}", None if rows.bitscore is None
+                                       else rows.bitscore[b], n),
+                      "\t", decimal(rows.score[b]), "\t", encoded(rows.cigar[b]), "\n"]).text()

@@ -1,0 +1,348 @@
+"""The alignment writers (SAM, PAF, BLAST's tabular rows) and the columns they are built
+from: SAM read back by samtools (Debian's, installed by .ci/run; these tests skip only
+where it is absent), PAF checked column by column against the alignments."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+import swath
+from swath.cli import main
+from swath.results.alignments import (
+    AlignedRows,
+    PrintOptions,
+    cigar_columns,
+    paf_lines,
+    primary_rows,
+    sam_header,
+    sam_lines,
+    tabular_lines,
+)
+from swath.results.text_columns import decimal, encoded, joined
+from tests.helpers import DNA, PROTEIN, count_cigar, write_fasta
+
+SAMTOOLS = shutil.which("samtools")
+needs_samtools = pytest.mark.skipif(SAMTOOLS is None, reason="samtools is not installed "
+                                    "(apt-get install samtools; .ci/run installs it)")
+
+
+# ---------------------------------------------------------------------------------
+# What each record must hold, computed plainly from one alignment
+
+
+def clipped_cigar(cigar: str, head: int, tail: int, cigar_m: bool) -> str:
+    """SAM's CIGAR of an extended CIGAR: ``M`` for ``=``/``X`` runs if asked, soft clips."""
+    if cigar_m:
+        runs: list[list[object]] = []
+        for n, op in re.findall(r"(\d+)([=XID])", cigar):
+            op = "M" if op in "=X" else op
+            if runs and runs[-1][1] == op:
+                runs[-1][0] = int(runs[-1][0]) + int(n)  # type: ignore[call-overload]
+            else:
+                runs.append([int(n), op])
+        cigar = "".join(f"{n}{op}" for n, op in runs)
+    return (f"{head}S" if head else "") + cigar + (f"{tail}S" if tail else "")
+
+
+def rows_of(alignments: list[tuple[str, str, str, str, swath.Alignment]]) -> AlignedRows:
+    """``(query name, query, target name, target, alignment)`` as AlignedRows."""
+    def column(values: list[object], dtype: object = np.int64) -> np.ndarray:
+        return np.array(values, dtype=dtype)
+
+    queries = [q for _, q, _, _, _ in alignments]
+    a = [aln for *_, aln in alignments]
+    return AlignedRows(
+        column([n for n, *_ in alignments], object), column([len(q) for q in queries]),
+        column([t for _, _, t, _, _ in alignments], object),
+        column([len(t) for _, _, _, t, _ in alignments]), column([x.score for x in a]),
+        column([x.query_start for x in a]), column([x.query_end for x in a]),
+        column([x.target_start for x in a]), column([x.target_end for x in a]),
+        column([x.cigar for x in a], object), a[0].mode if a else "local",
+        lambda i: queries[i])
+
+
+def sam_file(path: Path, rows: AlignedRows, options: PrintOptions) -> Path:
+    path.write_text("".join(sam_header((rows.target_name, rows.target_length), "swath x"))
+                    + "".join(sam_lines(rows, options)))
+    return path
+
+
+def read_back(path: Path) -> list[list[str]]:
+    """samtools quickcheck passes; samtools view's records, split into fields."""
+    assert SAMTOOLS is not None
+    subprocess.run([SAMTOOLS, "quickcheck", "-v", str(path)], check=True)
+    done = subprocess.run([SAMTOOLS, "view", str(path)], check=True, capture_output=True,
+                          text=True)
+    assert "[W::" not in done.stderr and "[E::" not in done.stderr, done.stderr
+    return [line.split("\t") for line in done.stdout.splitlines()]
+
+
+def expected_record(rows: AlignedRows, i: int, primary: bool, cigar_m: bool) -> list[object]:
+    """QNAME, FLAG, RNAME, POS, CIGAR, SEQ and tags of row ``i``, as the SAM spec has them."""
+    cigar = str(rows.cigar[i])
+    name = str(rows.query_name[i])
+    if not cigar:
+        return [name, 4, "*", 0, "*", rows.query_sequence(i) if primary else "*", []]
+    counts = count_cigar(cigar)
+    head, tail = int(rows.query_start[i]), int(rows.query_length[i] - rows.query_end[i])
+    return [name, 0 if primary else 256, str(rows.target_name[i]),
+            int(rows.target_start[i]) + 1, clipped_cigar(cigar, head, tail, cigar_m),
+            rows.query_sequence(i) if primary else "*",
+            [f"AS:i:{int(rows.score[i])}", f"NM:i:{counts['columns'] - counts['matches']}"]]
+
+
+def check_sam(path: Path, rows: AlignedRows, options: PrintOptions, *, dna: bool) -> None:
+    records = read_back(sam_file(path, rows, options))
+    primary = primary_rows(rows)
+    assert len(records) == len(rows)
+    for i, fields in enumerate(records):
+        want = expected_record(rows, i, bool(primary[i]), options.cigar_m)
+        got = [fields[0], int(fields[1]), fields[2], int(fields[3]), fields[5], fields[9],
+               fields[11:]]
+        if not dna:      # samtools keeps bases: a protein's letters read back as N
+            got[5], want[5] = len(got[5]), len(str(want[5]))
+        assert got == want, (i, fields)
+        assert fields[4] == ("255" if rows.cigar[i] else "0")
+
+
+# ---------------------------------------------------------------------------------
+# Alignments of every kind
+
+
+@pytest.fixture(scope="module")
+def aligned() -> dict[str, tuple[AlignedRows, bool]]:
+    """Real alignments (CPU): DNA and protein, each mode, of related pairs (clips, gaps at
+    the ends, secondary rows: each query against several targets)."""
+    rng = np.random.default_rng(33)
+    out = {}
+    for kind, scoring, letters in (("dna", DNA, "ACGT"), ("protein", PROTEIN,
+                                                          "ACDEFGHIKLMNPQRSTVWY")):
+        def seq(n: int, letters: str = letters) -> str:
+            return "".join(rng.choice(list(letters), n))
+
+        for mode in swath.MODES:
+            found = []
+            for q in range(4):
+                query = seq(int(rng.integers(20, 60)))
+                for t in range(3):
+                    target = seq(5) + query[3:-4] + seq(int(rng.integers(0, 9)))
+                    target = target[:10] + target[12:] if t == 1 else target
+                    found.append((f"q{q}", query, f"t{q}.{t}", target,
+                                  swath.align(query, target, scoring, mode, "cpu")))
+            out[f"{kind}-{mode}"] = (rows_of(found), kind == "dna")
+    return out
+
+
+@needs_samtools
+@pytest.mark.parametrize("cigar_m", [False, True], ids=["eqx", "cigar-m"])
+def test_sam_of_every_mode_reads_back_through_samtools(aligned, tmp_path, cigar_m):
+    for name, (rows, dna) in aligned.items():
+        check_sam(tmp_path / f"{name}.sam", rows, PrintOptions(cigar_m=cigar_m), dna=dna)
+
+
+def test_local_rows_are_clipped_and_global_ones_are_not(aligned):
+    local = "".join(sam_lines(aligned["dna-local"][0], PrintOptions()))
+    whole = "".join(sam_lines(aligned["dna-global"][0], PrintOptions()))
+    assert re.search(r"\t\d+S\d", local)
+    assert "S" not in "".join(line.split("\t")[5] for line in whole.splitlines())
+
+
+@needs_samtools
+def test_unmapped_and_secondary_records(tmp_path):
+    """A row without an alignment is unmapped (FLAG 4, no position, CIGAR or tags); a
+    query's best row is primary, the first of equal ones, its others secondary; a query
+    with no alignment keeps its sequence on its first row."""
+    none = swath.Alignment(0, 0, 0, 0, 0, "", "local")
+    rows = rows_of([
+        ("a", "ACGTAC", "r1", "TTACGTACTT", swath.Alignment(12, 0, 6, 2, 8, "6=", "local")),
+        ("a", "ACGTAC", "r2", "ACGAAC", swath.Alignment(14, 0, 6, 0, 6, "3=1X2=", "local")),
+        ("a", "ACGTAC", "r3", "ACGAAC", swath.Alignment(14, 0, 6, 0, 6, "3=1X2=", "local")),
+        ("b", "GGGG", "r1", "TTACGTACTT", none),
+        ("b", "GGGG", "r2", "ACGAAC", none),
+        ("c", "ACGTTTAC", "r2", "ACGAAC", none),
+        ("c", "ACGTTTAC", "r1", "TTACGTACTT",
+         swath.Alignment(5, 1, 8, 3, 8, "3=2I2=", "local")),
+    ])
+    assert primary_rows(rows).tolist() == [False, True, False, True, False, False, True]
+    records = read_back(sam_file(tmp_path / "u.sam", rows, PrintOptions()))
+    assert [r[1] for r in records] == ["256", "0", "256", "4", "4", "4", "0"]
+    assert records[3][2:6] == ["*", "0", "0", "*"] and records[3][9] == "GGGG"
+    assert records[3][11:] == [] and records[4][9] == "*"
+    assert records[6][5] == "1S3=2I2=" and records[6][11:] == ["AS:i:5", "NM:i:2"]
+    check_sam(tmp_path / "m.sam", rows, PrintOptions(cigar_m=True), dna=True)
+
+
+def test_sam_header_names_each_reference_once_and_refuses_two_lengths():
+    header = list(sam_header((np.array(["b", "a", "b"], object), np.array([5, 3, 5])),
+                             "swath search q.fa\tdb.swdb"))
+    assert header[0] == "@HD\tVN:1.6\tSO:unsorted\n"
+    assert "".join(header[1:-1]) == "@SQ\tSN:b\tLN:5\n@SQ\tSN:a\tLN:3\n"
+    assert header[-1] == (f"@PG\tID:swath\tPN:swath\tVN:{swath.__version__}\t"
+                          "CL:swath search q.fa db.swdb\n")
+    assert "CL:" not in list(sam_header((np.array(["b"]), np.array([5])), None))[-1]
+    with pytest.raises(swath.InvalidInput, match=r"'b' is given with two lengths, 5 and 6"):
+        list(sam_header((np.array(["b", "a", "b"], object), np.array([5, 3, 6])), None))
+
+
+@pytest.mark.parametrize("cigar_m", [False, True], ids=["eqx", "cigar-m"])
+def test_paf_columns_are_the_alignments(aligned, cigar_m):
+    """minimap2's 12 columns (0-based, end exclusive), NM, AS and the CIGAR without clips;
+    rows without an alignment left out."""
+    for rows, _ in aligned.values():
+        lines = "".join(paf_lines(rows, PrintOptions(cigar_m=cigar_m))).splitlines()
+        kept = [i for i in range(len(rows)) if rows.cigar[i]]
+        assert len(lines) == len(kept)
+        for i, line in zip(kept, lines, strict=True):
+            counts = count_cigar(str(rows.cigar[i]))
+            fields = line.split("\t")
+            assert fields[:12] == [
+                str(rows.query_name[i]), str(rows.query_length[i]), str(rows.query_start[i]),
+                str(rows.query_end[i]), "+", str(rows.target_name[i]),
+                str(rows.target_length[i]), str(rows.target_start[i]),
+                str(rows.target_end[i]), str(counts["matches"]), str(counts["columns"]),
+                "255"]
+            assert fields[12:] == [f"NM:i:{counts['columns'] - counts['matches']}",
+                                   f"AS:i:{rows.score[i]}",
+                                   "cg:Z:" + clipped_cigar(str(rows.cigar[i]), 0, 0,
+                                                           cigar_m)]
+
+
+def test_writers_hold_nothing_across_chunks(aligned):
+    """Rows printed in two calls, cut between queries, give the text of one call."""
+    rows, _ = aligned["protein-local"]
+    halves = [AlignedRows(**{k: v[s] if isinstance(v, np.ndarray) else v
+                             for k, v in vars(rows).items() if k != "query_sequence"},
+                          query_sequence=lambda i, s=s: rows.query_sequence(i + s.start))
+              for s in (slice(0, 6), slice(6, None))]
+    for write in (lambda r: sam_lines(r, PrintOptions()), lambda r: paf_lines(r, PrintOptions()),
+                  tabular_lines):
+        assert "".join(write(rows)) == "".join(s for half in halves for s in write(half))
+
+
+def test_tabular_rows_are_blasts_cells():
+    rows = rows_of([("q", "ACGTACGTAC", "t", "ACGAACGT",
+                     swath.Alignment(9, 1, 9, 0, 8, "2=1X3=1I1=", "global")),
+                    ("q", "ACGTACGTAC", "u", "A", swath.Alignment(0, 0, 0, 0, 0, "", "local"))])
+    assert "".join(tabular_lines(rows)) == ("q\tt\t75.000\t8\t1\t1\t2\t9\t1\t8\t\t\t9\t"
+                                            "2=1X3=1I1=\nq\tu\t0.000\t0\t0\t0\t1\t0\t1\t0\t\t\t0"
+                                            "\t\n")
+    stats = AlignedRows(**{**vars(rows), "evalue": np.array([1.234e-5, np.nan]),
+                           "bitscore": np.array([40.06, np.nan])})
+    assert "".join(tabular_lines(stats)).splitlines()[0].split("\t")[10:12] == ["1.23e-05",
+                                                                                "40.1"]
+
+
+def test_cigar_columns_count_each_row():
+    cigars = np.array(["3=1X2I4=1D", "", "5D", "12="], dtype=object)
+    c = cigar_columns(cigars)
+    assert c["length"].tolist() == [11, 0, 5, 12]
+    assert c["matches"].tolist() == [7, 0, 0, 12]
+    assert c["mismatches"].tolist() == [1, 0, 0, 0]
+    assert c["gap_opens"].tolist() == [2, 0, 1, 0]
+    assert c["edit_distance"].tolist() == [4, 0, 5, 0]
+    assert c["identity"].tolist() == [7 / 11, 0.0, 0.0, 1.0]
+
+
+def test_text_columns_write_as_python_does():
+    values = np.array([0, 9, 10, -1, -10, 123456789, 2**62, -(2**62)], dtype=np.int64)
+    assert decimal(values).text() == "".join(map(str, values.tolist()))
+    names = np.array(["a", "", "é-ß", "long name"], dtype=object)
+    line = joined([encoded(names), "\t", decimal([1, 2, 3, 4]), "\n"]).text()
+    assert line == "".join(f"{n}\t{k}\n" for n, k in zip(names, range(1, 5), strict=True))
+    assert joined([decimal([]), "\n"]).text() == ""
+
+
+# ---------------------------------------------------------------------------------
+# The workloads' stores, and the command line
+
+
+@pytest.fixture(scope="module")
+def inputs(tmp_path_factory) -> Path:
+    rng = np.random.default_rng(8)
+    root = tmp_path_factory.mktemp("formats")
+    seqs = ["".join(rng.choice(list("ACGT"), int(n))) for n in rng.integers(30, 90, 12)]
+    seqs += [s[:-3] + "GA" for s in seqs[:4]]
+    write_fasta(root / "db.fasta", [(f"d{i}", s) for i, s in enumerate(seqs)])
+    write_fasta(root / "q.fasta", [("qa", seqs[2][4:50]), ("qb", seqs[7]), ("qc", "ACGTT")])
+    return root
+
+
+@needs_samtools
+def test_sam_of_a_search_store(inputs, tmp_path):
+    result = swath.search(str(inputs / "q.fasta"), str(inputs / "db.fasta"), DNA, top_k=3,
+                          store=str(tmp_path / "s.zarr"), device="cpu")
+    path = tmp_path / "s.sam"
+    path.write_text("".join(result.lines("sam")))
+    records = read_back(path)
+    rows = result.aligned_rows()
+    assert len(records) == len(rows) == sum(len(result.hits(q)) for q in range(len(result)))
+    assert [(r[0], r[1]) for r in records[:3]] == [("qa", "0"), ("qa", "256"), ("qa", "256")]
+    db = {name: seq for name, seq in zip(*_fasta(inputs / "db.fasta"), strict=True)}
+    header = subprocess.run([SAMTOOLS or "", "view", "-H", str(path)], check=True,
+                            capture_output=True, text=True).stdout
+    for name, length in re.findall(r"@SQ\tSN:(\S+)\tLN:(\d+)", header):
+        assert len(db[name]) == int(length)
+    check_sam(tmp_path / "again.sam", rows, PrintOptions(), dna=True)
+    assert rows.query_sequence is not None and rows.query_sequence(0) == \
+        _fasta(inputs / "q.fasta")[1][0]
+
+
+@needs_samtools
+def test_sam_and_paf_of_an_allpairs_store(inputs, tmp_path):
+    result = swath.allpairs(str(inputs / "db.fasta"), DNA, min_identity=0.8, device="cpu",
+                            store=str(tmp_path / "a.zarr"))
+    table = result.to_table()
+    assert table
+    path = tmp_path / "a.sam"
+    path.write_text("".join(result.lines("sam", PrintOptions(cigar_m=True))))
+    records = read_back(path)
+    assert [(r[0], r[2], int(r[3]) - 1) for r in records] == [
+        (row[2], row[3], row[10]) for row in table]
+    check_sam(tmp_path / "b.sam", result.aligned_rows(), PrintOptions(cigar_m=True), dna=True)
+    paf = [line.split("\t") for line in "".join(result.lines("paf")).splitlines()]
+    assert [(f[0], f[5], f[-1]) for f in paf] == [(row[2], row[3], f"cg:Z:{row[13]}")
+                                                  for row in table]
+
+
+def _fasta(path: Path) -> tuple[list[str], list[str]]:
+    names, seqs = [], []
+    for block in path.read_text().split(">")[1:]:
+        head, *lines = block.splitlines()
+        names.append(head.split()[0])
+        seqs.append("".join(lines))
+    return names, seqs
+
+
+@needs_samtools
+def test_cli_search_prints_sam_and_inspect_prints_paf_with_m(inputs, tmp_path,
+                                                             restore_logging):
+    out = str(tmp_path / "r.zarr")
+    run = CliRunner().invoke(main, ["search", "--dna", str(inputs / "q.fasta"),
+                                    str(inputs / "db.fasta"), "-o", out, "--top-k", "2",
+                                    "--outfmt", "sam", "--device", "cpu", "--no-progress"])
+    assert run.exit_code == 0, run.output
+    assert run.stdout.startswith("@HD\tVN:1.6") and "\n@PG\tID:swath" in run.stdout
+    path = tmp_path / "r.sam"
+    path.write_text(run.stdout)
+    assert len(read_back(path)) == len(swath.open(out).aligned_rows())
+    paf = CliRunner().invoke(main, ["inspect", out, "--format", "paf", "--cigar-m"])
+    assert paf.exit_code == 0, paf.output
+    cigars = [line.split("\t")[-1] for line in paf.stdout.splitlines()]
+    assert cigars and all(re.fullmatch(r"cg:Z:(\d+[MID])+", c) for c in cigars)
+    assert swath.FORMATS["search"][-2:] == swath.FORMATS["allpairs"][-2:] == ("sam", "paf")
+
+
+@pytest.mark.parametrize("module", ["swath.results.alignments", "swath.results.text_columns"])
+def test_docstring_examples_run(module):
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(module))
+    assert result.failed == 0 and result.attempted > 0
