@@ -4,6 +4,7 @@ where it is absent), PAF checked column by column against the alignments."""
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
@@ -337,6 +338,50 @@ def test_cli_search_prints_sam_and_inspect_prints_paf_with_m(inputs, tmp_path,
     cigars = [line.split("\t")[-1] for line in paf.stdout.splitlines()]
     assert cigars and all(re.fullmatch(r"cg:Z:(\d+[MID])+", c) for c in cigars)
     assert swath.FORMATS["search"][-2:] == swath.FORMATS["allpairs"][-2:] == ("sam", "paf")
+
+
+@needs_samtools
+@pytest.mark.parametrize("mode", ["local", "semiglobal", "global"])
+def test_swath_pairs_writes_sam_that_samtools_reads_back(inputs, tmp_path, restore_logging,
+                                                         mode):
+    names, seqs = _fasta(inputs / "db.fasta")
+    reads = [(f"r{i}", s[3:-2] if i % 2 else "TTGCA" + s[5:]) for i, s in enumerate(seqs)]
+    write_fasta(tmp_path / "reads.fasta", reads)
+    (tmp_path / "pairs.tsv").write_text("".join(f"r{i}\t{names[i]}\n" for i in range(len(reads)))
+                                        + f"r0\t{names[1]}\n")
+    out, sam = str(tmp_path / "p.zarr"), tmp_path / "p.sam"
+    run = CliRunner().invoke(main, ["pairs", "--dna", str(tmp_path / "reads.fasta"),
+                                    str(inputs / "db.fasta"), "--pairs",
+                                    str(tmp_path / "pairs.tsv"), "-o", out, "--mode", mode,
+                                    "--device", "cpu", "--chunk", "5", "--out", str(sam),
+                                    "--no-progress"])
+    assert run.exit_code == 0, run.output
+    result = swath.open(out)
+    records = read_back(sam)
+    assert len(records) == len(result) == len(reads) + 1
+    assert [(r[0], r[1], r[2], int(r[3]) - 1) for r in records] == [
+        (q, "256" if k == len(reads) else "0", t, s) for k, (q, t, s) in enumerate(zip(
+            result.query_name, result.target_name, result.target_start.tolist(), strict=True))]
+    rows = AlignedRows(result.query_name, np.array([len(s) for _, s in reads] + [len(reads[0][1])]),
+                       result.target_name, np.array([len(seqs[i]) for i in result.target_index]),
+                       result.score, result.query_start, result.query_end, result.target_start,
+                       result.target_end, result.cigar, mode,
+                       lambda i: reads[int(result.query_index[i])][1])
+    check_sam(tmp_path / "again.sam", rows, PrintOptions(), dna=True)
+    assert sam.read_text() == "".join(result.lines("sam", PrintOptions(
+        command=sam.read_text().split("CL:")[1].split("\n")[0])))
+    paf = [line.split("\t") for line in "".join(result.lines("paf")).splitlines()]
+    assert [(f[0], int(f[2]), f[5], int(f[7]), f[-1]) for f in paf] == [
+        (q, a, t, b, f"cg:Z:{c}") for q, a, t, b, c in zip(
+            result.query_name, result.query_start.tolist(), result.target_name,
+            result.target_start.tolist(), result.cigar, strict=True)]
+    tsv = [line.split("\t") for line in "".join(swath.report(out)).splitlines()]
+    assert [(f[0], f[1], f[-2], f[-1]) for f in tsv] == [
+        (q, t, str(s), c) for q, t, s, c in zip(result.query_name, result.target_name,
+                                               result.score.tolist(), result.cigar, strict=True)]
+    objects = [json.loads(line) for line in swath.report(out, "json")]
+    assert [o["cigar"] for o in objects] == list(result.cigar)
+    assert "".join(swath.report(out, "text")).count("# Score:") == len(result)
 
 
 @pytest.mark.parametrize("module", ["swath.results.alignments", "swath.results.text_columns"])

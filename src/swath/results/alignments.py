@@ -75,6 +75,9 @@ class AlignedRows:
         writes SEQ ``*``.
     evalue, bitscore : numpy.ndarray, optional
         Floats, NaN where there is none (the tabular writer's cells; empty where None).
+    primary : numpy.ndarray, optional
+        Which rows are their query's primary alignment (bool), where rows beyond these
+        decide it (a store printed a chunk at a time); None: :func:`primary_rows`.
 
     Examples
     --------
@@ -101,6 +104,7 @@ class AlignedRows:
     query_sequence: Callable[[int], str] | None = None
     evalue: np.ndarray | None = None
     bitscore: np.ndarray | None = None
+    primary: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.query_name)
@@ -267,7 +271,7 @@ def _blocks(rows: AlignedRows) -> Iterator[slice]:
 def sam_lines(rows: AlignedRows, options: PrintOptions) -> Iterator[str]:
     """SAM records of ``rows``, one a row, without the header (:func:`sam_header`)."""
     mapped = _mapped(rows)
-    primary = primary_rows(rows, mapped)
+    primary = primary_rows(rows, mapped) if rows.primary is None else rows.primary
     flag = np.where(mapped, np.where(primary, 0, SECONDARY), UNMAPPED)
     sequence = rows.query_sequence
     for b in _blocks(rows):

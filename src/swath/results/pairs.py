@@ -113,20 +113,26 @@ class PairsResult:
 
     def chunks(self, sequences: bool = False) -> Iterator[AlignedRows]:
         """The pairs as :class:`~swath.results.alignments.AlignedRows`, a store chunk at a
-        time; with ``sequences``, each row's query letters too (SAM's SEQ)."""
+        time; with ``sequences``, each row's query letters too (SAM's SEQ), and which row
+        is its query's primary alignment over all chunks."""
         store = self.store
         mode = store.attrs["inputs"]["mode"]
+        best = _primary_pairs(store) if sequences else None
         for unit in range(store.units):
             first, last = store.unit_pairs(unit)
             rows, cols = store.pair_records(first, last)
             fields = store.fields(first, last)
-            query_sequence = _letters(store, rows) if sequences else None
+            names = store.names("query", rows)
+            primary = None if best is None else np.fromiter(
+                (best[name] == k for k, name in enumerate(names.tolist(), first)), bool,
+                len(names))
             yield AlignedRows(
-                store.names("query", rows), store.lengths("query", rows),
+                names, store.lengths("query", rows),
                 store.names("target", cols), store.lengths("target", cols),
                 fields["score"], fields["query_start"], fields["query_end"],
                 fields["target_start"], fields["target_end"],
-                fields["cigar"].astype(object), mode, query_sequence)
+                fields["cigar"].astype(object), mode,
+                _letters(store, rows) if sequences else None, primary=primary)
 
     def lines(self, format: str = "tsv", options: PrintOptions | None = None
               ) -> Iterator[str]:
@@ -145,6 +151,24 @@ class PairsResult:
             ``format`` is none of these.
         """
         return printed(PRINTERS, format, self, options or PrintOptions())
+
+
+def _primary_pairs(store: PairsStore) -> dict[str, int]:
+    """Each query name's primary pair: its highest-scoring pair with an alignment, the
+    first of equal ones (a name without any: its first pair), over the whole store, read
+    a chunk at a time."""
+    best: dict[str, tuple[int, int]] = {}       # name -> (key, -pair): the largest wins
+    for unit in range(store.units):
+        first, last = store.unit_pairs(unit)
+        names = store.names("query", store.pair_records(first, last)[0]).tolist()
+        score = np.asarray(store.array("score")[first:last], np.int64)
+        aligned = np.asarray(store.array("length")[first:last]) > 0
+        keys = np.where(aligned, score, np.iinfo(np.int64).min).tolist()
+        for k, (name, key) in enumerate(zip(names, keys, strict=True), first):
+            held = best.get(name)
+            if held is None or key > held[0]:
+                best[name] = (key, -k)
+    return {name: -pair for name, (_, pair) in best.items()}
 
 
 def _letters(store: PairsStore, rows: np.ndarray) -> Callable[[int], str]:
