@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -59,10 +60,11 @@ def cells(store: str) -> int:
 
 def command(queries: Path, targets: Path, gpus: int, store: str) -> float:
     env = os.environ | {"CUDA_VISIBLE_DEVICES": ",".join(str(g) for g in range(gpus))}
+    shutil.rmtree(store, ignore_errors=True)      # a new store each time, not a replacement
     started = time.perf_counter()
     subprocess.run([sys.executable, "-m", "swath", "pairs", str(queries), str(targets), "-o",
-                    store, "--dna", "--mode", MODE, "--device", "gpu", "--no-progress",
-                    "--overwrite"], check=True, env=env)
+                    store, "--dna", "--mode", MODE, "--device", "gpu", "--no-progress"],
+                   check=True, env=env)
     return time.perf_counter() - started
 
 
