@@ -73,15 +73,15 @@ class Job:
     """A search (48 queries, a unit each, against 1,500 proteins) and its uninterrupted
     result."""
 
+    units = 48
+
     def __init__(self, root: Path) -> None:
         self.root = root
-        self.queries = _fasta(root / "q.fa", "q", 48, 120, 1)
+        self.queries = _fasta(root / "q.fa", "q", self.units, 120, 1)
         _fasta(root / "db.fa", "t", 1500, 150, 2)
         done = _swath("makedb", str(root / "db.fa"), str(root / "db.swdb"))
         assert done.returncode == 0, done.stderr
-        started = time.perf_counter()
         reference = self.run(root / "reference.zarr")
-        self.seconds = time.perf_counter() - started
         assert reference.returncode == 0, reference.stderr
         self.expected = _inspect(root / "reference.zarr")
 
@@ -123,17 +123,28 @@ def _kill_after(argv: list[str], seconds: float,
     return process.wait()
 
 
+def _marks(store: Path) -> int:
+    """How many units of a store are marked done (its mark chunks written)."""
+    marks = store / "done" / "c"
+    return len(os.listdir(marks)) if marks.exists() else 0
+
+
 def _kill_loop(job: Job, tmp_path: Path, trials: int, seed: int) -> int:
-    """Kill the job (and, every other trial, its resume too) at random instants; each
-    finishes to the uninterrupted result. How many runs were killed."""
+    """Kill the job (and, every other trial, its resume too) once a random number of its
+    units are done; each finishes to the uninterrupted result. How many runs were
+    killed."""
     rng = random.Random(seed)
     killed = 0
     for trial in range(trials):
         store = tmp_path / f"trial{trial}" / "r.zarr"
         store.parent.mkdir()
-        killed += _kill_after(job.argv(store), rng.uniform(0.2, job.seconds)) < 0
+        at = rng.randint(1, job.units // 2)
+        killed += _kill_after(job.argv(store), rng.uniform(0, 0.01),
+                              once=lambda: _marks(store) >= at) < 0
         if trial % 2 and store.exists():
-            killed += _kill_after(["resume", str(store)], rng.uniform(0.2, job.seconds)) < 0
+            more = _marks(store) + rng.randint(1, job.units // 4)
+            killed += _kill_after(["resume", str(store)], rng.uniform(0, 0.01),
+                                  once=lambda: _marks(store) >= more) < 0
         job.finish(store)
     return killed
 
