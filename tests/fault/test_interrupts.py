@@ -9,6 +9,7 @@ Dask workers are tested in ``tests/engine`` (a lost task's unit runs again)."""
 
 from __future__ import annotations
 
+import functools
 import multiprocessing
 import os
 import random
@@ -129,6 +130,10 @@ def _marks(store: Path) -> int:
     return len(os.listdir(marks)) if marks.exists() else 0
 
 
+def _reached(store: Path, units: int) -> bool:
+    return _marks(store) >= units
+
+
 def _kill_loop(job: Job, tmp_path: Path, trials: int, seed: int) -> int:
     """Kill the job (and, every other trial, its resume too) once a random number of its
     units are done; each finishes to the uninterrupted result. How many runs were
@@ -140,11 +145,11 @@ def _kill_loop(job: Job, tmp_path: Path, trials: int, seed: int) -> int:
         store.parent.mkdir()
         at = rng.randint(1, job.units // 2)
         killed += _kill_after(job.argv(store), rng.uniform(0, 0.01),
-                              once=lambda: _marks(store) >= at) < 0
+                              once=functools.partial(_reached, store, at)) < 0
         if trial % 2 and store.exists():
             more = _marks(store) + rng.randint(1, job.units // 4)
             killed += _kill_after(["resume", str(store)], rng.uniform(0, 0.01),
-                                  once=lambda: _marks(store) >= more) < 0
+                                  once=functools.partial(_reached, store, more)) < 0
         job.finish(store)
     return killed
 
