@@ -391,6 +391,22 @@ class LayoutStore:
         """Mark a unit done: its mark is the digest of the values it wrote."""
         self.array(self.MARKS[kind])[unit] = np.uint64(digest(*values))
 
+    def write_marked(self, kind: str, unit: Unit, spec: dict[str, tuple[Any, Any]],
+                     values: dict[str, np.ndarray], where: Any) -> None:
+        """Write each field of ``spec`` (name -> dtype, fill) from ``values`` into its
+        array at ``where`` (a unit's selection), then mark ``unit`` of ``kind`` done with
+        their digest (read back in ``spec``'s order by :meth:`read_fields`)."""
+        written = [np.asarray(values[name], dtype=value_dtype(dtype))
+                   for name, (dtype, _) in spec.items()]
+        for name, value in zip(spec, written, strict=True):
+            self.array(name)[where] = value
+        self.mark(kind, unit, *written)
+
+    def read_fields(self, spec: dict[str, tuple[Any, Any]], where: Any = ...
+                    ) -> dict[str, np.ndarray]:
+        """Each field of ``spec`` read at ``where`` (all of it by default)."""
+        return {name: np.asarray(self.array(name)[where]) for name in spec}
+
     def unmark(self, kind: str, units: list[Unit]) -> None:
         """Clear the done marks of ``units`` (their work runs again)."""
         done = self.array(self.MARKS[kind])

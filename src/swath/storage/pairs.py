@@ -292,7 +292,7 @@ class PairsStore(LayoutStore):
 
     def fields(self, first: int = 0, last: int | None = None) -> dict[str, np.ndarray]:
         """The per-pair fields of pairs ``first:last``."""
-        return {name: np.asarray(self.array(name)[first:last]) for name in PAIR_FIELDS}
+        return self.read_fields(PAIR_FIELDS, slice(first, last))
 
     def unit_values(self, kind: str, unit: int) -> list[np.ndarray]:
         first, last = self.unit_pairs(unit)
@@ -301,11 +301,7 @@ class PairsStore(LayoutStore):
     def write_unit(self, unit: int, fields: dict[str, np.ndarray]) -> None:
         """Write the chunk of every per-pair field, then its done mark."""
         first, last = self.unit_pairs(unit)
-        values = [np.asarray(fields[name], dtype=value_dtype(dtype))
-                  for name, (dtype, _) in PAIR_FIELDS.items()]
-        for name, value in zip(PAIR_FIELDS, values, strict=True):
-            self.array(name)[first:last] = value
-        self.mark("chunk", unit, *values)
+        self.write_marked("chunk", unit, PAIR_FIELDS, fields, slice(first, last))
 
     def _whole(self, name: str) -> Iterator[np.ndarray]:
         """An input array chunk by chunk (as :class:`_Appender` digested it)."""

@@ -111,17 +111,13 @@ class SearchStore(LayoutStore):
 
     def unit_values(self, kind: str, unit: int) -> list[np.ndarray]:
         first, last = self.unit_queries(unit)
-        return [np.asarray(self.array(name)[first:last, :]) for name in HIT_FIELDS]
+        return list(self.hits(first, last).values())
 
     def write_unit(self, unit: int, hits: dict[str, np.ndarray]) -> None:
         """Write the unit's chunk of every per-hit array, then its done mark."""
         first, last = self.unit_queries(unit)
-        values = [np.asarray(hits[name], dtype=value_dtype(dtype))
-                  for name, (dtype, _) in HIT_FIELDS.items()]
-        for name, value in zip(HIT_FIELDS, values, strict=True):
-            self.array(name)[first:last, :] = value
-        self.mark("unit", unit, *values)
+        self.write_marked("unit", unit, HIT_FIELDS, hits, np.s_[first:last, :])
 
     def hits(self, first: int = 0, last: int | None = None) -> dict[str, np.ndarray]:
         """Per-hit arrays of queries ``first:last``."""
-        return {name: np.asarray(self.array(name)[first:last, :]) for name in HIT_FIELDS}
+        return self.read_fields(HIT_FIELDS, np.s_[first:last, :])
