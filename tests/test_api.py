@@ -198,3 +198,47 @@ def test_warm_up_refuses_unknown_devices_and_jobs_and_does_nothing_for_the_cpu()
         swath.warm_up("tpu")
     with pytest.raises(swath.InvalidParameter, match="job must be one of"):
         swath.warm_up("cpu", job="nope")
+
+
+JOBS_WITHOUT_STORE = {
+    "search": lambda: swath.search(["ACGTACGTAA"], ["ACGTACGTAA", "GGGGCCCC"], DNA,
+                                   mode="global", device="cpu"),
+    "allpairs": lambda: swath.allpairs(["ACGTACGTAA", "ACGTACGTAT"], DNA, device="cpu",
+                                       min_identity=0.5),
+    "align_pairs": lambda: swath.align_pairs(["ACGTAC"], ["TACGTACT"], DNA, device="cpu"),
+}
+
+
+@pytest.mark.parametrize("job", list(JOBS_WITHOUT_STORE))
+def test_a_job_without_a_store_leaves_no_scratch_directory(job, tmp_path, monkeypatch):
+    """Its store lives in a temporary directory as long as its result, which reads it;
+    then (or at the process's end) the directory is removed."""
+    import gc
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    result = JOBS_WITHOUT_STORE[job]()
+    (scratch,) = tmp_path.glob("swath-*")
+    assert len(result) >= 1 and scratch.is_dir()
+    del result
+    gc.collect()
+    assert not list(tmp_path.iterdir())
+
+
+def test_a_failed_job_without_a_store_leaves_no_scratch_directory(tmp_path, monkeypatch):
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    with pytest.raises(swath.InvalidInput, match="pairs by position need as many"):
+        swath.align_pairs(["ACGTAC", "GG"], ["TACGTACT"], DNA, device="cpu")
+    assert not list(tmp_path.iterdir())
+
+
+def test_scratch_stores_go_when_the_process_ends(tmp_path):
+    script = ("import swath, tempfile; tempfile.tempdir = " + repr(str(tmp_path)) + "\n"
+              "result = swath.align_pairs(['ACGTAC'], ['TACGTACT'], swath.Scoring.dna(), "
+              "device='cpu')\nprint(result.score[0])\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "12" and not list(tmp_path.iterdir())

@@ -7,8 +7,11 @@ import builtins
 import dataclasses
 import logging
 import os
-from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+import shutil
+import tempfile
+import weakref
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
@@ -38,6 +41,8 @@ if TYPE_CHECKING:
     from swath.storage.database import DatabaseInfo
 
 logger = logging.getLogger(__name__)
+
+_R = TypeVar("_R")
 
 SequencesLike = str | os.PathLike[str] | Sequence[SequenceLike] | SequenceSet
 
@@ -79,6 +84,29 @@ def _sequences(value: SequencesLike, scoring: Scoring, wildcard: bool, what: str
     if not names:
         raise InvalidParameter(f"{what} is empty")
     return sequence_set(list(value), scoring.alphabet, wildcard=wildcard, names=names)
+
+
+def _store_path(store: str | None, name: str) -> tuple[str, str | None]:
+    """``store``, or ``name`` in a new temporary directory, and that directory (None for
+    the user's store)."""
+    if store:
+        return store, None
+    folder = tempfile.mkdtemp(prefix="swath-")
+    return f"{folder}/{name}", folder
+
+
+def _owning(scratch: str | None, job: Callable[[], _R]) -> _R:
+    """``job()``'s result; a scratch directory its store is in removed when the result is
+    collected (or the process ends), or at once if the job fails."""
+    try:
+        result = job()
+    except BaseException:
+        if scratch:
+            shutil.rmtree(scratch, ignore_errors=True)
+        raise
+    if scratch:
+        weakref.finalize(result, shutil.rmtree, scratch, True)
+    return result
 
 
 def align(query: SequenceLike, target: SequenceLike, scoring: Scoring | None = None,
@@ -282,16 +310,18 @@ def search(queries: SequencesLike, database: SequencesLike, scoring: Scoring | N
         database partitions stay on the GPU for the next search of the process), a local
         dask-cuda cluster for this call on several GPUs.
     store : str, optional
-        Path or fsspec URL of the result store (Zarr); default: a temporary directory.
-        Running the same search into an existing store finishes what is missing.
+        Path or fsspec URL of the result store (Zarr); default: a temporary directory,
+        removed with the result (when it is collected or the process ends). Running the
+        same search into an existing store finishes what is missing.
     mode, device, wildcard
         As in :func:`align`.
     max_evalue : float, optional
-        Drop hits with a larger e-value (local mode).
+        Drop hits with a larger e-value: local mode, with statistics (refused otherwise).
     statistics : dict, optional
         Karlin-Altschul ``lambda_``, ``K``, ``H`` (and optionally ``alpha``, ``beta``) for
-        matrix and gap combinations without published parameters; local mode without
-        either raises ``UnknownStatistics``. Global and semiglobal hits have no e-values.
+        matrix and gap combinations without published parameters; without either, local
+        hits have no e-values or bit scores (a warning says so). Global and semiglobal
+        hits have none.
     query_block : int
         Queries per work unit (the unit of resumption).
     progress : callable, optional
@@ -314,12 +344,9 @@ def search(queries: SequencesLike, database: SequencesLike, scoring: Scoring | N
     >>> res.hits(0)[0].target_id  # doctest: +SKIP
     0
     """
-    import tempfile
-
     from swath.engine.cluster import session
     from swath.engine.search import prepare, run
     from swath.results.search import SearchResult
-    from swath.statistics import gapped_parameters
     from swath.storage.database import Database
 
     scoring = _scoring(scoring)
@@ -341,23 +368,55 @@ def search(queries: SequencesLike, database: SequencesLike, scoring: Scoring | N
             f"{db_path} holds residues of the alphabet {db.alphabet.letters!r}; the scoring "
             f"{scoring.name} uses {scoring.alphabet.letters!r} (a DNA query against a protein "
             "database, or the reverse?)")
-    params = None
-    if mode == "local":   # e-values need Karlin-Altschul parameters: published or given
-        params = dataclasses.asdict(gapped_parameters(scoring, **(statistics or {})))
-    path = store or f"{tempfile.mkdtemp(prefix='swath-')}/result.zarr"
-    job = prepare(path, qs, db_path, scoring, top_k=top_k, mode=mode, device=device,
-                  query_block=query_block, max_evalue=max_evalue, statistics=params,
-                  overwrite=overwrite)
-    logger.debug("search: %d queries read, store %s ready", len(qs), path)
-    with session(client, device=device) as (client, _):
-        run(job, client, progress)
-    return SearchResult(path)
+    params = _statistics(scoring, mode, statistics, max_evalue)
+    path, scratch = _store_path(store, "result.zarr")
+
+    def job() -> SearchResult:
+        prepared = prepare(path, qs, db_path, scoring, top_k=top_k, mode=mode, device=device,
+                           query_block=query_block, max_evalue=max_evalue,
+                           statistics=params, overwrite=overwrite)
+        logger.debug("search: %d queries read, store %s ready", len(qs), path)
+        with session(client, device=device) as (where, _):
+            run(prepared, where, progress)
+        return SearchResult(path)
+
+    return _owning(scratch, job)
+
+
+def _statistics(scoring: Scoring, mode: str, given: dict[str, float] | None,
+                max_evalue: float | None) -> dict[str, Any] | None:
+    """The Karlin-Altschul parameters a search computes e-values with (local mode:
+    published or ``given``), or None: hits without e-values, with a warning where a local
+    search has no parameters.
+
+    Raises
+    ------
+    InvalidParameter
+        ``max_evalue`` where hits have no e-values (global and semiglobal mode).
+    UnknownStatistics
+        ``max_evalue`` where no parameters are published for the scoring nor given.
+    """
+    from swath.errors import UnknownStatistics
+    from swath.statistics import gapped_parameters
+
+    if mode != "local":
+        if max_evalue is not None:
+            raise InvalidParameter(f"max_evalue applies to local searches: {mode} hits have no "
+                                   "e-values (Karlin-Altschul statistics are for local "
+                                   "alignments)")
+        return None
+    try:
+        return dataclasses.asdict(gapped_parameters(scoring, **(given or {})))
+    except UnknownStatistics as exc:
+        if max_evalue is not None:
+            raise UnknownStatistics(f"{exc}; max_evalue needs e-values") from None
+        logger.warning("%s: the hits have no e-values or bit scores", exc)
+        return None
 
 
 def _database_path(database: SequencesLike, scoring: Scoring, wildcard: bool) -> str:
     """A database store for ``database``: itself if it is one, else the one made from
     it once and kept in swath's cache (``storage.database.cached_database``)."""
-    import tempfile
 
     from swath.errors import StoreNotFound
     from swath.storage.common import open_group
@@ -407,8 +466,9 @@ def allpairs(sequences: SequencesLike, scoring: Scoring | None = None, *, mode: 
         Identity definition (``swath.identity``): "pident", matches over alignment
         columns (BLAST's), or vsearch's ``--iddef`` 0 to 4.
     store : str, optional
-        Path or fsspec URL of the result store (Zarr); default: a temporary directory.
-        Running the same job into an existing store finishes what is missing.
+        Path or fsspec URL of the result store (Zarr); default: a temporary directory,
+        removed with the result (when it is collected or the process ends). Running the
+        same job into an existing store finishes what is missing.
     client : distributed.Client or Cluster, optional
         The Dask cluster to run on, or a :class:`Cluster` to reach or start for this
         call; default: this process on the CPU or one GPU.
@@ -448,8 +508,6 @@ def allpairs(sequences: SequencesLike, scoring: Scoring | None = None, *, mode: 
     >>> res.filtered
     {'pairs': 3, 'length_filtered': 0, 'score_filtered': 2, 'traced': 1, 'kept': 1}
     """
-    import tempfile
-
     from swath.engine.allpairs import prepare, run
     from swath.engine.cluster import session
     from swath.identity import DEFINITIONS
@@ -474,13 +532,17 @@ def allpairs(sequences: SequencesLike, scoring: Scoring | None = None, *, mode: 
                                                         rename=rename_duplicates))
     if not len(seqs):
         raise InvalidParameter("sequences is empty: give at least one sequence")
-    path = store or f"{tempfile.mkdtemp(prefix='swath-')}/allpairs.zarr"
-    job = prepare(path, seqs, scoring, mode=mode, min_identity=float(min_identity),
-                  iddef=iddef, block=block, scores=scores, clusters=clusters, device=device,
-                  overwrite=overwrite)
-    with session(client, device=device) as (client, _):
-        run(job, client, progress)
-    return AllPairsResult(path)
+    path, scratch = _store_path(store, "allpairs.zarr")
+
+    def job() -> AllPairsResult:
+        prepared = prepare(path, seqs, scoring, mode=mode, min_identity=float(min_identity),
+                           iddef=iddef, block=block, scores=scores, clusters=clusters,
+                           device=device, overwrite=overwrite)
+        with session(client, device=device) as (where, _):
+            run(prepared, where, progress)
+        return AllPairsResult(path)
+
+    return _owning(scratch, job)
 
 
 def align_pairs(queries: SequencesLike, targets: SequencesLike,
@@ -507,8 +569,9 @@ def align_pairs(queries: SequencesLike, targets: SequencesLike,
         each input), and a path reads a pairs file (two name columns, query then target:
         ``swath pairs --pairs``).
     store : str, optional
-        Path or fsspec URL of the result store (Zarr); default: a temporary directory.
-        Running the same job into an existing store finishes what is missing.
+        Path or fsspec URL of the result store (Zarr); default: a temporary directory,
+        removed with the result (when it is collected or the process ends). Running the
+        same job into an existing store finishes what is missing.
     client : distributed.Client or Cluster, optional
         As in :func:`search`.
     chunk : int, optional
@@ -548,8 +611,6 @@ def align_pairs(queries: SequencesLike, targets: SequencesLike,
     >>> res.query_name.tolist(), res.score.tolist()
     (['queries[0]', 'queries[1]', 'queries[1]'], [12, 4, 4])
     """
-    import tempfile
-
     from swath.engine.cluster import session
     from swath.engine.pairs import prepare, run
     from swath.results.pairs import PairsResult
@@ -559,13 +620,18 @@ def align_pairs(queries: SequencesLike, targets: SequencesLike,
     if chunk is not None and (not isinstance(chunk, int) or isinstance(chunk, bool)
                               or chunk < 1):
         raise InvalidParameter(f"chunk must be a positive integer, got {chunk!r}")
-    path = store or f"{tempfile.mkdtemp(prefix='swath-')}/pairs.zarr"
-    job = prepare(path, _pair_source(queries, scoring, wildcard, "queries"),
-                  _pair_source(targets, scoring, wildcard, "targets"), _pairing(pairs),
-                  scoring, mode=mode, device=device, chunk=chunk, overwrite=overwrite)
-    with session(client, device=device) as (where, _):
-        run(job, where, progress)
-    return PairsResult(path)
+    sources = (_pair_source(queries, scoring, wildcard, "queries"),
+               _pair_source(targets, scoring, wildcard, "targets"), _pairing(pairs))
+    path, scratch = _store_path(store, "pairs.zarr")
+
+    def job() -> PairsResult:
+        prepared = prepare(path, *sources, scoring, mode=mode, device=device, chunk=chunk,
+                           overwrite=overwrite)
+        with session(client, device=device) as (where, _):
+            run(prepared, where, progress)
+        return PairsResult(path)
+
+    return _owning(scratch, job)
 
 
 def _pair_source(value: SequencesLike, scoring: Scoring, wildcard: bool, what: str) -> Any:

@@ -122,6 +122,11 @@ def test_allpairs_prints_the_api_table_in_vsearch_blast6out_columns(fasta, finis
                         rf"{len(rows)} kept, \d+ clusters", summary), summary
     again = invoke("inspect", out)                          # tsv: the default
     assert again.exit_code == 0 and again.stdout == run.stdout
+    rerun = invoke(*run_args(fasta, out, "--clusters", "--scores"))   # the same job again
+    assert rerun.exit_code == 0, rerun.output
+    assert re.fullmatch(rf"swath: {re.escape(out)} was complete already \(nothing to run\): "
+                        r"435 pairs: [\d,]+ ruled out by length, .* kept, \d+ clusters",
+                        rerun.stderr.strip().splitlines()[-1]), rerun.stderr
 
 
 def test_kept_pairs_are_those_whose_alignment_reaches_the_identity(fasta, finished):

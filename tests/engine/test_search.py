@@ -169,6 +169,28 @@ def test_max_evalue_drops_weak_hits(data, client, tmp_path):
         assert all(h.evalue <= 1e-5 for h in hits)
 
 
+def test_a_scoring_without_published_statistics_gives_hits_without_e_values(data, tmp_path,
+                                                                          caplog):
+    """BLOSUM62 with gaps 7 + 3 has no published parameters: the search runs, its hits
+    carry scores but no e-values or bit scores, and a warning says so."""
+    scoring = swath.Scoring.protein("BLOSUM62", gap_open=7, gap_extend=3)
+    with caplog.at_level("WARNING", logger="swath"):
+        result = swath.search(data["qfasta"], data["db"], scoring, top_k=2, device="cpu",
+                              store=str(tmp_path / "r.zarr"))
+    assert "no e-values or bit scores" in caplog.text
+    best = result.hits(1)[0]
+    assert best.score > 0 and np.isnan(best.evalue) and np.isnan(best.bitscore)
+    assert result.to_table()[0][10] is None and result.to_table()[0][11] is None
+
+
+@pytest.mark.parametrize("mode", ["global", "semiglobal"])
+def test_max_evalue_outside_local_mode_is_refused(data, tmp_path, mode):
+    with pytest.raises(swath.InvalidParameter, match="applies to local searches"):
+        swath.search(data["qfasta"], data["db"], top_k=2, mode=mode, device="cpu",
+                     store=str(tmp_path / "r.zarr"), max_evalue=1.0)
+    assert not (tmp_path / "r.zarr").exists()
+
+
 def test_interrupted_job_resumes_without_redoing_done_units(data, client, tmp_path,
                                                             monkeypatch):
     import swath.engine.search as engine

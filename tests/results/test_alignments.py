@@ -350,12 +350,14 @@ def test_swath_pairs_writes_sam_that_samtools_reads_back(inputs, tmp_path, resto
     (tmp_path / "pairs.tsv").write_text("".join(f"r{i}\t{names[i]}\n" for i in range(len(reads)))
                                         + f"r0\t{names[1]}\n")
     out, sam = str(tmp_path / "p.zarr"), tmp_path / "p.sam"
-    run = CliRunner().invoke(main, ["pairs", "--dna", str(tmp_path / "reads.fasta"),
-                                    str(inputs / "db.fasta"), "--pairs",
-                                    str(tmp_path / "pairs.tsv"), "-o", out, "--mode", mode,
-                                    "--device", "cpu", "--chunk", "5", "--out", str(sam),
-                                    "--no-progress"])
+    argv = ["pairs", "--dna", str(tmp_path / "reads.fasta"), str(inputs / "db.fasta"),
+            "--pairs", str(tmp_path / "pairs.tsv"), "-o", out, "--mode", mode, "--device",
+            "cpu", "--chunk", "5", "--no-progress"]
+    run = CliRunner().invoke(main, [*argv, "--out", str(sam)])
     assert run.exit_code == 0, run.output
+    rerun = CliRunner().invoke(main, argv)
+    assert rerun.exit_code == 0 and rerun.stderr == (
+        f"swath: {out} was complete already (nothing to run): {len(reads) + 1} pairs\n")
     result = swath.open(out)
     records = read_back(sam)
     assert len(records) == len(result) == len(reads) + 1

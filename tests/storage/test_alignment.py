@@ -72,3 +72,13 @@ def test_segments_pieces_and_the_alignment_finish_the_store(tmp_path):
     finished = AlignmentStore.open(store.path)
     assert finished.alignment().cigar == "2=1D1=3=" and finished.end() == (9, 6, 7)
     assert finished.verify() == {"tile": 4, "segment": 2, "array": 4}
+
+
+@pytest.mark.parametrize("origins", [True, False], ids=["traceback", "scores-only"])
+def test_every_array_opens_in_xarray(tmp_path, origins):
+    """The boundaries (2 fields without origins), the tiles' best cells (4) and the
+    segments name their fields' dimensions apart: xarray opens the whole store."""
+    store = create(tmp_path, origins=origins)
+    data = xarray.open_zarr(store.path, consolidated=False)
+    assert data["bottom"].sizes["boundary_field"] == (4 if origins else 2)
+    assert data["tile_best"].sizes["best_field"] == 4

@@ -25,7 +25,7 @@ from swath.cli.options import (
     wildcard_option,
     workers_option,
 )
-from swath.cli.progress import progress_bars
+from swath.cli.progress import Watch, progress_bars
 
 __all__ = ["allpairs", "summary_line"]
 
@@ -105,25 +105,35 @@ def allpairs(sequences: str, output: str, min_identity: float, iddef: str, score
     swath.warm_up(device, client=where, job="allpairs")
     started = time.perf_counter()
     with progress_bars(show_progress(progress)) as bar:
+        watch = Watch(bar)
         result = swath.allpairs(sequences, scoring, mode=mode, min_identity=min_identity,
                                 iddef=_iddef(iddef), store=output, client=where,
                                 device=device, scores=scores, clusters=clusters, block=block,
-                                wildcard=wildcard, progress=bar, overwrite=overwrite,
+                                wildcard=wildcard, progress=watch, overwrite=overwrite,
                                 rename_duplicates=rename_duplicates)
-    click.echo(summary_line(result, time.perf_counter() - started), err=True)
+    click.echo(summary_line(result, time.perf_counter() - started, watch, output), err=True)
     if fmt:
         options = swath.PrintOptions(cigar_m=cigar_m, command=command_line())
         for text in result.lines(fmt, options):
             click.echo(text, nl=False)
 
 
-def summary_line(result: swath.AllPairsResult, seconds: float) -> str:
+def summary_line(result: swath.AllPairsResult, seconds: float, watch: Watch, output: str
+                 ) -> str:
     """``swath: N pairs in S s (P pairs/s): ...`` the pairs, what each filter removed,
-    what was traced and kept (and the clusters)."""
+    what was traced and kept (and the clusters); for a store complete before the
+    command, ``swath: OUTPUT was complete already: N pairs: ...``; for a resumed one, the
+    rate of the pairs this run computed."""
     counts = result.filtered
     pairs = int(counts["pairs"])
-    line = (f"swath: {pairs:,} pairs in {seconds:.2f} s ({pairs / max(seconds, 1e-9):,.0f} "
-            f"pairs/s): {int(counts['length_filtered']):,} ruled out by length, "
+    if watch.complete_already:
+        head = f"swath: {output} was complete already (nothing to run): {pairs:,} pairs"
+    else:
+        now = watch.work_now
+        resumed = f", {now:,} of them now" if now != pairs else ""
+        head = (f"swath: {pairs:,} pairs in {seconds:.2f} s ({now / max(seconds, 1e-9):,.0f} "
+                f"pairs/s{resumed})")
+    line = (f"{head}: {int(counts['length_filtered']):,} ruled out by length, "
             f"{int(counts['score_filtered']):,} by score, {int(counts['traced']):,} aligned, "
             f"{int(counts['kept']):,} kept")
     groups = result.cluster_count()

@@ -24,7 +24,7 @@ from swath.cli.options import (
     workers_option,
 )
 from swath.cli.output import check_out, emit
-from swath.cli.progress import progress_bars
+from swath.cli.progress import Watch, progress_bars
 
 __all__ = ["pairs"]
 
@@ -85,11 +85,16 @@ def pairs(queries: str, targets: str, output: str, pairs_file: str | None, outfm
     swath.warm_up(device, client=where, job="pairs")
     started = time.perf_counter()
     with progress_bars(show_progress(progress)) as bar:
+        watch = Watch(bar)
         result = swath.align_pairs(queries, targets, scoring, mode, device, pairs=pairs_file,
                                    store=output, client=where, chunk=chunk, wildcard=wildcard,
-                                   progress=bar, overwrite=overwrite)
-    click.echo(f"swath: {len(result):,} pairs ({result.cells:.3g} cells) in "
-               f"{time.perf_counter() - started:.2f} s, in {output}", err=True)
+                                   progress=watch, overwrite=overwrite)
+    if watch.complete_already:
+        click.echo(f"swath: {output} was complete already (nothing to run): {len(result):,} "
+                   "pairs", err=True)
+    else:
+        click.echo(f"swath: {len(result):,} pairs ({result.cells:.3g} cells) in "
+                   f"{time.perf_counter() - started:.2f} s, in {output}", err=True)
     if outfmt:
         options = swath.PrintOptions(cigar_m=cigar_m, command=command_line())
         emit(result.lines(outfmt, options), out, replace=overwrite)

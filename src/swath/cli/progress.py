@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, NamedTuple
 
-__all__ = ["progress_bars"]
+__all__ = ["Watch", "progress_bars"]
 
 
 class _Bar(NamedTuple):
@@ -78,3 +78,40 @@ def progress_bars(enabled: bool
     finally:
         for bar in bars.values():
             bar.close()
+
+
+class Watch:
+    """A job's progress reports, passed on to ``bars`` (or to nothing), its first and last
+    remembered: what was done before this run, and what this run did.
+
+    Examples
+    --------
+    >>> watch = Watch(None)
+    >>> watch("allpairs", 3, 3, 190)
+    >>> watch.complete_already, watch.work_now
+    (True, 0)
+    """
+
+    def __init__(self, bars: Callable[[str, int, int | None, int], None] | None) -> None:
+        self.bars = bars
+        self.first: tuple[int, int | None, int] | None = None
+        self.last: tuple[int, int | None, int] | None = None
+
+    def __call__(self, phase: str, done: int, total: int | None, work: int) -> None:
+        if self.first is None:
+            self.first = (done, total, work)
+        self.last = (done, total, work)
+        if self.bars is not None:
+            self.bars(phase, done, total, work)
+
+    @property
+    def complete_already(self) -> bool:
+        """Whether the job's first report found every step done (nothing ran)."""
+        return self.first is not None and self.first[0] == self.first[1]
+
+    @property
+    def work_now(self) -> int:
+        """The pairs or cells this run computed (its first report's work excluded)."""
+        if self.first is None or self.last is None:
+            return 0
+        return self.last[2] - self.first[2]

@@ -86,13 +86,13 @@ class AlignmentStore(LayoutStore):
             # compressed
             group.create_array("bottom", shape=(rows, fields, n), chunks=(1, fields, tile[1]),
                                dtype=dtype, compressors=None,
-                               dimension_names=("tile_row", "field", "target_residue"))
+                               dimension_names=("tile_row", "boundary_field", "target_residue"))
             group.create_array("right", shape=(cols, fields, m), chunks=(1, fields, tile[0]),
                                dtype=dtype, compressors=None,
-                               dimension_names=("tile_column", "field", "query_residue"))
+                               dimension_names=("tile_column", "boundary_field", "query_residue"))
             group.create_array("tile_best", shape=(rows, cols, 4), chunks=(1, 1, 4),
                                dtype=np.int64, fill_value=-1,
-                               dimension_names=("tile_row", "tile_column", "field"))
+                               dimension_names=("tile_row", "tile_column", "best_field"))
             cls.create_marks(group, "tile", (rows, cols), ("tile_row", "tile_column"))
 
         return cls._create(path, dict(tile=list(tile), tiles=[rows, cols], fields=fields,
@@ -199,7 +199,7 @@ class AlignmentStore(LayoutStore):
         path's end."""
         count = len(segments)
         write_whole(self.group, "segment", segments.astype(np.int64).reshape(count, 4),
-                    dimension_names=("segment", "field"), overwrite=True)
+                    dimension_names=("segment", "segment_field"), overwrite=True)
         self.group.create_array("segment_cigar", shape=(count,), chunks=(per_chunk,), dtype=str,
                                 dimension_names=("segment",), overwrite=True)
         self.create_marks(self.group, "segment", (-(-count // per_chunk),), ("segment_chunk",),
