@@ -151,7 +151,9 @@ def open_group(path: StorePath, mode: str = "r") -> zarr.Group:
     """
     shown = display(path)
     try:
-        return zarr.open_group(shown, mode=mode, zarr_format=3)  # type: ignore[arg-type]
+        # swath reads the metadata itself, never a consolidated copy (see consolidated)
+        return zarr.open_group(shown, mode=mode, zarr_format=3,  # type: ignore[arg-type]
+                               use_consolidated=False)
     except FileNotFoundError:
         reason = "no Zarr v3 group" if _exists(path) else "the path does not exist"
         raise StoreNotFound(f"{shown}: no swath store here ({reason})") from None
@@ -596,7 +598,7 @@ def update_attrs(group: zarr.Group, **fields: Any) -> None:
     """Add or replace fields of the ``"swath"`` attributes (``complete`` untouched)."""
     attrs = swath_attrs(group)
     attrs.update(fields)
-    group.attrs[ROOT_KEY] = attrs
+    _write_root(group, attrs)
 
 
 def mark_complete(group: zarr.Group) -> None:
@@ -604,7 +606,32 @@ def mark_complete(group: zarr.Group) -> None:
     attrs = swath_attrs(group)
     attrs.pop("complete", None)
     attrs["complete"] = True
+    _write_root(group, attrs)
+
+
+def _write_root(group: zarr.Group, attrs: dict[str, Any]) -> None:
+    """Write the ``"swath"`` attributes; a store they say is created and complete gets
+    consolidated metadata (:func:`consolidated`)."""
     group.attrs[ROOT_KEY] = attrs
+    if attrs.get("complete") is True and attrs.get("created", True) is True:
+        consolidated(group)
+
+
+def consolidated(group: zarr.Group) -> None:
+    """Copy the metadata of every array of a finished store into its root (Zarr's
+    consolidated metadata), so that ``xarray.open_zarr`` reads a store in one go and
+    without a warning.
+
+    swath itself never reads that copy (:func:`open_group`), and the copy cannot go
+    stale: a store's arrays are all made before it is complete, and every later write
+    of its attributes (a repair marking it unfinished, before anything is recomputed)
+    rewrites its root without the copy.
+    """
+    import warnings
+
+    with warnings.catch_warnings():     # "not part of the Zarr format 3 specification"
+        warnings.simplefilter("ignore", category=zarr.errors.ZarrUserWarning)
+        zarr.consolidate_metadata(group.store, path=group.path, zarr_format=3)
 
 
 def missing(what: str, path: StorePath) -> StoreIncomplete:
