@@ -147,7 +147,7 @@ def test_gpu_search_and_allpairs_load_no_cpu_kernels(files, tmp_path):
         (["search", "{root}/q.fasta", "{db}", "-o", "{out}", "--scheduler", "tcp://127.0.0.1:1"],
          "cannot reach a Dask scheduler"),
         (["search", "{root}/q.fasta", "{db}", "-o", "{out}", "--gap-open", "12",
-          "--gap-extend", "3"], "no published Karlin-Altschul parameters"),
+          "--gap-extend", "3", "--max-evalue", "1"], "max_evalue needs e-values"),
         (["search", "{root}/q.fasta", "{db}", "-o", "{out}", "--gap-open", "12",
           "--gap-extend", "3", "--lambda", "0.3"], "missing K, H"),
         (["resume", "{db}"], "is a 'database' store"),

@@ -23,6 +23,7 @@ from swath.cli.options import (
     wildcard_option,
     workers_option,
 )
+from swath.cli.output import check_out, emit, out_format, out_option
 from swath.cli.progress import progress_bars
 
 __all__ = ["align"]
@@ -48,7 +49,8 @@ logger = logging.getLogger(__name__)
               help="text: header and pairwise view (like EMBOSS water/needle; the default "
                    "without -o); json: one object; tsv: a header line and one row. json and "
                    "tsv coordinates are 0-based, end exclusive. With -o nothing is printed "
-                   "unless a format is given.")
+                   "unless a format (or --out) is given.")
+@out_option
 @overwrite_option
 @scoring_options
 @mode_option("local")
@@ -59,9 +61,10 @@ logger = logging.getLogger(__name__)
 @verbose_option
 @progress_option
 def align(query: str, target: str, output: str | None, tile_size: int | None,
-          strip: int | None, score_only: bool, fmt: str | None, scoring: swath.Scoring, mode: str,
-          wildcard: bool, device: str, scheduler: str | None, workers: int | None,
-          progress: bool | None, overwrite: bool) -> None:
+          strip: int | None, score_only: bool, fmt: str | None, out: str | None,
+          scoring: swath.Scoring, mode: str, wildcard: bool, device: str,
+          scheduler: str | None, workers: int | None, progress: bool | None,
+          overwrite: bool) -> None:
     """Align the first sequence of A.fasta against the first sequence of B.fasta.
 
     Files are FASTA or FASTQ, plain or gzip; only their first records are read.
@@ -78,6 +81,8 @@ def align(query: str, target: str, output: str | None, tile_size: int | None,
       swath inspect pair.zarr --format json
       swath align --dna genome1.fa genome2.fa --score-only --format json
     """
+    fmt = out_format(out, fmt, swath.FORMATS["longpair"], "text")
+    check_out(out, replace=overwrite)
     where = cluster(scheduler, workers)
     swath.warm_up(device, client=where)
     queries = swath.read_sequences(query, scoring.alphabet, wildcard=wildcard, limit=1)
@@ -100,5 +105,5 @@ def align(query: str, target: str, output: str | None, tile_size: int | None,
     if report:
         click.echo(f"swath: done in {elapsed:.2f} s, score {result.score}", err=True)
     if fmt or not output:
-        click.echo(swath.format_alignment(result, fmt or "text", query=q, target=t,
-                                          scoring=scoring, names=names), nl=False)
+        emit([swath.format_alignment(result, fmt or "text", query=q, target=t,
+                                     scoring=scoring, names=names)], out, replace=overwrite)

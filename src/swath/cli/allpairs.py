@@ -25,6 +25,7 @@ from swath.cli.options import (
     wildcard_option,
     workers_option,
 )
+from swath.cli.output import check_out, emit, out_format, out_option
 from swath.cli.progress import Watch, progress_bars
 
 __all__ = ["allpairs", "summary_line"]
@@ -71,6 +72,7 @@ def _iddef(value: str) -> str | int:
               help="Also print the kept pairs to stdout in this format (as `swath inspect`): "
                    "tsv (vsearch's --blast6out columns, the score and the CIGAR), json, text, "
                    "sam (each pair's query a read, its target a reference) or paf.")
+@out_option
 @cigar_m_option
 @overwrite_option
 @rename_duplicates_option
@@ -83,7 +85,7 @@ def _iddef(value: str) -> str | int:
 @verbose_option
 @progress_option
 def allpairs(sequences: str, output: str, min_identity: float, iddef: str, scores: bool,
-             clusters: bool, block: int, fmt: str | None, cigar_m: bool,
+             clusters: bool, block: int, fmt: str | None, out: str | None, cigar_m: bool,
              scoring: swath.Scoring, mode: str,
              wildcard: bool, device: str, scheduler: str | None, workers: int | None,
              progress: bool | None, overwrite: bool, rename_duplicates: bool) -> None:
@@ -101,6 +103,8 @@ def allpairs(sequences: str, output: str, min_identity: float, iddef: str, score
       swath allpairs --dna seqs.fasta -o pairs.zarr --min-identity 0.99 --iddef 2 --clusters
       swath inspect pairs.zarr --format text
     """
+    fmt = out_format(out, fmt, swath.FORMATS["allpairs"], "tsv")
+    check_out(out, replace=overwrite)
     where = cluster(scheduler, workers)
     swath.warm_up(device, client=where, job="allpairs")
     started = time.perf_counter()
@@ -114,8 +118,7 @@ def allpairs(sequences: str, output: str, min_identity: float, iddef: str, score
     click.echo(summary_line(result, time.perf_counter() - started, watch, output), err=True)
     if fmt:
         options = swath.PrintOptions(cigar_m=cigar_m, command=command_line())
-        for text in result.lines(fmt, options):
-            click.echo(text, nl=False)
+        emit(result.lines(fmt, options), out, replace=overwrite)
 
 
 def summary_line(result: swath.AllPairsResult, seconds: float, watch: Watch, output: str

@@ -12,13 +12,34 @@ import click
 
 from swath.cli.options import CommandError
 
-__all__ = ["check_out", "emit"]
+__all__ = ["check_out", "emit", "out_format", "out_option"]
+
+#: the format a --out file's name asks for, without --outfmt
+SUFFIXES = {".sam": "sam", ".paf": "paf", ".tsv": "tsv", ".json": "json", ".txt": "text"}
+
+out_option = click.option(
+    "--out", metavar="FILE", default=None, type=click.Path(path_type=str),
+    help="Write the printed result to FILE instead of stdout ('-': stdout), in the format "
+         "its suffix names (.sam, .paf, .tsv, .json, .txt) unless one is given; an "
+         "existing FILE is refused (with --overwrite where the command has it, replaced).")
 
 
-def emit(pieces: Iterable[str], out: str | None, *, replace: bool = False) -> None:
+def out_format(out: str | None, given: str | None, formats: tuple[str, ...],
+               default: str | None) -> str | None:
+    """The format to print: ``given``; else, for an ``out`` file, the one its suffix
+    names (if ``formats`` has it) or ``default``; else None (nothing to print)."""
+    if given is not None or out is None:
+        return given
+    suffix = os.path.splitext(out)[1].lower()
+    found = SUFFIXES.get(suffix)
+    return found if found in formats else default
+
+
+def emit(pieces: Iterable[str], out: str | None, *, replace: bool | None = None) -> None:
     """Print ``pieces`` (text ending with newlines) to stdout, or write them to ``out``:
-    into a hidden sibling renamed into place when all is written, so a failed command
-    leaves no half a file. An existing ``out`` is refused unless ``replace``."""
+    into a hidden sibling linked into place when all is written, so a failed command
+    leaves no half a file. An existing ``out`` is refused unless ``replace`` (None: the
+    command has no --overwrite)."""
     if out is None or out == "-":
         for text in pieces:
             click.echo(text, nl=False)
@@ -31,19 +52,30 @@ def emit(pieces: Iterable[str], out: str | None, *, replace: bool = False) -> No
             for text in pieces:
                 file.write(text)
         os.chmod(partial, 0o666 & ~_umask())
-        os.replace(partial, out)
+        if replace:
+            os.replace(partial, out)
+        else:       # a link fails where a file appeared meanwhile: never replace it
+            os.link(partial, out)
+            os.unlink(partial)
+    except FileExistsError:
+        with contextlib.suppress(OSError):
+            os.unlink(partial)
+        raise CommandError(f"{out} appeared while swath wrote it; swath will not overwrite "
+                           "it (choose another --out path)") from None
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(partial)
         raise
 
 
-def check_out(out: str | None, *, replace: bool = False) -> None:
-    """Refuse an existing ``out`` unless ``replace``: called before a job runs too, so that
-    its work is not done for a file it may not write."""
+def check_out(out: str | None, *, replace: bool | None = None) -> None:
+    """Refuse an existing ``out`` unless ``replace`` (None: the command has no
+    --overwrite): called before a job runs too, so that its work is not done for a file
+    it may not write."""
     if out is not None and out != "-" and os.path.lexists(out) and not replace:
+        remedy = "remove it first" if replace is None else "--overwrite to replace it"
         raise CommandError(f"{out} exists; swath will not overwrite it (choose another --out "
-                           "path, or --overwrite to replace it)")
+                           f"path, or {remedy})")
 
 
 def _umask() -> int:

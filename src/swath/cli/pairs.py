@@ -23,13 +23,10 @@ from swath.cli.options import (
     wildcard_option,
     workers_option,
 )
-from swath.cli.output import check_out, emit
+from swath.cli.output import check_out, emit, out_format, out_option
 from swath.cli.progress import Watch, progress_bars
 
 __all__ = ["pairs"]
-
-_SUFFIXES = {".sam": "sam", ".paf": "paf", ".tsv": "tsv", ".json": "json", ".txt": "text"}
-
 
 @click.command(cls=SwathCommand)
 @click.argument("queries", metavar="QUERIES.fasta", type=click.Path(path_type=str))
@@ -45,9 +42,7 @@ _SUFFIXES = {".sam": "sam", ".paf": "paf", ".tsv": "tsv", ".json": "json", ".txt
 @click.option("--outfmt", type=click.Choice(swath.FORMATS["pairs"]), default=None,
               help="Also print the alignments in this format (as `swath inspect`); default "
                    "with --out: from its suffix (.sam, .paf, .tsv, .json), else tsv.")
-@click.option("--out", metavar="FILE", default=None, type=click.Path(path_type=str),
-              help="Write the printed alignments to FILE instead of stdout (an existing FILE "
-                   "only with --overwrite).")
+@out_option
 @click.option("--chunk", type=click.IntRange(min=1), default=None,
               help="Pairs per chunk [pairs; default 65,536, fewer for long pairs]: a chunk is "
                    "one task and what resume redoes; a task's memory grows with it, never "
@@ -78,8 +73,7 @@ def pairs(queries: str, targets: str, output: str, pairs_file: str | None, outfm
       swath pairs --dna reads.fq contigs.fa --pairs candidates.tsv -o aln.zarr --mode semiglobal
       swath inspect aln.zarr --format paf
     """
-    if out is not None and outfmt is None:
-        outfmt = next((fmt for suffix, fmt in _SUFFIXES.items() if out.endswith(suffix)), "tsv")
+    outfmt = out_format(out, outfmt, swath.FORMATS["pairs"], "tsv")
     check_out(out, replace=overwrite)
     where = cluster(scheduler, workers)
     swath.warm_up(device, client=where, job="pairs")

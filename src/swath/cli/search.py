@@ -21,6 +21,7 @@ from swath.cli.options import (
     wildcard_option,
     workers_option,
 )
+from swath.cli.output import check_out, emit, out_format, out_option
 from swath.cli.progress import progress_bars
 
 __all__ = ["search"]
@@ -40,6 +41,7 @@ __all__ = ["search"]
               help="Also print the hits to stdout in this format (as `swath inspect`): tsv "
                    "(BLAST's tabular columns, the score and the CIGAR), json, text, sam (the "
                    "hit targets as references, each query a read) or paf.")
+@out_option
 @cigar_m_option
 @click.option("--query-block", type=click.IntRange(min=1), default=32, show_default=True,
               help="Queries per work unit [queries]; a unit is what resume redoes.")
@@ -60,10 +62,10 @@ __all__ = ["search"]
 @verbose_option
 @progress_option
 def search(queries: str, database: str, output: str, top_k: int, max_evalue: float | None,
-           outfmt: str | None, query_block: int, lambda_: float | None, K: float | None,
-           H: float | None, cigar_m: bool, scoring: swath.Scoring, mode: str, wildcard: bool,
-           device: str, scheduler: str | None, workers: int | None, progress: bool | None,
-           overwrite: bool) -> None:
+           outfmt: str | None, out: str | None, query_block: int, lambda_: float | None,
+           K: float | None, H: float | None, cigar_m: bool, scoring: swath.Scoring, mode: str,
+           wildcard: bool, device: str, scheduler: str | None, workers: int | None,
+           progress: bool | None, overwrite: bool) -> None:
     """Search QUERIES.fasta against a database (a `swath makedb` store or a FASTA file).
 
     \b
@@ -71,6 +73,8 @@ def search(queries: str, database: str, output: str, top_k: int, max_evalue: flo
       swath makedb db.fasta db.swdb
       swath search queries.fasta db.swdb -o result.zarr --top-k 10 --outfmt tsv
     """
+    outfmt = out_format(out, outfmt, swath.FORMATS["search"], "tsv")
+    check_out(out, replace=overwrite)
     where = cluster(scheduler, workers)
     swath.warm_up(device, client=where, job="search")
     given = {k: v for k, v in (("lambda_", lambda_), ("K", K), ("H", H)) if v is not None}
@@ -81,5 +85,4 @@ def search(queries: str, database: str, output: str, top_k: int, max_evalue: flo
                               wildcard=wildcard, progress=bar, overwrite=overwrite)
     if outfmt:
         options = swath.PrintOptions(cigar_m=cigar_m, command=command_line())
-        for text in result.lines(outfmt, options):
-            click.echo(text, nl=False)
+        emit(result.lines(outfmt, options), out, replace=overwrite)

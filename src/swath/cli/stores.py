@@ -24,6 +24,7 @@ from swath.cli.options import (
     verbose_option,
     workers_option,
 )
+from swath.cli.output import check_out, emit, out_format, out_option
 from swath.cli.progress import progress_bars
 from swath.errors import StoreDamaged, StoreIncomplete
 
@@ -75,19 +76,24 @@ def verify(store: str) -> None:
                    "line) or text (pairwise views). All-pairs stores: tsv (vsearch's "
                    "--blast6out columns, then the raw score and the CIGAR; the default), json "
                    "(one object per kept pair and line) or text (a summary and the kept "
-                   "pairs' views). Both: sam (targets as references, each query a read) or "
-                   "paf (as minimap2 -c --eqx writes it). Alignment stores: json (one line; "
-                   "the default), tsv, or text (a summary and the alignment in blocks).")
+                   "pairs' views). Batched-pairs stores: tsv (as search's; the default), json "
+                   "(one object per pair and line) or text. All three: sam (targets as "
+                   "references, each query a read) or paf (as minimap2 -c --eqx writes it). "
+                   "Alignment stores: json (one line; the default), tsv, or text (a summary "
+                   "and the alignment in blocks).")
 @click.option("--plot", type=click.Path(dir_okay=False, path_type=str), default=None,
               metavar="PATH.png", help="Alignment stores with a path (all but --score-only): "
                                        "draw it over the matrix (a dot plot) to PATH.png "
                                        "(needs matplotlib).")
+@out_option
 @cigar_m_option
 @verbose_option
-def inspect(store: str, fmt: str | None, plot: str | None, cigar_m: bool) -> None:
-    """Print the results of a finished search, all-pairs or alignment store (refused if
-    any of its data no longer match their digests)."""
-    for text in swath.report(store, fmt, plot=plot, cigar_m=cigar_m, command=command_line()):
-        click.echo(text, nl=False)
+def inspect(store: str, fmt: str | None, plot: str | None, out: str | None,
+            cigar_m: bool) -> None:
+    """Print the results of a finished search, all-pairs, batched-pairs or alignment store
+    (refused if any of its data no longer match their digests)."""
+    check_out(out)
+    fmt = out_format(out, fmt, FORMATS, None)
+    emit(swath.report(store, fmt, plot=plot, cigar_m=cigar_m, command=command_line()), out)
     if plot:
         click.echo(f"swath: wrote {plot}", err=True)
