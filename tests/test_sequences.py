@@ -638,3 +638,16 @@ def test_fasta_round_trip(tmp_path_factory: pytest.TempPathFactory, seqs: list[s
         got = read_sequences(path, PROTEIN)
     assert got == sequence_set(seqs, PROTEIN, names=names)
     assert [PROTEIN.decode(s) for s in got] == [s.upper() for s in seqs]
+
+
+def test_dna_read_as_protein_is_warned_about_once(tmp_path, caplog):
+    dna = write(tmp_path, "dna.fa", ">a\nACGTACGTNN\n>b\nacgt\n")
+    protein = write(tmp_path, "protein.fa", ">p\nMKTAYIAKQR\n>q\nACGT\n")
+    with caplog.at_level("WARNING", logger="swath"):
+        read_sequences(dna, PROTEIN)
+        list(batches.read_batches(dna, PROTEIN))
+        read_sequences(protein, PROTEIN)
+        read_sequences(dna, DNA)
+    warned = [r.getMessage() for r in caplog.records]
+    assert len(warned) == 1 and warned[0].startswith(f"{dna}: the sequences hold only A, C, G")
+    assert "--dna" in warned[0]

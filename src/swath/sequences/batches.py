@@ -26,7 +26,7 @@ import dnaio
 import numpy as np
 
 from swath.scoring import Alphabet
-from swath.sequences.encoding import Translator, translator
+from swath.sequences.encoding import Translator, translator, warn_if_dna
 from swath.sequences.parsers import PathLike, open_file, records
 from swath.sequences.sets import SequenceSet
 
@@ -91,7 +91,16 @@ def read_batches(path: PathLike, alphabet: Alphabet, *, wildcard: bool = False,
     encoder = translator(alphabet, wildcard)
     with open_file(path, display):
         pass
-    return _batches(path, display, encoder, batch_residues)
+    return _dna_checked(_batches(path, display, encoder, batch_residues), encoder, display)
+
+
+def _dna_checked(batches: Iterator[SequenceSet], encoder: Translator, display: str
+                 ) -> Iterator[SequenceSet]:
+    """``batches``, the first looked at for DNA read as protein (:func:`warn_if_dna`)."""
+    for k, batch in enumerate(batches):
+        if k == 0:
+            warn_if_dna(batch.residues, encoder.alphabet, display)
+        yield batch
 
 
 def _batches(path: PathLike, display: str, encoder: Translator, batch_residues: int

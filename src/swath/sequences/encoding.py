@@ -13,6 +13,7 @@ database partitions, the kernels' batches); :func:`take_concatenated` and
 
 from __future__ import annotations
 
+import logging
 from functools import lru_cache
 
 import numpy as np
@@ -25,10 +26,14 @@ __all__ = [
     "Translator",
     "check_codes",
     "encode_sequence",
+    "looks_like_dna",
     "slice_concatenated",
     "take_concatenated",
     "translator",
+    "warn_if_dna",
 ]
+
+logger = logging.getLogger(__name__)
 
 SequenceLike = str | bytes | bytearray | np.ndarray
 
@@ -235,3 +240,36 @@ def slice_concatenated(residues: np.ndarray, offsets: np.ndarray, first: int, la
     """Sequences ``first:last`` of a concatenated set (residues, offsets): their residues
     (a view) and their offsets from 0."""
     return residues[offsets[first]:offsets[last]], offsets[first:last + 1] - offsets[first]
+
+
+_NUCLEOTIDES = "ACGTN"
+_WARNED: set[str] = set()       # the sources warned about (warn_if_dna)
+
+
+def looks_like_dna(residues: np.ndarray, alphabet: Alphabet) -> bool:
+    """Whether codes of a protein alphabet hold only the letters A, C, G, T and N: DNA read
+    as protein (scored with a protein matrix, it would align, with nonsense scores).
+
+    Examples
+    --------
+    >>> protein = Alphabet("ARNDCQEGHILKMFPSTWYVBZX*", "X")
+    >>> looks_like_dna(np.array([0, 4, 7, 16], np.uint8), protein)     # A C G T
+    True
+    >>> looks_like_dna(np.array([0, 12, 4], np.uint8), protein)        # A M C
+    False
+    """
+    if not set(_NUCLEOTIDES) < set(alphabet.letters) or not len(residues):
+        return False
+    codes = np.array([alphabet.letters.index(c) for c in _NUCLEOTIDES], dtype=np.uint8)
+    return bool(np.isin(residues, codes).all())
+
+
+def warn_if_dna(residues: np.ndarray, alphabet: Alphabet, source: str) -> None:
+    """One warning (a source once a process), where a protein alphabet reads residues
+    that look like DNA, that the sequences of ``source`` want ``--dna`` (``Scoring.dna``)."""
+    if source not in _WARNED and looks_like_dna(residues, alphabet):
+        _WARNED.add(source)
+        logger.warning("%s: the sequences hold only A, C, G, T and N, and are read as protein "
+                       "(a protein matrix would score them): DNA wants --dna "
+                       "(swath.Scoring.dna() in Python)", source)
+

@@ -28,7 +28,7 @@ import numpy as np
 
 from swath.errors import InvalidParameter
 from swath.scoring import Alphabet
-from swath.sequences.encoding import Translator, translator
+from swath.sequences.encoding import Translator, translator, warn_if_dna
 from swath.sequences.parsers import PathLike, open_file, records
 from swath.sequences.sets import SequenceSet
 
@@ -194,7 +194,9 @@ def read_sequences(path: PathLike, alphabet: Alphabet, *, wildcard: bool = False
             if limit is not None and len(names) >= limit:
                 break
     logger.debug("read %d sequences, %d residues from %s", len(names), len(out), display)
-    return SequenceSet(tuple(names), tuple(descriptions), np.frombuffer(out, dtype=np.uint8),
+    residues = np.frombuffer(out, dtype=np.uint8)
+    warn_if_dna(residues, alphabet, display)
+    return SequenceSet(tuple(names), tuple(descriptions), residues,
                        np.array(offsets, dtype=np.int64), display)
 
 
