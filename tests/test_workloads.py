@@ -180,3 +180,17 @@ def test_every_finished_store_opens_in_xarray_without_a_warning(kind, tmp_path):
         with warnings.catch_warnings():
             warnings.simplefilter("error")
             xarray.open_zarr(path)
+
+
+def test_every_table_is_a_data_frame_named_by_the_exported_columns(tmp_path):
+    search = FINISHED_STORES["search"](str(tmp_path / "s.zarr"))
+    kept = allpairs(str(tmp_path / "a.zarr"))
+    for result, columns in ((search, swath.SEARCH_COLUMNS), (kept, swath.ALLPAIRS_COLUMNS)):
+        frame = result.to_pandas()
+        rows = result.to_table()
+        assert list(frame.columns) == list(columns) and len(frame) == len(rows) > 0
+        assert tuple(frame.iloc[0]) == rows[0]
+    pairs = FINISHED_STORES["pairs"](str(tmp_path / "p.zarr"))
+    frame = pairs.to_pandas()
+    assert list(frame.columns) == list(swath.PAIRS_COLUMNS) and len(frame) == len(pairs) == 3
+    assert frame["cigar"].tolist() == pairs.cigar.tolist()

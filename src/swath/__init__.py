@@ -56,26 +56,37 @@ if TYPE_CHECKING:
     from swath.results.pairs import PairsResult
     from swath.results.search import SearchResult
 
-# result classes whose modules load their store modules (and Zarr) when a result is read:
-# named here, imported when first asked for, so that ``import swath`` stays light
-_RESULTS = {"AllPairsResult": "swath.results.allpairs", "PairScore": "swath.results.longpair",
-            "PairsResult": "swath.results.pairs", "SearchResult": "swath.results.search"}
+# the result classes and their column names, whose modules load their store modules (and
+# Zarr) when a result is read: named here, imported when first asked for, so that
+# ``import swath`` stays light
+_RESULTS = {"AllPairsResult": ("swath.results.allpairs", "AllPairsResult"),
+            "PairScore": ("swath.results.longpair", "PairScore"),
+            "PairsResult": ("swath.results.pairs", "PairsResult"),
+            "SearchResult": ("swath.results.search", "SearchResult"),
+            "SEARCH_COLUMNS": ("swath.results.search", "TABULAR_COLUMNS"),
+            "ALLPAIRS_COLUMNS": ("swath.results.allpairs", "TABLE_COLUMNS"),
+            "PAIRS_COLUMNS": ("swath.results.pairs", "COLUMNS")}
 
 
 def __getattr__(name: str) -> object:
     """The result classes (``AllPairsResult``, ``PairScore``, ``PairsResult``,
-    ``SearchResult``), imported
-    when first asked for."""
+    ``SearchResult``) and the columns of their tables (``SEARCH_COLUMNS``,
+    ``ALLPAIRS_COLUMNS``, ``PAIRS_COLUMNS``: what ``to_pandas`` names), imported when
+    first asked for."""
     if name in _RESULTS:
         import importlib
 
-        return getattr(importlib.import_module(_RESULTS[name]), name)
+        module, attribute = _RESULTS[name]
+        return getattr(importlib.import_module(module), attribute)
     raise AttributeError(f"module 'swath' has no attribute {name!r}")
 
 __all__ = [
+    "ALLPAIRS_COLUMNS",
     "DEVICES",
     "FORMATS",
     "MODES",
+    "PAIRS_COLUMNS",
+    "SEARCH_COLUMNS",
     "Alignment",
     "AllPairsResult",
     "Alphabet",

@@ -92,6 +92,13 @@ class AllPairsResult:
                 for k in range(len(query))]
         return sorted(rows, key=lambda row: (row[0], row[1]))
 
+    def to_pandas(self) -> Any:
+        """The rows of :meth:`to_table` as a ``pandas.DataFrame`` (``ALLPAIRS_COLUMNS``;
+        needs pandas)."""
+        import pandas as pd
+
+        return pd.DataFrame(self.to_table(), columns=list(TABLE_COLUMNS))
+
     def scores(self) -> np.ndarray:
         """The dense ``(n, n)`` int32 score matrix in input order (row the query); the
         diagonal holds ``storage.allpairs.NO_SCORE``.

@@ -14,7 +14,7 @@ import json
 import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -102,6 +102,13 @@ class SearchResult:
         writers (:mod:`swath.results.alignments`) take them, with the queries' sequences
         and the targets' lengths (read from the database)."""
         return _rows(self, first, last, _target_lengths(self))
+
+    def to_pandas(self) -> Any:
+        """The rows of :meth:`to_table` as a ``pandas.DataFrame`` (``SEARCH_COLUMNS``;
+        needs pandas)."""
+        import pandas as pd
+
+        return pd.DataFrame(self.to_table(), columns=list(TABULAR_COLUMNS))
 
     def lines(self, format: str = "tsv", options: PrintOptions = PrintOptions()
               ) -> Iterator[str]:
