@@ -10,16 +10,18 @@ names do not matter.
 from __future__ import annotations
 
 import gzip
+import io
 import os
+import sys
 import zlib
 from collections.abc import Callable, Generator, Iterator
 from contextlib import contextmanager
-from typing import IO
+from typing import IO, Any
 
 from swath.errors import InputNotFound, InvalidInput, InvalidSequence
 from swath.sequences.encoding import Translator
 
-__all__ = ["PathLike", "open_file", "records"]
+__all__ = ["STDIN", "PathLike", "open_file", "records"]
 
 PathLike = str | os.PathLike[str]
 
@@ -33,9 +35,19 @@ _Encoder = Callable[[bytes, int], bytes]
 _RawRecord = tuple[bytes, int, list[bytes]]
 
 
+#: the path that names standard input (read once: what reads a file twice refuses it)
+STDIN = "-"
+
+
 @contextmanager
 def open_file(path: PathLike, display: str) -> Iterator[IO[bytes]]:
-    """Open ``path`` for binary reading, through gzip when its first bytes say so."""
+    """Open ``path`` (``-``: standard input, left open) for binary reading, through gzip
+    when its first bytes say so."""
+    if os.fspath(path) == STDIN:
+        stream: Any = sys.stdin.buffer
+        raw = stream if hasattr(stream, "peek") else io.BufferedReader(stream)  # a test's
+        yield from _unzipped(raw)
+        return
     try:
         raw = open(path, "rb")  # noqa: SIM115 (closed by the with below)
     except FileNotFoundError:
@@ -48,11 +60,15 @@ def open_file(path: PathLike, display: str) -> Iterator[IO[bytes]]:
     except OSError as exc:
         raise InputNotFound(f"{display}: cannot be opened ({exc.strerror or exc})") from None
     with raw:
-        if raw.peek(2)[:2] == _GZIP_MAGIC:
-            with gzip.GzipFile(fileobj=raw, mode="rb") as unzipped:
-                yield unzipped  # type: ignore[misc]
-        else:
-            yield raw
+        yield from _unzipped(raw)
+
+
+def _unzipped(raw: Any) -> Iterator[IO[bytes]]:
+    if raw.peek(2)[:2] == _GZIP_MAGIC:
+        with gzip.GzipFile(fileobj=raw, mode="rb") as unzipped:
+            yield unzipped  # type: ignore[misc]
+    else:
+        yield raw
 
 
 def records(path: PathLike, display: str, encoder: Translator

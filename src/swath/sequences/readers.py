@@ -29,7 +29,7 @@ import numpy as np
 from swath.errors import InvalidParameter
 from swath.scoring import Alphabet
 from swath.sequences.encoding import Translator, translator, warn_if_dna
-from swath.sequences.parsers import PathLike, open_file, records
+from swath.sequences.parsers import STDIN, PathLike, open_file, records
 from swath.sequences.sets import SequenceSet
 
 __all__ = ["Record", "iter_records", "read_sequences"]
@@ -201,9 +201,11 @@ def read_sequences(path: PathLike, alphabet: Alphabet, *, wildcard: bool = False
 
 
 def _display(path: PathLike) -> str:
+    """What messages call ``path``: itself, or ``stdin`` for ``-``."""
     try:
-        return os.fsdecode(path)
+        shown = os.fsdecode(path)
     except TypeError:
         raise InvalidParameter(
             f"path must be a str or os.PathLike, got {type(path).__name__}"
         ) from None
+    return "stdin" if shown == STDIN else shown
