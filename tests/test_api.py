@@ -242,3 +242,32 @@ def test_scratch_stores_go_when_the_process_ends(tmp_path):
                           timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "12" and not list(tmp_path.iterdir())
+
+
+def test_threads_set_before_the_kernels_load_are_theirs(tmp_path):
+    fasta = tmp_path / "a.fa"
+    fasta.write_text(">a\nACGTACGTTAGC\n")
+    script = ("import os; os.environ.pop('NUMBA_NUM_THREADS', None)\n"
+              "from click.testing import CliRunner\nfrom swath.cli import main\n"
+              f"run = CliRunner().invoke(main, ['align', '--dna', {str(fasta)!r}, "
+              f"{str(fasta)!r}, '--threads', '1', '--device', 'cpu'])\n"
+              "import numba\nprint(run.exit_code, numba.config.NUMBA_NUM_THREADS)\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["0", "1"]
+
+
+def test_threads_out_of_range_or_too_late_are_refused(monkeypatch):
+    import os
+
+    import swath.kernels.cpu  # noqa: F401  (numba loaded, as after a first CPU job)
+
+    for wrong in (0, (os.cpu_count() or 1) + 1, 1.5):
+        with pytest.raises(swath.InvalidParameter, match="threads must be 1 to"):
+            swath.use_threads(wrong)
+    monkeypatch.setenv("NUMBA_NUM_THREADS", str(os.cpu_count() or 1))
+    swath.use_threads(os.cpu_count() or 1)       # what the kernels have: nothing changes
+    if (os.cpu_count() or 1) > 1:
+        with pytest.raises(swath.InvalidParameter, match="already loaded"):
+            swath.use_threads(1)

@@ -21,6 +21,7 @@ from swath.api import (
     score,
     scores,
     search,
+    use_threads,
     verify,
     warm_up,
 )
@@ -126,6 +127,7 @@ __all__ = [
     "score",
     "scores",
     "search",
+    "use_threads",
     "verify",
     "warm_up",
 ]

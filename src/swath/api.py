@@ -945,6 +945,40 @@ def format_alignment(result: Alignment | PairScore, format: str = "text", *,
                                    scoring=scoring))
 
 
+def use_threads(threads: int) -> None:
+    """Let this process's CPU kernels use ``threads`` cores (and share them among the
+    workers of a local cluster it starts), instead of every core.
+
+    Parameters
+    ----------
+    threads : int
+        1 to the machine's cores.
+
+    Raises
+    ------
+    InvalidParameter
+        ``threads`` is out of range, or the CPU kernels have already loaded in this
+        process (numba reads its thread count then: call this first).
+
+    Examples
+    --------
+    >>> import swath
+    >>> swath.use_threads(1)    # doctest: +SKIP
+    """
+    import sys
+
+    from swath.kernels.cores import THREADS_VARIABLE, cores
+
+    most = os.cpu_count() or 1
+    if isinstance(threads, bool) or not isinstance(threads, int) or not 1 <= threads <= most:
+        raise InvalidParameter(f"threads must be 1 to {most} (this machine's cores), got "
+                               f"{threads!r}")
+    if "numba" in sys.modules and threads != cores():
+        raise InvalidParameter("threads: the CPU kernels have already loaded in this process "
+                               "with another thread count; set them before the first job")
+    os.environ[THREADS_VARIABLE] = str(threads)
+
+
 def warm_up(device: str = "auto", *, client: Any = None, job: str | None = None) -> None:
     """Start readying ``device`` in the background while the caller reads its inputs: the
     GPU probe (CuPy's import, a CUDA context) and, for a ``job`` that runs in this

@@ -19,6 +19,7 @@ from swath.cli.options import (
     scheduler_option,
     scoring_options,
     show_progress,
+    threads_option,
     verbose_option,
     wildcard_option,
     workers_option,
@@ -56,6 +57,7 @@ logger = logging.getLogger(__name__)
 @mode_option("local")
 @wildcard_option
 @device_option
+@threads_option
 @scheduler_option
 @workers_option
 @verbose_option

@@ -21,6 +21,7 @@ from swath.cli.options import (
     scheduler_option,
     scoring_options,
     show_progress,
+    threads_option,
     verbose_option,
     wildcard_option,
     workers_option,
@@ -80,6 +81,7 @@ def _iddef(value: str) -> str | int:
 @mode_option("global")
 @wildcard_option
 @device_option
+@threads_option
 @scheduler_option
 @workers_option
 @verbose_option

@@ -44,6 +44,7 @@ __all__ = [
     "scoring_options",
     "setup_logging",
     "show_progress",
+    "threads_option",
     "verbose_option",
     "wildcard_option",
 ]
@@ -360,6 +361,19 @@ def _verbose_callback(ctx: click.Context, param: click.Parameter, value: int) ->
 verbose_option = click.option(
     "-v", "--verbose", count=True, expose_value=False, callback=_verbose_callback,
     help="Log more to stderr: -v for INFO, -vv for DEBUG (default: warnings only).")
+
+def _threads_callback(ctx: click.Context, param: click.Parameter, value: int | None
+                      ) -> int | None:
+    if value is not None and not ctx.resilient_parsing:
+        swath.use_threads(value)
+    return value
+
+
+threads_option = click.option(
+    "--threads", type=click.IntRange(min=1), default=None, expose_value=False,
+    callback=_threads_callback, metavar="N",
+    help="CPU threads for the kernels [default: every core]; with --workers, shared among "
+         "them.")
 
 progress_option = click.option(
     "--progress/--no-progress", default=None, show_default="on when stderr is a terminal",

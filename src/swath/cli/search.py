@@ -17,6 +17,7 @@ from swath.cli.options import (
     scheduler_option,
     scoring_options,
     show_progress,
+    threads_option,
     verbose_option,
     wildcard_option,
     workers_option,
@@ -57,6 +58,7 @@ __all__ = ["search"]
 @mode_option("local")
 @wildcard_option
 @device_option
+@threads_option
 @scheduler_option
 @workers_option
 @verbose_option

@@ -21,6 +21,7 @@ from swath.cli.options import (
     progress_option,
     scheduler_option,
     show_progress,
+    threads_option,
     verbose_option,
     workers_option,
 )
@@ -37,6 +38,7 @@ FORMATS = tuple(dict.fromkeys(f for formats in swath.FORMATS.values() for f in f
 @click.command(cls=SwathCommand)
 @click.argument("store", metavar="RESULT.zarr")
 @device_option
+@threads_option
 @scheduler_option
 @workers_option
 @verbose_option

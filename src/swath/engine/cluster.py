@@ -14,7 +14,6 @@ threads its tasks want.
 from __future__ import annotations
 
 import logging
-import os
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -175,13 +174,14 @@ def connect(scheduler: str | None = None, workers: int | None = None, device: st
             raise InvalidParameter(f"--scheduler {scheduler}: cannot reach a Dask scheduler "
                                    f"there ({exc})") from None
     from swath.kernels import gpu_count
+    from swath.kernels.cores import THREADS_VARIABLE, cores
 
     gpus = gpu_count() if device in ("auto", "gpu") else 0
-    cores = os.cpu_count() or 1
+    threads = cores()
     if (workers or 1) == 1 and gpus <= 1:
         if gpus:
             return InProcess(1 if tile_tasks else threads_per_gpu, "GPU"), False
-        return InProcess(cores if tile_tasks else 1, "CPU"), False
+        return InProcess(threads if tile_tasks else 1, "CPU"), False
     from distributed import Client, LocalCluster
 
     if gpus:
@@ -195,10 +195,10 @@ def connect(scheduler: str | None = None, workers: int | None = None, device: st
                                    threads_per_worker=1 if tile_tasks else threads_per_gpu)
         return OnCluster(Client(cluster, set_as_default=False)), True
     n = workers or 1
-    threads = max(1, cores // n)
+    share = max(1, threads // n)
     # worker processes get numba's thread count (threads share the caller's)
-    extra = {"env": {"NUMBA_NUM_THREADS": str(threads)}} if processes else {}
-    cluster = LocalCluster(n_workers=n, threads_per_worker=threads if tile_tasks else 1,
+    extra = {"env": {THREADS_VARIABLE: str(share)}} if processes else {}
+    cluster = LocalCluster(n_workers=n, threads_per_worker=share if tile_tasks else 1,
                            processes=processes, dashboard_address=":0", **extra)
     return OnCluster(Client(cluster, set_as_default=False)), True
 

@@ -2,18 +2,13 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterable
 from typing import TypeVar
 
+from swath.kernels.cores import cores
+
 Item = TypeVar("Item")
 Result = TypeVar("Result")
-
-
-def cores() -> int:
-    """The cores this process's kernels may use: ``NUMBA_NUM_THREADS`` (a Dask worker's
-    share) or every core."""
-    return int(os.environ.get("NUMBA_NUM_THREADS", os.cpu_count() or 1))
 
 
 def on_every_core(function: Callable[[Item], Result], items: Iterable[Item]) -> list[Result]:
