@@ -261,7 +261,7 @@ def test_threads_set_before_the_kernels_load_are_theirs(tmp_path):
 def test_threads_out_of_range_or_too_late_are_refused(monkeypatch):
     import os
 
-    import swath.kernels.cpu  # noqa: F401  (numba loaded, as after a first CPU job)
+    import swath.kernels.cpu
 
     for wrong in (0, (os.cpu_count() or 1) + 1, 1.5):
         with pytest.raises(swath.InvalidParameter, match="threads must be 1 to"):

@@ -448,3 +448,31 @@ def test_build_scoring_defaults() -> None:
     assert build_scoring() == swath.Scoring.protein("BLOSUM62", 11, 1)
     assert build_scoring(dna=True) == swath.Scoring.dna(2, -3, 5, 2)
     assert build_scoring(dna=True, gap_open=3) == swath.Scoring.dna(2, -3, 3, 2)
+
+
+def test_the_first_query_against_every_target_then_every_query_with_all_pairs(tmp_path):
+    """As EMBOSS water: A's first record against each record of B, in B's order; with
+    --all-pairs every record of A in turn; tsv rows under one header, JSON a line each."""
+    from click.testing import CliRunner
+
+    from swath.cli import main
+
+    a = tmp_path / "a.fa"
+    b = tmp_path / "b.fa"
+    a.write_text(">q1\nHEAGAWGHEE\n>q2\nPAW\n")
+    b.write_text(">t1\nHEAGAWGHEE\n>t2\nPAWHEAE\n")
+    first = CliRunner().invoke(main, ["align", str(a), str(b), "--format", "tsv"])
+    assert first.exit_code == 0, first.output
+    lines = first.stdout.splitlines()
+    assert lines[0].startswith("query_id\t") and len(lines) == 3
+    assert [line.split("\t")[:3] for line in lines[1:]] == [["q1", "t1", "62"],
+                                                            ["q1", "t2", "17"]]
+    every = CliRunner().invoke(main, ["align", str(a), str(b), "--all-pairs", "--format",
+                                      "json"])
+    assert every.exit_code == 0, every.output
+    rows = [json.loads(line) for line in every.stdout.splitlines()]
+    assert [(r["query_id"], r["target_id"]) for r in rows] == [
+        ("q1", "t1"), ("q1", "t2"), ("q2", "t1"), ("q2", "t2")]
+    text = CliRunner().invoke(main, ["align", str(a), str(b)])
+    assert text.stdout.count("# Query:") == 2 and "\n\n# Query:        q1 (10 residues)\n" \
+        "# Target:       t2" in text.stdout

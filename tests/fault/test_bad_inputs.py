@@ -52,6 +52,7 @@ def _tree(root: Path) -> dict[str, tuple[int, int]]:
 def inputs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("bad-inputs")
     (root / "q.fa").write_text(GOOD_PROTEIN)
+    (root / "one.fa").write_text(GOOD_PROTEIN.split(">q2")[0])
     (root / "db.fa").write_text(GOOD_PROTEIN + ">t3\nWWWWKKKK\n")
     (root / "dna.fa").write_text(GOOD_DNA)
     (root / "dupes.fa").write_text(GOOD_DNA + ">a\nACGTTT\n")
@@ -121,7 +122,7 @@ def _cases() -> Iterator[tuple[str, list[str], str]]:
                "the-queries": "q.fa"}
     writers = {"search": ["search", "q.fa", "db.swdb", "-o"],
                "allpairs": ["allpairs", "dna.fa", "--dna", "-o"],
-               "align": ["align", "q.fa", "q.fa", "-o"],
+               "align": ["align", "one.fa", "one.fa", "-o"],
                "pairs": ["pairs", "q.fa", "q.fa", "-o"]}
     for command, argv in writers.items():
         for name, path in outputs.items():
@@ -133,6 +134,8 @@ def _cases() -> Iterator[tuple[str, list[str], str]]:
             yield f"{command}-{name}", [command, path], path
     for command in ("inspect", "resume"):
         yield f"{command}-database", [command, "db.swdb"], "not a result store"
+    yield "align-output-many-pairs", ["align", "q.fa", "q.fa", "-o", "new.zarr"], \
+        "makes 2 pairs"
     options = {
         "top-k-zero": (["search", "q.fa", "db.swdb", "-o", "n.zarr", "--top-k", "0"], "top-k"),
         "query-block-zero": (["search", "q.fa", "db.swdb", "-o", "n.zarr", "--query-block",
