@@ -738,20 +738,20 @@ def makedb(fasta: str | os.PathLike[str], path: str, scoring: Scoring | None = N
                           rename_duplicates=rename_duplicates)
 
 
-def open(store: str) -> SearchResult | AllPairsResult | Alignment | PairScore:
+def open(store: str) -> SearchResult | AllPairsResult | PairsResult | Alignment | PairScore:
     """The result of a finished job, from its store, whatever its workload.
 
     Parameters
     ----------
     store : str
-        Path or fsspec URL of a result store: a search's, an all-pairs job's or a long
-        pair's.
+        Path or fsspec URL of a result store: a search's, an all-pairs job's, a
+        batched-pairs job's or a long pair's.
 
     Returns
     -------
-    SearchResult, AllPairsResult, Alignment or PairScore
-        A search's hits, an all-pairs job's kept pairs, a long pair's alignment, or the
-        score of a scores-only long pair (:func:`score`).
+    SearchResult, AllPairsResult, PairsResult, Alignment or PairScore
+        A search's hits, an all-pairs job's kept pairs, a batched-pairs job's alignments,
+        a long pair's alignment, or the score of a scores-only long pair (:func:`score`).
 
     Raises
     ------
@@ -777,13 +777,14 @@ def open(store: str) -> SearchResult | AllPairsResult | Alignment | PairScore:
 
     workload, opened = lookup(store)
     check_finished(opened)
-    result: SearchResult | AllPairsResult | Alignment | PairScore = workload.result(store)
+    result: SearchResult | AllPairsResult | PairsResult | Alignment | PairScore = \
+        workload.result(store)
     return result
 
 
 def resume(store: str, *, device: str = "auto", client: Any = None,
            progress: Progress | None = None
-           ) -> SearchResult | AllPairsResult | Alignment | PairScore:
+           ) -> SearchResult | AllPairsResult | PairsResult | Alignment | PairScore:
     """Finish an interrupted job from its store, whatever its workload: run only the work
     not marked done, and again the work whose data no longer match their digests. A
     finished, sound store is left as it is.
@@ -791,8 +792,8 @@ def resume(store: str, *, device: str = "auto", client: Any = None,
     Parameters
     ----------
     store : str
-        Path or fsspec URL of a result store (a search's, an all-pairs job's or a long
-        pair's, in any phase).
+        Path or fsspec URL of a result store (a search's, an all-pairs job's, a
+        batched-pairs job's or a long pair's, in any phase).
     device : {"auto", "cpu", "gpu"}
         Where to compute.
     client : distributed.Client or Cluster, optional
@@ -800,13 +801,13 @@ def resume(store: str, *, device: str = "auto", client: Any = None,
     progress : callable, optional
         ``progress(phase, done, total, work)``, the one signature of every job's
         progress: ``done`` of ``total`` steps of ``phase`` (counting those done before),
-        and ``work``, the pairs (``"allpairs"``) or cells (``"tiles"``) computed so far,
-        else 0. Phases: ``"search"``, ``"allpairs"``, and a long pair's ``"tiles"``,
-        ``"splits"`` and ``"segments"``.
+        and ``work``, the pairs (``"allpairs"``) or cells (``"pairs"``, ``"tiles"``)
+        computed so far, else 0. Phases: ``"search"``, ``"allpairs"``, ``"pairs"``, and a
+        long pair's ``"tiles"``, ``"splits"`` and ``"segments"``.
 
     Returns
     -------
-    SearchResult, AllPairsResult, Alignment or PairScore
+    SearchResult, AllPairsResult, PairsResult, Alignment or PairScore
         As :func:`open`.
 
     Raises
@@ -832,7 +833,8 @@ def resume(store: str, *, device: str = "auto", client: Any = None,
     workload, opened = lookup(store)
     if not is_finished(opened):
         workload.resume(store, device, client, progress)
-    result: SearchResult | AllPairsResult | Alignment | PairScore = workload.result(store)
+    result: SearchResult | AllPairsResult | PairsResult | Alignment | PairScore = \
+        workload.result(store)
     return result
 
 

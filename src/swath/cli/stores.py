@@ -45,8 +45,8 @@ FORMATS = tuple(dict.fromkeys(f for formats in swath.FORMATS.values() for f in f
 @progress_option
 def resume(store: str, device: str, scheduler: str | None, workers: int | None,
            progress: bool | None) -> None:
-    """Finish an interrupted job (a search, all pairs, or a long pair in any phase): run
-    only the work not marked done, and again the work whose data no longer match their
+    """Finish an interrupted job (a search, all pairs, batched pairs, or a long pair in any
+    phase): run only the work not marked done, and again the work whose data no longer match their
     digests. A finished, sound store is left as it is."""
     try:
         swath.open(store)
