@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -106,10 +107,7 @@ class PairsResult:
 
     def alignment(self, k: int) -> Alignment:
         """Pair ``k``'s alignment."""
-        f = self.store.fields(k, k + 1)
-        return Alignment(int(f["score"][0]), int(f["query_start"][0]), int(f["query_end"][0]),
-                         int(f["target_start"][0]), int(f["target_end"][0]), str(f["cigar"][0]),
-                         self.store.attrs["inputs"]["mode"])
+        return _alignment(self.store.fields(k, k + 1), 0, self.store.attrs["inputs"]["mode"])
 
     def chunks(self, sequences: bool = False) -> Iterator[AlignedRows]:
         """The pairs as :class:`~swath.results.alignments.AlignedRows`, a store chunk at a
@@ -118,21 +116,16 @@ class PairsResult:
         store = self.store
         mode = store.attrs["inputs"]["mode"]
         best = _primary_pairs(store) if sequences else None
-        for unit in range(store.units):
-            first, last = store.unit_pairs(unit)
-            rows, cols = store.pair_records(first, last)
-            fields = store.fields(first, last)
-            names = store.names("query", rows)
+        for c in _store_chunks(store):
             primary = None if best is None else np.fromiter(
-                (best[name] == k for k, name in enumerate(names.tolist(), first)), bool,
-                len(names))
+                (best[name] == k for k, name in enumerate(c.query_names.tolist(), c.first)),
+                bool, len(c.rows))
+            f = c.fields
             yield AlignedRows(
-                names, store.lengths("query", rows),
-                store.names("target", cols), store.lengths("target", cols),
-                fields["score"], fields["query_start"], fields["query_end"],
-                fields["target_start"], fields["target_end"],
-                fields["cigar"].astype(object), mode,
-                _letters(store, rows) if sequences else None, primary=primary)
+                c.query_names, store.lengths("query", c.rows), c.target_names,
+                store.lengths("target", c.cols), f["score"], f["query_start"],
+                f["query_end"], f["target_start"], f["target_end"], f["cigar"].astype(object),
+                mode, _letters(store, c.rows) if sequences else None, primary=primary)
 
     def lines(self, format: str = "tsv", options: PrintOptions | None = None
               ) -> Iterator[str]:
@@ -171,16 +164,54 @@ def _primary_pairs(store: PairsStore) -> dict[str, int]:
     return {name: -pair for name, (_, pair) in best.items()}
 
 
+@dataclass(frozen=True)
+class _Chunk:
+    """One chunk of a store's pairs as the printers read it: its first pair, each pair's
+    records and names, and the per-pair fields."""
+
+    first: int
+    rows: np.ndarray
+    cols: np.ndarray
+    query_names: np.ndarray
+    target_names: np.ndarray
+    fields: dict[str, np.ndarray]
+
+
+def _store_chunks(store: PairsStore) -> Iterator[_Chunk]:
+    """The store's pairs a chunk at a time (each chunk's arrays read once)."""
+    for unit in range(store.units):
+        first, last = store.unit_pairs(unit)
+        rows, cols = store.pair_records(first, last)
+        yield _Chunk(first, rows, cols, store.names("query", rows), store.names("target", cols),
+                     store.fields(first, last))
+
+
+def _records(store: PairsStore, side: str, which: np.ndarray) -> Callable[[int], np.ndarray]:
+    """Pair k's record of ``side`` (codes), for the pairs of one chunk: the chunk's
+    records read in one go."""
+    ids, at = np.unique(which, return_inverse=True)
+    residues, offsets = store.records(side, ids)
+    return lambda k: residues[offsets[at[k]]:offsets[at[k] + 1]]
+
+
 def _letters(store: PairsStore, rows: np.ndarray) -> Callable[[int], str]:
-    """Row k's whole query as letters, for the rows of one chunk."""
+    """Pair k's whole query as letters (SAM's SEQ), for the pairs of one chunk."""
+    alphabet = _scoring(store).alphabet
+    codes = _records(store, "query", rows)
+    return lambda k: alphabet.decode(codes(k))
+
+
+def _alignment(fields: dict[str, np.ndarray], k: int, mode: str) -> Alignment:
+    """Row ``k`` of a chunk's per-pair fields as an :class:`Alignment`."""
+    return Alignment(int(fields["score"][k]), int(fields["query_start"][k]),
+                     int(fields["query_end"][k]), int(fields["target_start"][k]),
+                     int(fields["target_end"][k]), str(fields["cigar"][k]), mode)
+
+
+def _scoring(store: PairsStore) -> Any:
     from swath.scoring import Scoring
 
-    alphabet = Scoring.from_dict(store.attrs["inputs"]["scoring"]).alphabet
-    ids, at = np.unique(rows, return_inverse=True)
-    residues, offsets = store.records("query", ids)
-    text = alphabet.decode(residues)
-    bounds = offsets.tolist()
-    return lambda k: text[bounds[at[k]]:bounds[at[k] + 1]]
+    return Scoring.from_dict(store.attrs["inputs"]["scoring"])
 
 
 def tsv_lines(result: PairsResult, options: PrintOptions) -> Iterator[str]:
@@ -192,15 +223,10 @@ def tsv_lines(result: PairsResult, options: PrintOptions) -> Iterator[str]:
 def json_lines(result: PairsResult, options: PrintOptions) -> Iterator[str]:
     """One JSON object a pair: its records (``query_index``, ``target_index``) and the
     columns of :data:`COLUMNS` (coordinates 0-based, end exclusive)."""
-    store = result.store
-    for unit in range(store.units):
-        first, last = store.unit_pairs(unit)
-        rows, cols = store.pair_records(first, last)
-        fields = store.fields(first, last)
-        columns = {"query_index": rows, "target_index": cols,
-                   "query_name": store.names("query", rows),
-                   "target_name": store.names("target", cols), **fields}
-        for k in range(last - first):
+    for c in _store_chunks(result.store):
+        columns = {"query_index": c.rows, "target_index": c.cols, "query_name": c.query_names,
+                   "target_name": c.target_names, **c.fields}
+        for k in range(len(c.rows)):
             yield json.dumps({name: _plain(columns[name][k]) for name in COLUMNS}) + "\n"
 
 
@@ -226,20 +252,17 @@ def paf_text(result: PairsResult, options: PrintOptions) -> Iterator[str]:
 
 def text_lines(result: PairsResult, options: PrintOptions) -> Iterator[str]:
     """A pairwise view a pair, with its names and score."""
-    from swath.scoring import Scoring
     from swath.views import format_text
 
     store = result.store
-    scoring = Scoring.from_dict(store.attrs["inputs"]["scoring"])
-    for unit in range(store.units):
-        first, last = store.unit_pairs(unit)
-        rows, cols = store.pair_records(first, last)
-        q_names, t_names = store.names("query", rows), store.names("target", cols)
-        for k in range(last - first):
-            query = store.records("query", rows[k:k + 1])[0]
-            target = store.records("target", cols[k:k + 1])[0]
-            yield format_text(result.alignment(first + k), query, target, scoring,
-                              query_name=str(q_names[k]), target_name=str(t_names[k]))
+    scoring = _scoring(store)
+    mode = store.attrs["inputs"]["mode"]
+    for c in _store_chunks(store):
+        queries, targets = _records(store, "query", c.rows), _records(store, "target", c.cols)
+        for k in range(len(c.rows)):
+            yield format_text(_alignment(c.fields, k, mode), queries(k), targets(k), scoring,
+                              query_name=str(c.query_names[k]),
+                              target_name=str(c.target_names[k]))
             yield "\n"
 
 
