@@ -26,7 +26,7 @@ from swath.cli.options import (
     wildcard_option,
     workers_option,
 )
-from swath.cli.output import check_out, emit, out_format, out_option
+from swath.cli.output import emit, out_format, out_option
 from swath.cli.progress import progress_bars
 
 if TYPE_CHECKING:
@@ -95,8 +95,7 @@ def align(query: str, target: str, output: str | None, tile_size: int | None,
       swath inspect pair.zarr --format json
       swath align --dna genome1.fa genome2.fa --score-only --format json
     """
-    fmt = out_format(out, fmt, swath.FORMATS["longpair"], "text")
-    check_out(out, replace=overwrite)
+    fmt = out_format(out, fmt, swath.FORMATS["longpair"], "text", replace=overwrite)
     where = cluster(scheduler, workers)
     swath.warm_up(device, client=where)
     queries = swath.read_sequences(query, scoring.alphabet, wildcard=wildcard,

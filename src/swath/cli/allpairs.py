@@ -12,7 +12,6 @@ from swath.cli.options import (
     SwathCommand,
     cigar_m_option,
     cluster,
-    command_line,
     device_option,
     mode_option,
     overwrite_option,
@@ -26,7 +25,7 @@ from swath.cli.options import (
     wildcard_option,
     workers_option,
 )
-from swath.cli.output import check_out, emit, out_format, out_option
+from swath.cli.output import out_format, out_option, print_result
 from swath.cli.progress import Watch, progress_bars
 
 __all__ = ["allpairs", "summary_line"]
@@ -105,8 +104,7 @@ def allpairs(sequences: str, output: str, min_identity: float, iddef: str, score
       swath allpairs --dna seqs.fasta -o pairs.zarr --min-identity 0.99 --iddef 2 --clusters
       swath inspect pairs.zarr --format text
     """
-    fmt = out_format(out, fmt, swath.FORMATS["allpairs"], "tsv")
-    check_out(out, replace=overwrite)
+    fmt = out_format(out, fmt, swath.FORMATS["allpairs"], "tsv", replace=overwrite)
     where = cluster(scheduler, workers)
     swath.warm_up(device, client=where, job="allpairs")
     started = time.perf_counter()
@@ -118,9 +116,7 @@ def allpairs(sequences: str, output: str, min_identity: float, iddef: str, score
                                 wildcard=wildcard, progress=watch, overwrite=overwrite,
                                 rename_duplicates=rename_duplicates)
     click.echo(summary_line(result, time.perf_counter() - started, watch, output), err=True)
-    if fmt:
-        options = swath.PrintOptions(cigar_m=cigar_m, command=command_line())
-        emit(result.lines(fmt, options), out, replace=overwrite)
+    print_result(result, fmt, out, cigar_m=cigar_m, replace=overwrite)
 
 
 def summary_line(result: swath.AllPairsResult, seconds: float, watch: Watch, output: str

@@ -7,12 +7,14 @@ import contextlib
 import os
 import tempfile
 from collections.abc import Iterable
+from typing import Any
 
 import click
 
-from swath.cli.options import CommandError
+import swath
+from swath.cli.options import CommandError, command_line
 
-__all__ = ["check_out", "emit", "out_format", "out_option"]
+__all__ = ["check_out", "emit", "out_format", "out_option", "print_result"]
 
 #: the format a --out file's name asks for, without --outfmt
 SUFFIXES = {".sam": "sam", ".paf": "paf", ".tsv": "tsv", ".json": "json", ".txt": "text"}
@@ -25,9 +27,11 @@ out_option = click.option(
 
 
 def out_format(out: str | None, given: str | None, formats: tuple[str, ...],
-               default: str | None) -> str | None:
+               default: str | None, *, replace: bool | None = None) -> str | None:
     """The format to print: ``given``; else, for an ``out`` file, the one its suffix
-    names (if ``formats`` has it) or ``default``; else None (nothing to print)."""
+    names (if ``formats`` has it) or ``default``; else None (nothing to print). An
+    existing ``out`` is refused first (:func:`check_out`), before any work is done."""
+    check_out(out, replace=replace)
     if given is not None or out is None:
         return given
     suffix = os.path.splitext(out)[1].lower()
@@ -66,6 +70,15 @@ def emit(pieces: Iterable[str], out: str | None, *, replace: bool | None = None)
         with contextlib.suppress(OSError):
             os.unlink(partial)
         raise
+
+
+def print_result(result: Any, fmt: str | None, out: str | None, *, cigar_m: bool,
+                 replace: bool | None) -> None:
+    """A job's result in ``fmt`` (nothing for None) on stdout or in ``out``, as ``swath
+    inspect`` prints it (SAM's ``@PG`` line naming this command)."""
+    if fmt:
+        options = swath.PrintOptions(cigar_m=cigar_m, command=command_line())
+        emit(result.lines(fmt, options), out, replace=replace)
 
 
 def check_out(out: str | None, *, replace: bool | None = None) -> None:

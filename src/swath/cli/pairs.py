@@ -11,7 +11,6 @@ from swath.cli.options import (
     SwathCommand,
     cigar_m_option,
     cluster,
-    command_line,
     device_option,
     mode_option,
     overwrite_option,
@@ -24,7 +23,7 @@ from swath.cli.options import (
     wildcard_option,
     workers_option,
 )
-from swath.cli.output import check_out, emit, out_format, out_option
+from swath.cli.output import out_format, out_option, print_result
 from swath.cli.progress import Watch, progress_bars
 
 __all__ = ["pairs"]
@@ -75,8 +74,7 @@ def pairs(queries: str, targets: str, output: str, pairs_file: str | None, outfm
       swath pairs --dna reads.fq contigs.fa --pairs candidates.tsv -o aln.zarr --mode semiglobal
       swath inspect aln.zarr --format paf
     """
-    outfmt = out_format(out, outfmt, swath.FORMATS["pairs"], "tsv")
-    check_out(out, replace=overwrite)
+    outfmt = out_format(out, outfmt, swath.FORMATS["pairs"], "tsv", replace=overwrite)
     where = cluster(scheduler, workers)
     swath.warm_up(device, client=where, job="pairs")
     started = time.perf_counter()
@@ -91,6 +89,4 @@ def pairs(queries: str, targets: str, output: str, pairs_file: str | None, outfm
     else:
         click.echo(f"swath: {len(result):,} pairs ({result.cells:.3g} cells) in "
                    f"{time.perf_counter() - started:.2f} s, in {output}", err=True)
-    if outfmt:
-        options = swath.PrintOptions(cigar_m=cigar_m, command=command_line())
-        emit(result.lines(outfmt, options), out, replace=overwrite)
+    print_result(result, outfmt, out, cigar_m=cigar_m, replace=overwrite)

@@ -9,7 +9,6 @@ from swath.cli.options import (
     SwathCommand,
     cigar_m_option,
     cluster,
-    command_line,
     device_option,
     mode_option,
     overwrite_option,
@@ -22,7 +21,7 @@ from swath.cli.options import (
     wildcard_option,
     workers_option,
 )
-from swath.cli.output import check_out, emit, out_format, out_option
+from swath.cli.output import out_format, out_option, print_result
 from swath.cli.progress import progress_bars
 
 __all__ = ["search"]
@@ -75,8 +74,7 @@ def search(queries: str, database: str, output: str, top_k: int, max_evalue: flo
       swath makedb db.fasta db.swdb
       swath search queries.fasta db.swdb -o result.zarr --top-k 10 --outfmt tsv
     """
-    outfmt = out_format(out, outfmt, swath.FORMATS["search"], "tsv")
-    check_out(out, replace=overwrite)
+    outfmt = out_format(out, outfmt, swath.FORMATS["search"], "tsv", replace=overwrite)
     where = cluster(scheduler, workers)
     swath.warm_up(device, client=where, job="search")
     given = {k: v for k, v in (("lambda_", lambda_), ("K", K), ("H", H)) if v is not None}
@@ -85,6 +83,4 @@ def search(queries: str, database: str, output: str, top_k: int, max_evalue: flo
                               store=output, mode=mode, device=device, max_evalue=max_evalue,
                               statistics=given or None, query_block=query_block,
                               wildcard=wildcard, progress=bar, overwrite=overwrite)
-    if outfmt:
-        options = swath.PrintOptions(cigar_m=cigar_m, command=command_line())
-        emit(result.lines(outfmt, options), out, replace=overwrite)
+    print_result(result, outfmt, out, cigar_m=cigar_m, replace=overwrite)

@@ -25,7 +25,7 @@ from swath.cli.options import (
     verbose_option,
     workers_option,
 )
-from swath.cli.output import check_out, emit, out_format, out_option
+from swath.cli.output import emit, out_format, out_option
 from swath.cli.progress import progress_bars
 from swath.errors import StoreDamaged, StoreIncomplete
 
@@ -46,8 +46,8 @@ FORMATS = tuple(dict.fromkeys(f for formats in swath.FORMATS.values() for f in f
 def resume(store: str, device: str, scheduler: str | None, workers: int | None,
            progress: bool | None) -> None:
     """Finish an interrupted job (a search, all pairs, batched pairs, or a long pair in any
-    phase): run only the work not marked done, and again the work whose data no longer match their
-    digests. A finished, sound store is left as it is."""
+    phase): run only the work not marked done, and again the work whose data no longer
+    match their digests. A finished, sound store is left as it is."""
     try:
         swath.open(store)
     except (StoreIncomplete, StoreDamaged):
@@ -94,7 +94,6 @@ def inspect(store: str, fmt: str | None, plot: str | None, out: str | None,
             cigar_m: bool) -> None:
     """Print the results of a finished search, all-pairs, batched-pairs or alignment store
     (refused if any of its data no longer match their digests)."""
-    check_out(out)
     fmt = out_format(out, fmt, FORMATS, None)
     emit(swath.report(store, fmt, plot=plot, cigar_m=cigar_m, command=command_line()), out)
     if plot:
