@@ -11,7 +11,6 @@ from swath.api import ALLPAIRS_BLOCK
 from swath.cli.options import (
     SwathCommand,
     cigar_m_option,
-    cluster,
     device_option,
     mode_option,
     overwrite_option,
@@ -19,14 +18,13 @@ from swath.cli.options import (
     rename_duplicates_option,
     scheduler_option,
     scoring_options,
-    show_progress,
     threads_option,
     verbose_option,
     wildcard_option,
     workers_option,
 )
 from swath.cli.output import out_format, out_option, print_result
-from swath.cli.progress import Watch, progress_bars
+from swath.cli.progress import Watch, running
 
 __all__ = ["allpairs", "summary_line"]
 
@@ -105,11 +103,8 @@ def allpairs(sequences: str, output: str, min_identity: float, iddef: str, score
       swath inspect pairs.zarr --format text
     """
     fmt = out_format(out, fmt, swath.FORMATS["allpairs"], "tsv", replace=overwrite)
-    where = cluster(scheduler, workers)
-    swath.warm_up(device, client=where, job="allpairs")
     started = time.perf_counter()
-    with progress_bars(show_progress(progress)) as bar:
-        watch = Watch(bar)
+    with running("allpairs", device, scheduler, workers, progress) as (where, watch):
         result = swath.allpairs(sequences, scoring, mode=mode, min_identity=min_identity,
                                 iddef=_iddef(iddef), store=output, client=where,
                                 device=device, scores=scores, clusters=clusters, block=block,

@@ -10,21 +10,19 @@ import swath
 from swath.cli.options import (
     SwathCommand,
     cigar_m_option,
-    cluster,
     device_option,
     mode_option,
     overwrite_option,
     progress_option,
     scheduler_option,
     scoring_options,
-    show_progress,
     threads_option,
     verbose_option,
     wildcard_option,
     workers_option,
 )
 from swath.cli.output import out_format, out_option, print_result
-from swath.cli.progress import Watch, progress_bars
+from swath.cli.progress import running
 
 __all__ = ["pairs"]
 
@@ -75,11 +73,8 @@ def pairs(queries: str, targets: str, output: str, pairs_file: str | None, outfm
       swath inspect aln.zarr --format paf
     """
     outfmt = out_format(out, outfmt, swath.FORMATS["pairs"], "tsv", replace=overwrite)
-    where = cluster(scheduler, workers)
-    swath.warm_up(device, client=where, job="pairs")
     started = time.perf_counter()
-    with progress_bars(show_progress(progress)) as bar:
-        watch = Watch(bar)
+    with running("pairs", device, scheduler, workers, progress) as (where, watch):
         result = swath.align_pairs(queries, targets, scoring, mode, device, pairs=pairs_file,
                                    store=output, client=where, chunk=chunk, wildcard=wildcard,
                                    progress=watch, overwrite=overwrite)

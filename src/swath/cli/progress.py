@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, NamedTuple
 
-__all__ = ["Watch", "progress_bars"]
+__all__ = ["Watch", "progress_bars", "running"]
 
 
 class _Bar(NamedTuple):
@@ -115,3 +115,18 @@ class Watch:
         if self.first is None or self.last is None:
             return 0
         return self.last[2] - self.first[2]
+
+
+@contextmanager
+def running(job: str, device: str, scheduler: str | None, workers: int | None,
+            progress: bool | None) -> Iterator[tuple[Any, Watch]]:
+    """Where a command's ``job`` runs (``--scheduler``, ``--workers``; its device readied
+    in the background meanwhile) and its progress reports: drawn as bars where asked (or
+    stderr is a terminal), remembered either way."""
+    import swath
+    from swath.cli.options import cluster, show_progress
+
+    where = cluster(scheduler, workers)
+    swath.warm_up(device, client=where, job=job)
+    with progress_bars(show_progress(progress)) as bars:
+        yield where, Watch(bars)

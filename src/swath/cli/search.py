@@ -8,21 +8,19 @@ import swath
 from swath.cli.options import (
     SwathCommand,
     cigar_m_option,
-    cluster,
     device_option,
     mode_option,
     overwrite_option,
     progress_option,
     scheduler_option,
     scoring_options,
-    show_progress,
     threads_option,
     verbose_option,
     wildcard_option,
     workers_option,
 )
 from swath.cli.output import out_format, out_option, print_result
-from swath.cli.progress import progress_bars
+from swath.cli.progress import running
 
 __all__ = ["search"]
 
@@ -75,12 +73,10 @@ def search(queries: str, database: str, output: str, top_k: int, max_evalue: flo
       swath search queries.fasta db.swdb -o result.zarr --top-k 10 --outfmt tsv
     """
     outfmt = out_format(out, outfmt, swath.FORMATS["search"], "tsv", replace=overwrite)
-    where = cluster(scheduler, workers)
-    swath.warm_up(device, client=where, job="search")
     given = {k: v for k, v in (("lambda_", lambda_), ("K", K), ("H", H)) if v is not None}
-    with progress_bars(show_progress(progress)) as bar:
+    with running("search", device, scheduler, workers, progress) as (where, watch):
         result = swath.search(queries, database, scoring=scoring, top_k=top_k, client=where,
                               store=output, mode=mode, device=device, max_evalue=max_evalue,
                               statistics=given or None, query_block=query_block,
-                              wildcard=wildcard, progress=bar, overwrite=overwrite)
+                              wildcard=wildcard, progress=watch, overwrite=overwrite)
     print_result(result, outfmt, out, cigar_m=cigar_m, replace=overwrite)
