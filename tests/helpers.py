@@ -232,7 +232,9 @@ def parasail_score(query: np.ndarray, target: np.ndarray, scoring: swath.Scoring
 
 def biopython_score(query: np.ndarray, target: np.ndarray, scoring: swath.Scoring, mode: str
                     ) -> int:
-    """The score Biopython's PairwiseAligner gives (local and global modes)."""
+    """The score Biopython's PairwiseAligner gives (local and global modes; in global
+    mode with the scheme's end costs, Biopython's end gap scores, whose convention is
+    its open and extend scores': open + (k - 1) * extend)."""
     from Bio.Align import PairwiseAligner, substitution_matrices
 
     aligner = PairwiseAligner()
@@ -241,6 +243,10 @@ def biopython_score(query: np.ndarray, target: np.ndarray, scoring: swath.Scorin
         scoring.alphabet.letters, dims=2, data=scoring.matrix.astype(float))
     aligner.open_gap_score = -(scoring.gap_open + scoring.gap_extend)
     aligner.extend_gap_score = -scoring.gap_extend
+    if mode == "global" and scoring.end_gaps is not None:
+        end_open, end_extend = scoring.end_gaps
+        aligner.open_end_gap_score = -(end_open + end_extend)
+        aligner.extend_end_gap_score = -end_extend
     return int(aligner.score(scoring.alphabet.decode(target), scoring.alphabet.decode(query)))
 
 

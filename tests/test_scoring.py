@@ -85,3 +85,45 @@ def test_scoring_pickles_compares_and_prints():
     assert sc != Scoring.protein("PAM30", gap_open=10, gap_extend=1)
     assert "PAM30" in repr(sc) and "gap_open=9" in repr(sc)
     assert isinstance(InvalidParameter("x"), (swath.SwathError, ValueError))
+
+
+def test_vsearch_defaults_in_swaths_convention():
+    """vsearch charges 20 + 2 (k - 1) inside and 2 + (k - 1) at the ends, match 2,
+    mismatch -4, N 0 against anything (found with vsearch 2.22.1's raw scores)."""
+    sc = Scoring.vsearch()
+    assert (sc.gap_open, sc.gap_extend, sc.end_gaps) == (18, 2, (1, 1))
+    assert [sc.gap_cost(k) for k in (1, 2, 3)] == [20, 22, 24]
+    assert [sc.gap_cost(k, terminal=True) for k in (1, 2, 3)] == [2, 3, 4]
+    assert (sc.score("A", "A"), sc.score("a", "G"), sc.score("N", "N"), sc.score("T", "N")) == (
+        2, -4, 0, 0)
+
+
+def test_end_costs_default_to_the_interior_ones_and_round_trip():
+    plain = Scoring.dna(gap_open=5, gap_extend=2)
+    assert plain.end_gaps is None and plain.gap_cost(2, terminal=True) == plain.gap_cost(2)
+    assert "end_gap_open" not in plain.to_dict()     # stores record a plain scheme as before
+    ends = plain.with_end_gaps(0, 1)
+    assert ends != plain and hash(ends) != hash(plain)
+    for copy in (pickle.loads(pickle.dumps(ends)), Scoring.from_dict(ends.to_dict())):
+        assert copy == ends and copy.end_gaps == (0, 1)
+    assert Scoring.from_dict(plain.to_dict()) == plain
+
+
+@pytest.mark.parametrize(("ends", "message"), [
+    ((-1, 1), "end_gap_open must be >= 0"), ((0, 0), "end_gap_open and end_gap_extend are both 0"),
+    ((1, 0.5), "end_gap_extend must be an integer")])
+def test_invalid_end_costs_name_the_argument(ends, message):
+    with pytest.raises(InvalidParameter, match=message):
+        Scoring.dna().with_end_gaps(*ends)
+
+
+def test_end_costs_outside_global_mode_or_workloads_without_them_are_refused():
+    sc = Scoring.vsearch()
+    with pytest.raises(InvalidParameter, match=r"global mode only, not local"):
+        swath.align("ACGT", "ACGT", sc, mode="local", device="cpu")
+    with pytest.raises(InvalidParameter, match=r"search takes no end gap costs"):
+        swath.search(["ACGT"], ["ACGT"], sc, mode="global", device="cpu")
+    with pytest.raises(InvalidParameter, match=r"semiglobal"):
+        swath.allpairs(["ACGT", "ACGA"], sc, mode="semiglobal", device="cpu")
+    assert swath.align("GGACGTACGTAC", "ACGTACGTAC", sc, mode="global", device="cpu").score == 17
+    assert swath.scores(["ACGTA"], ["ACGTAC"], sc, mode="global", device="cpu")[0, 0] == 8

@@ -71,6 +71,19 @@ def _mode(mode: str) -> str:
     return mode
 
 
+def _end_gaps(scoring: Scoring, mode: str, refused_by: str | None = None) -> None:
+    """Refuse a scheme with end costs of its own outside global mode, or in a workload
+    (``refused_by``) whose kernels do not take them."""
+    if scoring.end_gaps is None:
+        return
+    if mode != "global":
+        raise InvalidParameter(f"end gap costs {scoring.end_gaps} (open, extend) apply in "
+                               f"global mode only, not {mode}: use mode='global'")
+    if refused_by is not None:
+        raise InvalidParameter(f"{refused_by} takes no end gap costs {scoring.end_gaps}: "
+                               "allpairs, scores and align (untiled) take them")
+
+
 def _sequences(value: SequencesLike, scoring: Scoring, wildcard: bool, what: str
                ) -> SequenceSet:
     if isinstance(value, SequenceSet):
@@ -171,17 +184,19 @@ def align(query: SequenceLike, target: SequenceLike, scoring: Scoring | None = N
     """
     scoring = _scoring(scoring)
     mode = _mode(mode)
+    _end_gaps(scoring, mode)
     backend = get_backend(device)
     q = encode_sequence(query, scoring.alphabet, wildcard=wildcard, name="query")
     t = encode_sequence(target, scoring.alphabet, wildcard=wildcard, name="target")
     if store is not None or tile_size is not None or len(q) * len(t) // 2 > TILED_ABOVE:
+        _end_gaps(scoring, mode, "a tiled alignment (a store, a tile size or a long pair)")
         aln = _align_tiled(q, t, scoring, mode, device, store, tile_size, strip, client,
                            names, progress, overwrite, traceback=True)
         assert isinstance(aln, Alignment)
         return aln
     scores, coords, cigar, _ = backend.align_batch(
         q, np.array([0, len(q)]), t, np.array([0, len(t)]), scoring.matrix, scoring.gap_open,
-        scoring.gap_extend, mode)
+        scoring.gap_extend, mode, end_gaps=scoring.end_gaps)
     q_start, q_end, t_start, t_end = (int(x) for x in coords[0])
     return Alignment(int(scores[0]), q_start, q_end, t_start, t_end, cigar.tobytes().decode(),
                      mode)
@@ -244,6 +259,7 @@ def score(query: SequenceLike, target: SequenceLike, scoring: Scoring | None = N
     """
     scoring = _scoring(scoring)
     mode = _mode(mode)
+    _end_gaps(scoring, mode, "score (the tiled long-pair engine)")
     q = encode_sequence(query, scoring.alphabet, wildcard=wildcard, name="query")
     t = encode_sequence(target, scoring.alphabet, wildcard=wildcard, name="target")
     result = _align_tiled(q, t, scoring, mode, device, store, tile_size, strip, client, names,
@@ -278,11 +294,12 @@ def scores(queries: SequencesLike, targets: SequencesLike, scoring: Scoring | No
     """
     scoring = _scoring(scoring)
     mode = _mode(mode)
+    _end_gaps(scoring, mode)
     backend = get_backend(device)
     qs = _sequences(queries, scoring, wildcard, "queries")
     ts = _sequences(targets, scoring, wildcard, "targets")
     return backend.score_many(qs.residues, qs.offsets, ts.residues, ts.offsets, scoring.matrix,
-                              scoring.gap_open, scoring.gap_extend, mode)
+                              scoring.gap_open, scoring.gap_extend, mode, scoring.end_gaps)
 
 
 def search(queries: SequencesLike, database: SequencesLike, scoring: Scoring | None = None,
@@ -351,6 +368,7 @@ def search(queries: SequencesLike, database: SequencesLike, scoring: Scoring | N
 
     scoring = _scoring(scoring)
     mode = _mode(mode)
+    _end_gaps(scoring, mode, "search")
     if not isinstance(top_k, int) or isinstance(top_k, bool) or top_k < 1:
         raise InvalidParameter(f"top_k must be a positive integer, got {top_k!r}")
     if not isinstance(query_block, int) or query_block < 1:
@@ -516,6 +534,7 @@ def allpairs(sequences: SequencesLike, scoring: Scoring | None = None, *, mode: 
 
     scoring = _scoring(scoring)
     mode = _mode(mode)
+    _end_gaps(scoring, mode)
     if isinstance(min_identity, bool) or not isinstance(min_identity, (int, float)) \
             or not 0 < min_identity <= 1:
         raise InvalidParameter(f"min_identity must be a number in (0, 1], got {min_identity!r}")
@@ -617,6 +636,7 @@ def align_pairs(queries: SequencesLike, targets: SequencesLike,
 
     scoring = _scoring(scoring)
     mode = _mode(mode)
+    _end_gaps(scoring, mode, "align_pairs")
     if chunk is not None and (not isinstance(chunk, int) or isinstance(chunk, bool)
                               or chunk < 1):
         raise InvalidParameter(f"chunk must be a positive integer, got {chunk!r}")

@@ -3,6 +3,11 @@
 The gap convention is BLAST's: a gap of length ``k`` costs ``gap_open + k * gap_extend``
 (so "11/1" charges 12 for a one-residue gap). parasail and Biopython charge
 ``open + (k - 1) * extend``; swath's ``(11, 1)`` equals their ``(12, 1)``.
+
+A terminal gap (one that touches the first or the last residue of either sequence) may
+cost differently, in global mode: ``end_gap_open + k * end_gap_extend``
+(:meth:`Scoring.vsearch`). In the DP, the leading gaps are row 0 and column 0, the
+trailing ones the gaps along the last query row and down the last target column.
 """
 
 from __future__ import annotations
@@ -72,8 +77,9 @@ class Alphabet:
 MAX_GAP = 1 << 20
 
 
-def _check_gaps(gap_open: int, gap_extend: int) -> tuple[int, int]:
-    for name, value in (("gap_open", gap_open), ("gap_extend", gap_extend)):
+def _check_gaps(gap_open: int, gap_extend: int, names: tuple[str, str] = ("gap_open", "gap_extend")
+                ) -> tuple[int, int]:
+    for name, value in zip(names, (gap_open, gap_extend), strict=True):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
             raise InvalidParameter(f"{name} must be an integer, got {value!r}")
         if value < 0:
@@ -86,7 +92,7 @@ def _check_gaps(gap_open: int, gap_extend: int) -> tuple[int, int]:
                                    f"range), got {value:,}")
     if gap_open + gap_extend == 0:
         raise InvalidParameter(
-            "gap_open and gap_extend are both 0: gaps would be free; give gap_extend >= 1"
+            f"{names[0]} and {names[1]} are both 0: gaps would be free; give {names[1]} >= 1"
         )
     return int(gap_open), int(gap_extend)
 
@@ -95,14 +101,17 @@ def _check_gaps(gap_open: int, gap_extend: int) -> tuple[int, int]:
 class Scoring:
     """A substitution matrix over an alphabet plus affine gap costs.
 
-    A gap of length ``k`` costs ``gap_open + k * gap_extend``. Build one with
-    :meth:`protein`, :meth:`dna` or :meth:`from_file`.
+    A gap of length ``k`` costs ``gap_open + k * gap_extend``; a terminal gap (touching
+    the first or last residue of either sequence) ``end_gap_open + k * end_gap_extend``,
+    in global mode only (by default the end costs are the interior ones: every mode
+    takes such a scheme). Build one with :meth:`protein`, :meth:`dna`, :meth:`vsearch`
+    or :meth:`from_file`; give other end costs with :meth:`with_end_gaps`.
 
     Examples
     --------
     >>> sc = Scoring.protein("BLOSUM62", gap_open=11, gap_extend=1)
-    >>> sc.score("W", "W"), sc.gap_cost(3)
-    (11, 14)
+    >>> sc.score("W", "W"), sc.gap_cost(3), sc.end_gaps
+    (11, 14, None)
     """
 
     name: str
@@ -110,6 +119,8 @@ class Scoring:
     matrix: np.ndarray = field(repr=False, compare=False)
     gap_open: int
     gap_extend: int
+    end_gap_open: int | None = None
+    end_gap_extend: int | None = None
     _key: tuple[int, ...] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -122,10 +133,16 @@ class Scoring:
         if np.abs(matrix).max() > 1000:
             raise InvalidParameter(f"matrix {self.name} has entries beyond +-1000")
         gap_open, gap_extend = _check_gaps(self.gap_open, self.gap_extend)
+        end_open, end_extend = _check_gaps(
+            gap_open if self.end_gap_open is None else self.end_gap_open,
+            gap_extend if self.end_gap_extend is None else self.end_gap_extend,
+            ("end_gap_open", "end_gap_extend"))
         matrix.setflags(write=False)
         object.__setattr__(self, "matrix", matrix)
         object.__setattr__(self, "gap_open", gap_open)
         object.__setattr__(self, "gap_extend", gap_extend)
+        object.__setattr__(self, "end_gap_open", end_open)
+        object.__setattr__(self, "end_gap_extend", end_extend)
         object.__setattr__(self, "_key", tuple(matrix.ravel().tolist()))
 
     @classmethod
@@ -173,6 +190,44 @@ class Scoring:
                    gap_open, gap_extend)
 
     @classmethod
+    def vsearch(cls) -> Scoring:
+        """vsearch's default nucleotide scoring, exactly (vsearch 2.22, ``--match 2
+        --mismatch -4 --gapopen 20I/2E --gapext 2I/1E``), in swath's conventions.
+
+        vsearch charges a gap of length ``k`` ``open + (k - 1) * extend``: 20 + 2(k - 1)
+        inside, 2 + (k - 1) at either end, which is swath's ``gap_open=18, gap_extend=2,
+        end_gap_open=1, end_gap_extend=1``. It scores any ambiguous residue (N, and the
+        IUPAC codes, which swath maps to N with ``wildcard``) 0 against everything, and
+        reads lower case as upper case (found with ``vsearch --allpairs_global
+        --acceptall --userfields raw`` on hand-made pairs). vsearch also scores U as T
+        (swath's DNA alphabet has no U) and counts an ambiguous residue against a base it
+        may stand for as an identity (swath counts it as a mismatch).
+
+        Examples
+        --------
+        >>> sc = Scoring.vsearch()
+        >>> sc.gap_cost(1), sc.gap_cost(3), sc.gap_cost(3, terminal=True), sc.score("N", "A")
+        (20, 24, 4, 0)
+        """
+        size = len(DNA_ALPHABET)
+        matrix = np.full((size, size), -4, dtype=np.int32)
+        np.fill_diagonal(matrix, 2)
+        matrix[DNA_ALPHABET.index("N"), :] = matrix[:, DNA_ALPHABET.index("N")] = 0
+        return cls("vsearch", Alphabet(DNA_ALPHABET, "N"), matrix, 18, 2, 1, 1)
+
+    def with_end_gaps(self, end_gap_open: int, end_gap_extend: int) -> Scoring:
+        """This scheme with terminal gaps of length ``k`` costing ``end_gap_open + k *
+        end_gap_extend`` (global mode only).
+
+        Examples
+        --------
+        >>> Scoring.dna(gap_open=5, gap_extend=2).with_end_gaps(0, 1).end_gaps
+        (0, 1)
+        """
+        return Scoring(self.name, self.alphabet, np.array(self.matrix), self.gap_open,
+                       self.gap_extend, end_gap_open, end_gap_extend)
+
+    @classmethod
     def from_file(cls, path: str | os.PathLike[str], gap_open: int = 11, gap_extend: int = 1
                   ) -> Scoring:
         """A scheme from a matrix file in NCBI format (as BLAST and EMBOSS ship them)."""
@@ -200,33 +255,52 @@ class Scoring:
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (Scoring, (self.name, self.alphabet, np.array(self.matrix), self.gap_open,
-                          self.gap_extend))
+                          self.gap_extend, self.end_gap_open, self.end_gap_extend))
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Scoring):
             return NotImplemented
-        return (self.alphabet, self.gap_open, self.gap_extend, self._key) == (
-            other.alphabet, other.gap_open, other.gap_extend, other._key)
+        return (self.alphabet, self.gap_open, self.gap_extend, self.end_gaps, self._key) == (
+            other.alphabet, other.gap_open, other.gap_extend, other.end_gaps, other._key)
 
     def __hash__(self) -> int:
-        return hash((self.alphabet.letters, self.gap_open, self.gap_extend, self._key))
+        return hash((self.alphabet.letters, self.gap_open, self.gap_extend, self.end_gaps,
+                     self._key))
+
+    @property
+    def end_gaps(self) -> tuple[int, int] | None:
+        """``(end_gap_open, end_gap_extend)`` where they differ from the interior costs,
+        else None (what the kernels take)."""
+        ends = (int(self.end_gap_open or 0), int(self.end_gap_extend or 0))
+        return None if ends == (self.gap_open, self.gap_extend) else ends
 
     def score(self, a: str, b: str) -> int:
         """The substitution score of residue ``a`` against residue ``b``."""
         return int(self.matrix[self.alphabet.encode(a)[0], self.alphabet.encode(b)[0]])
 
-    def gap_cost(self, length: int) -> int:
-        """What a gap of ``length`` residues costs (a positive number)."""
-        return self.gap_open + length * self.gap_extend if length > 0 else 0
+    def gap_cost(self, length: int, terminal: bool = False) -> int:
+        """What a gap of ``length`` residues costs (a positive number); with ``terminal``,
+        one touching an end of either sequence (in global mode)."""
+        if length <= 0:
+            return 0
+        go, ge = self.end_gaps if terminal and self.end_gaps else (self.gap_open,
+                                                                   self.gap_extend)
+        return go + length * ge
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready description (stores record it in their attributes)."""
-        return {"name": self.name, "alphabet": self.alphabet.letters,
-                "wildcard": self.alphabet.wildcard, "matrix": self.matrix.tolist(),
-                "gap_open": self.gap_open, "gap_extend": self.gap_extend}
+        """A JSON-ready description (stores record it in their attributes; end costs
+        only where they differ from the interior ones, so a scheme without them is
+        recorded as before)."""
+        fields = {"name": self.name, "alphabet": self.alphabet.letters,
+                  "wildcard": self.alphabet.wildcard, "matrix": self.matrix.tolist(),
+                  "gap_open": self.gap_open, "gap_extend": self.gap_extend}
+        if self.end_gaps is not None:
+            fields["end_gap_open"], fields["end_gap_extend"] = self.end_gaps
+        return fields
 
     @classmethod
     def from_dict(cls, fields: dict[str, Any]) -> Scoring:
         """The scoring a store recorded with :meth:`to_dict`."""
         return cls(fields["name"], Alphabet(fields["alphabet"], fields["wildcard"]),
-                   np.array(fields["matrix"]), fields["gap_open"], fields["gap_extend"])
+                   np.array(fields["matrix"]), fields["gap_open"], fields["gap_extend"],
+                   fields.get("end_gap_open"), fields.get("end_gap_extend"))

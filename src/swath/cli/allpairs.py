@@ -12,6 +12,8 @@ from swath.cli.options import (
     SwathCommand,
     cigar_m_option,
     device_option,
+    end_gap_options,
+    given_options,
     mode_option,
     overwrite_option,
     progress_option,
@@ -29,6 +31,9 @@ from swath.cli.progress import Watch, running
 __all__ = ["allpairs", "summary_line"]
 
 IDDEFS = ("pident", "0", "1", "2", "3", "4")
+# what --vsearch-defaults sets, refused beside it
+VSEARCH_SET = ("matrix", "match", "mismatch", "gap_open", "gap_extend", "end_gap_open",
+               "end_gap_extend", "mode", "iddef")
 
 
 def _iddef(value: str) -> str | int:
@@ -55,6 +60,11 @@ def _iddef(value: str) -> str | int:
                    "--iddef 0 (matches over the shorter length), 1 (over columns), 2 (over "
                    "columns without terminal gaps; vsearch's default), 3 (1 - (mismatches + "
                    "gap opens) over the longer length) or 4 (as 1).")
+@click.option("--vsearch-defaults", is_flag=True, default=False,
+              help="vsearch --allpairs_global's defaults: DNA, match 2, mismatch -4, N 0, "
+                   "gaps 20 + 2 (k - 1) inside and 2 + (k - 1) at the ends (--gap-open 18 "
+                   "--gap-extend 2 --end-gap-open 1 --end-gap-extend 1), --iddef 2, global "
+                   "mode. Not with the options it sets.")
 @click.option("--scores", is_flag=True, default=False,
               help="Also store the dense n x n score matrix (int32; n^2 * 4 bytes).")
 @click.option("--clusters", is_flag=True, default=False,
@@ -75,6 +85,7 @@ def _iddef(value: str) -> str | int:
 @overwrite_option
 @rename_duplicates_option
 @scoring_options
+@end_gap_options
 @mode_option("global")
 @wildcard_option
 @device_option
@@ -83,7 +94,8 @@ def _iddef(value: str) -> str | int:
 @workers_option
 @verbose_option
 @progress_option
-def allpairs(sequences: str, output: str, min_identity: float, iddef: str, scores: bool,
+def allpairs(sequences: str, output: str, min_identity: float, iddef: str,
+             vsearch_defaults: bool, scores: bool,
              clusters: bool, block: int, fmt: str | None, out: str | None, cigar_m: bool,
              scoring: swath.Scoring, mode: str,
              wildcard: bool, device: str, scheduler: str | None, workers: int | None,
@@ -100,8 +112,15 @@ def allpairs(sequences: str, output: str, min_identity: float, iddef: str, score
     Examples:
       swath allpairs --dna examples/amplicons.fasta -o pairs.zarr --format tsv
       swath allpairs --dna seqs.fasta -o pairs.zarr --min-identity 0.99 --iddef 2 --clusters
+      swath allpairs seqs.fasta -o pairs.zarr --vsearch-defaults   # vsearch's pairs
       swath inspect pairs.zarr --format text
     """
+    if vsearch_defaults:
+        clash = given_options(*VSEARCH_SET)
+        if clash:
+            raise swath.InvalidParameter(f"--vsearch-defaults sets {', '.join(clash)}: give "
+                                         "one or the other")
+        scoring, mode, iddef = swath.Scoring.vsearch(), "global", "2"
     fmt = out_format(out, fmt, swath.FORMATS["allpairs"], "tsv", replace=overwrite)
     started = time.perf_counter()
     with running("allpairs", device, scheduler, workers, progress) as (where, watch):

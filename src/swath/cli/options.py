@@ -37,6 +37,8 @@ __all__ = [
     "cluster",
     "command_line",
     "device_option",
+    "end_gap_options",
+    "given_options",
     "mode_option",
     "overwrite_option",
     "progress_option",
@@ -271,6 +273,41 @@ def scoring_options(f: F) -> F:
     for option in reversed(_SCORING_OPTIONS):
         wrapper = option(wrapper)
     return wrapper  # type: ignore[return-value]
+
+
+def end_gap_options(f: F) -> F:
+    """Add ``--end-gap-open`` and ``--end-gap-extend`` (terminal gaps' costs, global mode)
+    to a command decorated with :func:`scoring_options` (put this one below it); the
+    command's ``scoring`` then carries them (``Scoring.with_end_gaps``)."""
+
+    @functools.wraps(f)
+    def wrapper(*args: Any, scoring: swath.Scoring, end_gap_open: int | None,
+                end_gap_extend: int | None, **kwargs: Any) -> Any:
+        if end_gap_open is not None or end_gap_extend is not None:
+            scoring = scoring.with_end_gaps(
+                scoring.gap_open if end_gap_open is None else end_gap_open,
+                scoring.gap_extend if end_gap_extend is None else end_gap_extend)
+        return f(*args, scoring=scoring, **kwargs)
+
+    wrapper = click.option(
+        "--end-gap-extend", type=int, metavar="N", default=None,
+        show_default="--gap-extend",
+        help="Global mode: cost of each position of a terminal gap (one touching either "
+             "end of either sequence) [score units per residue].")(wrapper)
+    wrapper = click.option(
+        "--end-gap-open", type=int, metavar="N", default=None, show_default="--gap-open",
+        help="Global mode: cost of opening a terminal gap [score units]; one of length k "
+             "costs open + k * extend.")(wrapper)
+    return wrapper  # type: ignore[return-value]
+
+
+def given_options(*names: str) -> list[str]:
+    """The options among ``names`` (parameter names) that the user gave to the running
+    command, as flags (``--gap-open``)."""
+    ctx = click.get_current_context()
+    given = [name for name in names if ctx.get_parameter_source(name)
+             not in (None, click.ParameterSource.DEFAULT)]
+    return ["--" + name.replace("_", "-") for name in given]
 
 
 # ---------------------------------------------------------------------------------

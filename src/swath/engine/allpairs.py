@@ -123,7 +123,8 @@ def score_phase(job: AllPairsJob, queries: tuple[np.ndarray, np.ndarray],
     for top, bottom, left, right in boxes(need, split=backend.split_boxes):
         q = slice_concatenated(*queries, top, bottom)
         t = slice_concatenated(*targets, left, right)
-        found = backend.score_many(*q, *t, sc.matrix, sc.gap_open, sc.gap_extend, job.mode)
+        found = backend.score_many(*q, *t, sc.matrix, sc.gap_open, sc.gap_extend, job.mode,
+                                   sc.end_gaps)
         out[top:bottom, left:right] = np.where(need[top:bottom, left:right], found, NO_SCORE)
     return out
 
@@ -163,14 +164,15 @@ def first_phase(job: AllPairsJob, rows: tuple[np.ndarray, np.ndarray],
     """The tile's scores for the score filter, and whether they are the optimal ones:
     the banded scores (lower bounds) of the pairs the length filter keeps where a band
     exists (``swath.identity.band_limits``), costs less than the full score phase on this
-    backend (``Backend.band_worth``) and no score matrix is kept; else the optimal scores of
+    backend (``Backend.band_worth``), no score matrix is kept and the scheme has no end
+    costs of its own (the band kernels charge every gap alike); else the optimal scores of
     ``pairs`` (score matrix) or of the pairs the length filter keeps. ``kept``: how many
     pairs of each distinct pair of lengths the length filter keeps (the costs are summed
     over those, not over every pair)."""
     if job.scores:
         return score_phase(job, rows, cols, pairs), True
     band = band_limits(*lengths.distinct, job.min_identity, job.iddef, job.mode)
-    if band is not None:
+    if band is not None and job.scoring.end_gaps is None:
         m, n = lengths.distinct
         width = np.maximum(np.minimum(band[1], m) - np.maximum(band[0], -n) + 1, 0)
         backend = get_backend(job.device)
@@ -197,7 +199,7 @@ def trace(job: AllPairsJob, queries: tuple[np.ndarray, np.ndarray],
     backend = get_backend(job.device)
     got, coords, text, text_at = backend.align_batch(
         *queries, *targets, sc.matrix, sc.gap_open, sc.gap_extend, job.mode,
-        pairs=(rows, cols))
+        pairs=(rows, cols), end_gaps=sc.end_gaps)
     if np.any(got < scores) or (optimal and not np.array_equal(got, scores)):
         raise RuntimeError("traceback scores disagree with the first phase")
     counts = backend.cigar_counts((text, text_at))

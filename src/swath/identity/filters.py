@@ -342,7 +342,8 @@ def least_score(m: npt.ArrayLike, n: npt.ArrayLike, threshold: float, scoring: S
     ``L = a + g`` columns. A match scores at least D, the smallest diagonal entry of the
     matrix over ``residues``; a mismatch at least Y, the smallest off-diagonal one; the
     gaps cost ``O * open + g * extend <= g * c`` with ``c = open + extend``. So its score
-    ``S >= M*D + X*Y - O*open - g*extend``. In global mode ``a <= min(m, n)``,
+    ``S >= M*D + X*Y - O*open - g*extend`` (open and extend the larger of the interior and
+    the terminal costs, ``Scoring.end_gaps``). In global mode ``a <= min(m, n)``,
     ``g = m + n - 2a``; in semiglobal mode the query is whole and ``d`` of the ``w <= n``
     residues of the target window face gaps: ``g = m - a + d``, ``0 <= d <= n - a``.
     The threshold gives the worst case of the counts:
@@ -426,12 +427,16 @@ def least_score(m: npt.ArrayLike, n: npt.ArrayLike, threshold: float, scoring: S
         bound = np.full(key.shape, NO_BOUND, dtype=np.int64)
     else:
         match, mismatch = _substitution_extremes(scoring, residues)
-        column = scoring.gap_open + scoring.gap_extend
+        # terminal gaps may cost otherwise: the larger costs bound every gap's
+        gap_open, gap_extend = (max(inside, end) for inside, end in zip(
+            (scoring.gap_open, scoring.gap_extend),
+            scoring.end_gaps or (scoring.gap_open, scoring.gap_extend), strict=True))
+        column = gap_open + gap_extend
         if kind == 0:
             bound = _cdhit(qm, tn, threshold, match, mismatch, column)
         elif kind == 3:
-            bound = _mbl(qm, tn, threshold, match, mismatch, scoring.gap_open,
-                         scoring.gap_extend, mode == "semiglobal")
+            bound = _mbl(qm, tn, threshold, match, mismatch, gap_open, gap_extend,
+                         mode == "semiglobal")
         elif mode == "global":
             bound = _pident_global(qm, tn, threshold, match, mismatch, column)
         else:

@@ -171,17 +171,20 @@ class Backend(Protocol):
 
     def score_many(self, q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray,
                    t_off: np.ndarray, matrix: np.ndarray, gap_open: int, gap_extend: int,
-                   mode: str) -> np.ndarray:
-        """Optimal scores of every query against every target, ``(nq, nt)`` int32."""
+                   mode: str, end_gaps: tuple[int, int] | None = None) -> np.ndarray:
+        """Optimal scores of every query against every target, ``(nq, nt)`` int32; with
+        ``end_gaps`` (global mode), a terminal gap of length k costs ``end_gaps[0] + k *
+        end_gaps[1]`` (``swath.kernels.end_gaps``)."""
         ...
 
     def align_batch(self, q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray,
                     t_off: np.ndarray, matrix: np.ndarray, gap_open: int, gap_extend: int,
-                    mode: str, pairs: tuple[np.ndarray, np.ndarray] | None = None
-                    ) -> Alignments:
+                    mode: str, pairs: tuple[np.ndarray, np.ndarray] | None = None,
+                    end_gaps: tuple[int, int] | None = None) -> Alignments:
         """One optimal alignment of query k against target k, for every k; with
         ``pairs`` (two index arrays), of query ``pairs[0][k]`` against target
-        ``pairs[1][k]``, the sets passed whole.
+        ``pairs[1][k]``, the sets passed whole; terminal gaps at ``end_gaps`` (global
+        mode) as :meth:`score_many` charges them.
 
         Returns scores ``(N,)``, coordinates ``(N, 4)`` (query start and end, target
         start and end; 0-based, end exclusive) and the extended CIGARs as one uint8 text

@@ -29,7 +29,7 @@ def run_narrow(mode: str, query: np.ndarray, targets: list[np.ndarray], dtype=np
     flags = np.zeros((1, groups, LANES[narrow]), dtype=np.uint8)
     lane_kernel(mode, narrow)(query, np.array([0, len(query)]), np.array([0, 1]), cols, col_off,
                               lens, np.zeros((1, groups), dtype=bool),
-                              padded_matrix(PROTEIN.matrix, narrow), 11, 1, out, flags)
+                              padded_matrix(PROTEIN.matrix, narrow), 11, 1, 11, 1, out, flags)
     return out.reshape(-1)[np.argsort(order)], flags.reshape(-1)[np.argsort(order)]
 
 

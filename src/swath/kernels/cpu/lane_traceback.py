@@ -19,7 +19,8 @@ local alignment (least row, then least column) is the same in any order that vis
 row's columns left to right.
 
 Values are int32; callers send only pairs whose value bounds fit
-(``bounds.fits_every_mode``).
+(``bounds.fits_every_mode``). Global mode with end costs is a kernel of its own
+(``_fill``'s: E along the last row and F down lane k's last column take them).
 """
 
 from __future__ import annotations
@@ -50,19 +51,22 @@ _NEG_INF = I32(MINUS_INFINITY)
 
 
 @functools.cache
-def _make_fill(mode: int) -> Any:
+def _make_fill(mode: int, ends: bool) -> Any:
     local = mode == MODE_LOCAL
     global_ = mode == MODE_GLOBAL
     semiglobal = mode == MODE_SEMIGLOBAL
 
     @jit
-    def lane_fill(q, cols, lens, sub, gap_open, gap_extend, dirs, ends):
+    def lane_fill(q, cols, lens, sub, gap_open, gap_extend, end_open, end_extend, dirs,
+                  out_ends):
         m = q.shape[0]
         L = LANES
         C = BLOCK_COLUMNS
         alphabet = sub.shape[0]
         goe = I32(gap_open + gap_extend)
         ge = I32(gap_extend)
+        end_goe = I32(end_open + end_extend)
+        end_ge = I32(end_extend)
         zero = I32(0)
         # state[i, 0]: H of row i in the last column swept, state[i, 1]: E of row i
         state = np.empty((m + 1, 2, L), np.int32)
@@ -74,7 +78,7 @@ def _make_fill(mode: int) -> Any:
         lane = np.zeros((5, L), np.int32)
         profile = np.empty((alphabet, C, L), np.int32)
         for i in range(m + 1):
-            h = zero if local or i == 0 else I32(-(gap_open + gap_extend * i))
+            h = zero if local or i == 0 else I32(-(end_open + end_extend * i))
             for k in range(L):
                 state[i, 0, k] = h
                 state[i, 1, k] = _NEG_INF
@@ -87,7 +91,7 @@ def _make_fill(mode: int) -> Any:
                 for a in range(alphabet):
                     for k in range(L):
                         profile[a, c, k] = sub[a, col[k]]
-                top = zero if not global_ else I32(-(gap_open + gap_extend * (j0 + c + 1)))
+                top = zero if not global_ else I32(-(end_open + end_extend * (j0 + c + 1)))
                 for k in range(L):
                     f_col[c, k] = _NEG_INF
                     h_col[c, k] = top
@@ -100,6 +104,9 @@ def _make_fill(mode: int) -> Any:
                 row = state[i + 1]
                 out = dirs[i]
                 at = I32(i + 1)
+                row_goe, row_ge = goe, ge
+                if ends and i + 1 == m:
+                    row_goe, row_ge = end_goe, end_ge
                 for k in range(L):
                     left = row[0, k]
                     e = row[1, k]
@@ -108,12 +115,17 @@ def _make_fill(mode: int) -> Any:
                     best, best_row, best_col = lane[1, k], lane[2, k], lane[3, k]
                     pair = zero
                     for c in range(C):
-                        e_open = I32(left - goe)
-                        e_ext = I32(e - ge)
+                        e_open = I32(left - row_goe)
+                        e_ext = I32(e - row_ge)
                         e = max(e_open, e_ext)
                         up = h_col[c, k]
-                        f_open = I32(up - goe)
-                        f_ext = I32(f_col[c, k] - ge)
+                        if ends:
+                            last = j0 + c + 1 == lane[4, k]
+                            f_open = I32(up - (end_goe if last else goe))
+                            f_ext = I32(f_col[c, k] - (end_ge if last else ge))
+                        else:
+                            f_open = I32(up - goe)
+                            f_ext = I32(f_col[c, k] - ge)
                         f = max(f_open, f_ext)
                         h = I32(diagonal + score[c, k])
                         src = I32(SOURCE_E) if e > h else I32(SOURCE_DIAGONAL)
@@ -152,21 +164,24 @@ def _make_fill(mode: int) -> Any:
                             lane[1, k] = last
                             lane[3, k] = I32(j + 1)
         for k in range(L):
-            ends[0, k] = lane[1, k]
-            ends[1, k] = lane[2, k] if local else m
-            ends[2, k] = lane[3, k]
+            out_ends[0, k] = lane[1, k]
+            out_ends[1, k] = lane[2, k] if local else m
+            out_ends[2, k] = lane[3, k]
 
     return lane_fill
 
 
 def lane_fill(q: np.ndarray, cols: np.ndarray, lens: np.ndarray, sub: np.ndarray,
               gap_open: int, gap_extend: int, mode: int, dirs: np.ndarray,
-              ends: np.ndarray) -> None:
+              ends: np.ndarray, end_gaps: tuple[int, int] | None = None) -> None:
     """Fill ``dirs`` (any prior content) for ``q`` against each lane's target (``cols``
     packed ``BLOCK_COLUMNS`` columns wide); ``ends[:, k]`` gets
     (score, end row, end column) of lane ``k`` under ``_fill``'s tie rules.
 
     ``sub`` is the (A + 1, A + 1) int32 matrix with the padding code; ``mode`` is a
-    code of ``swath.constants.MODE_CODES``; ``lens[k]`` is 0 for an unused lane.
+    code of ``swath.constants.MODE_CODES``; ``lens[k]`` is 0 for an unused lane;
+    ``end_gaps`` the terminal gaps' costs (global mode, ``end_gaps.end_costs``) or None.
     """
-    _make_fill(mode)(q, cols, lens, sub, gap_open, gap_extend, dirs, ends)
+    end_open, end_extend = end_gaps or (gap_open, gap_extend)
+    _make_fill(mode, end_gaps is not None)(q, cols, lens, sub, gap_open, gap_extend, end_open,
+                                           end_extend, dirs, ends)

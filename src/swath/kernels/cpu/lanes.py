@@ -24,6 +24,10 @@ The 8 and 16-bit kernels never return a wrong score: in local mode a lane whose
 best score comes within ``max(matrix)`` of the type's ceiling is flagged; in global
 and semiglobal mode the caller only sends pairs whose score bounds (over the packed
 width) fit the type. Flagged pairs are re-run by a wider kernel.
+
+Global mode with end costs (``swath.kernels.end_gaps``) is a kernel of its own: row 0
+and column 0 start from them, E takes them along the query's last row, and F in lane
+k's last column (``lens[k]``); the kernel without them is unchanged.
 """
 
 from __future__ import annotations
@@ -42,7 +46,7 @@ CHUNK_RESIDUES = 2048   # queries that share a profile: at most this many residu
 
 
 @functools.cache
-def _make_kernel(mode: str, dtype: np.dtype) -> Any:
+def _make_kernel(mode: str, dtype: np.dtype, ends: bool) -> Any:
     T = dtype.type
     L = LANES[dtype]
     C = BLOCK_COLUMNS
@@ -52,7 +56,7 @@ def _make_kernel(mode: str, dtype: np.dtype) -> Any:
 
     @jit(parallel=True)
     def kernel(q_res, q_off, chunks, cols_all, col_off, lens_all, skip, sub, gap_open,
-               gap_extend, out_all, flags_all):
+               gap_extend, end_open, end_extend, out_all, flags_all):
         """Scores of every query against every lane group.
 
         q_res, q_off: queries (uint8 codes, int64 offsets). chunks: query indices where
@@ -60,7 +64,8 @@ def _make_kernel(mode: str, dtype: np.dtype) -> Any:
         profile of every column block. cols_all, col_off, lens_all: lane groups (see
         module doc; each group a multiple of C columns wide); lens_all[g, k] is 0 for an
         empty lane. skip[qi, g]: pair block not to run (flagged instead). sub: (A + 1,
-        A + 1) substitution matrix with the padding row and column. out_all[qi, g, k]
+        A + 1) substitution matrix with the padding row and column; end_open, end_extend:
+        the terminal gaps' costs (the interior ones without ``ends``). out_all[qi, g, k]
         score; flags_all[qi, g, k] = 1 where the score is not exact at this width.
 
         One function, not a group function called from it: numba's cache keys a closure
@@ -71,8 +76,10 @@ def _make_kernel(mode: str, dtype: np.dtype) -> Any:
         alphabet = sub.shape[0] - 1
         goe = T(-(gap_open + gap_extend))
         ge = T(-gap_extend)
+        end_goe = T(-(end_open + end_extend))
+        end_ge = T(-end_extend)
         zero = T(0)
-        neg_inf = T(np.iinfo(dtype).min + gap_extend)
+        neg_inf = T(np.iinfo(dtype).min + max(gap_extend, end_extend))
         threshold = T(ceiling - max(sub.max(), 0))
         for task in numba.prange((chunks.shape[0] - 1) * ngroups):
             # the chunk's queries q0 .. q1 - 1 against lane group g (width x L residues)
@@ -99,7 +106,7 @@ def _make_kernel(mode: str, dtype: np.dtype) -> Any:
             for qi in range(q0, q1):
                 first = q_off[qi] + qi - q_off[q0] - q0
                 for i in range(q_off[qi + 1] - q_off[qi] + 1):
-                    gap = zero if local or i == 0 else T(-(gap_open + gap_extend * i))
+                    gap = zero if local or i == 0 else T(-(end_open + end_extend * i))
                     for k in range(L):
                         state[first + i, 0, k] = gap
                         state[first + i, 1, k] = neg_inf
@@ -122,7 +129,7 @@ def _make_kernel(mode: str, dtype: np.dtype) -> Any:
                     for c in range(C):
                         j = j0 + c
                         top = (zero if local or semiglobal
-                               else T(-(gap_open + gap_extend * (j + 1))))
+                               else T(-(end_open + end_extend * (j + 1))))
                         for k in range(L):
                             f_col[c, k] = neg_inf
                             h_col[c, k] = top
@@ -132,6 +139,9 @@ def _make_kernel(mode: str, dtype: np.dtype) -> Any:
                     for i in range(q.shape[0]):
                         score = profile[rank[q[i]]]
                         row = rows[i + 1]
+                        row_goe, row_ge = goe, ge
+                        if ends and i + 1 == q.shape[0]:
+                            row_goe, row_ge = end_goe, end_ge
                         for k in range(L):
                             left = row[0, k]
                             e = row[1, k]
@@ -139,9 +149,14 @@ def _make_kernel(mode: str, dtype: np.dtype) -> Any:
                             diagonal_in[k] = left
                             best = best_of[k]
                             for c in range(C):
-                                e = max(T(e + ge), T(left + goe))
+                                e = max(T(e + row_ge), T(left + row_goe))
                                 up = h_col[c, k]
-                                f = max(T(f_col[c, k] + ge), T(up + goe))
+                                if ends:
+                                    last = j0 + c + 1 == lens[k]
+                                    f = max(T(f_col[c, k] + (end_ge if last else ge)),
+                                            T(up + (end_goe if last else goe)))
+                                else:
+                                    f = max(T(f_col[c, k] + ge), T(up + goe))
                                 h = max(max(T(diagonal + score[c, k]), e), f)
                                 if local:
                                     h = max(h, zero)
@@ -170,9 +185,10 @@ def _make_kernel(mode: str, dtype: np.dtype) -> Any:
     return kernel
 
 
-def lane_kernel(mode: str, dtype: np.dtype | type) -> Any:
-    """The compiled kernel for ``mode`` at the width of ``dtype`` (int8, int16 or int32)."""
-    return _make_kernel(mode, np.dtype(dtype))
+def lane_kernel(mode: str, dtype: np.dtype | type, ends: bool = False) -> Any:
+    """The compiled kernel for ``mode`` at the width of ``dtype`` (int8, int16 or int32);
+    with ``ends``, global mode's with end costs."""
+    return _make_kernel(mode, np.dtype(dtype), ends)
 
 
 def query_chunks(q_off: np.ndarray, residues: int = CHUNK_RESIDUES) -> np.ndarray:

@@ -22,7 +22,8 @@ DNA's. A gather of ``matrix[query code, target code]`` per lane does not vectori
 
 Values have the width of the kernel (int16 or int32); callers send only pairs whose
 value bounds fit it (``bounds.fits_every_mode`` with ``floor`` ``minus_infinity``):
-the scores are exact, never saturated.
+the scores are exact, never saturated. Global mode with end costs is a kernel of its
+own (``_fill``'s: E along lane k's last row and F down its last column take them).
 """
 
 from __future__ import annotations
@@ -58,17 +59,24 @@ def minus_infinity(dtype: np.dtype | type) -> int:
     return int(np.iinfo(dtype).min) // 2
 
 
-def equal_scores(matrix: np.ndarray) -> tuple[int, int, np.ndarray, np.ndarray] | None:
+def equal_scores(matrix: np.ndarray, present: np.ndarray | None = None
+                 ) -> tuple[int, int, np.ndarray, np.ndarray] | None:
     """``(match, mismatch, query codes, target codes)`` where ``matrix[a, b]`` is ``match``
     for ``a == b`` among the residues scoring ``match`` against themselves and
     ``mismatch`` elsewhere: the codes (uint8, one a residue and one more for the
     padding) map a query's and a target's residues so that two mapped codes are equal
-    exactly where they score ``match``. None for any other matrix."""
+    exactly where they score ``match``. None for any other matrix. With ``present`` (a
+    bool a residue), only the residues the sequences hold count (vsearch's matrix, whose
+    N scores 0, is of this form over sequences without N)."""
     size = matrix.shape[0]
-    match, mismatch = int(matrix.max()), int(matrix.min())
-    same = np.append(np.diagonal(matrix) == match, False)
+    held = np.ones(size, dtype=bool) if present is None else np.asarray(present, dtype=bool)
+    if not held.any():
+        return None
+    both = np.ix_(held, held)
+    match, mismatch = int(matrix[both].max()), int(matrix[both].min())
+    same = np.append(held & (np.diagonal(matrix) == match), False)
     expected = np.where(np.eye(size, dtype=bool) & same[:size, None], match, mismatch)
-    if not np.array_equal(matrix, expected):
+    if not np.array_equal(matrix[both], expected[both]):
         return None
     residues = np.arange(size + 1)
     return (match, mismatch, np.where(same, residues, 254).astype(U8),
@@ -76,7 +84,7 @@ def equal_scores(matrix: np.ndarray) -> tuple[int, int, np.ndarray, np.ndarray] 
 
 
 @functools.cache
-def _make_fill(mode: int, dtype: np.dtype) -> Any:
+def _make_fill(mode: int, dtype: np.dtype, ends: bool) -> Any:
     local = mode == MODE_LOCAL
     global_ = mode == MODE_GLOBAL
     T = dtype.type
@@ -84,12 +92,14 @@ def _make_fill(mode: int, dtype: np.dtype) -> Any:
     neg_inf = T(minus_infinity(dtype))
 
     @jit
-    def pair_fill(rows, cols, m_len, n_len, match, mismatch, gap_open, gap_extend, dirs,
-                  ends):
+    def pair_fill(rows, cols, m_len, n_len, match, mismatch, gap_open, gap_extend, end_open,
+                  end_extend, dirs, out_ends):
         M = rows.shape[0]
         C = BLOCK_COLUMNS
         goe = T(gap_open + gap_extend)
         ge = T(gap_extend)
+        end_goe = T(end_open + end_extend)
+        end_ge = T(end_extend)
         zero = T(0)
         hit, miss = T(match), T(mismatch)
         shortest = M
@@ -107,7 +117,7 @@ def _make_fill(mode: int, dtype: np.dtype) -> Any:
         # after the fill, from the rows' best), its column, query length, target length
         lane = np.zeros((6, L), dtype)
         for i in range(M + 1):
-            h = zero if local or i == 0 else T(-(gap_open + gap_extend * i))
+            h = zero if local or i == 0 else T(-(end_open + end_extend * i))
             for k in range(L):
                 state[i, 0, k] = h
                 state[i, 1, k] = neg_inf
@@ -117,7 +127,7 @@ def _make_fill(mode: int, dtype: np.dtype) -> Any:
             lane[5, k] = n_len[k]
         for j0 in range(0, cols.shape[0], C):
             for c in range(C):
-                top = zero if not global_ else T(-(gap_open + gap_extend * (j0 + c + 1)))
+                top = zero if not global_ else T(-(end_open + end_extend * (j0 + c + 1)))
                 for k in range(L):
                     t_col[c, k] = cols[j0 + c, k]
                     f_col[c, k] = neg_inf
@@ -139,12 +149,22 @@ def _make_fill(mode: int, dtype: np.dtype) -> Any:
                     q = residues[k]
                     pair = zero
                     for c in range(C):
-                        e_open = T(left - goe)
-                        e_ext = T(e - ge)
+                        if ends:
+                            last_row = at == lane[4, k]
+                            last_col = T(j0 + c + 1) == lane[5, k]
+                            e_open = T(left - (end_goe if last_row else goe))
+                            e_ext = T(e - (end_ge if last_row else ge))
+                        else:
+                            e_open = T(left - goe)
+                            e_ext = T(e - ge)
                         e = max(e_open, e_ext)
                         up = h_col[c, k]
-                        f_open = T(up - goe)
-                        f_ext = T(f_col[c, k] - ge)
+                        if ends:
+                            f_open = T(up - (end_goe if last_col else goe))
+                            f_ext = T(f_col[c, k] - (end_ge if last_col else ge))
+                        else:
+                            f_open = T(up - goe)
+                            f_ext = T(f_col[c, k] - ge)
                         f = max(f_open, f_ext)
                         h = T(diagonal + (hit if q == t_col[c, k] else miss))
                         src = T(SOURCE_E) if e > h else T(SOURCE_DIAGONAL)
@@ -189,9 +209,9 @@ def _make_fill(mode: int, dtype: np.dtype) -> Any:
                 for i in range(1, m_len[k] + 1):
                     if state[i, 2, k] > lane[1, k]:
                         lane[1, k], lane[2, k], lane[3, k] = state[i, 2, k], i, state[i, 3, k]
-            ends[0, k] = lane[1, k]
-            ends[1, k] = lane[2, k] if local else m_len[k]
-            ends[2, k] = lane[3, k]
+            out_ends[0, k] = lane[1, k]
+            out_ends[1, k] = lane[2, k] if local else m_len[k]
+            out_ends[2, k] = lane[3, k]
 
     return pair_fill
 
@@ -222,14 +242,18 @@ def _pack(res, off, members, codes, out):
 
 def pair_fill(rows: np.ndarray, cols: np.ndarray, m_len: np.ndarray, n_len: np.ndarray,
               scores: tuple[int, int, np.ndarray, np.ndarray], gap_open: int,
-              gap_extend: int, mode: int, dirs: np.ndarray, ends: np.ndarray) -> None:
+              gap_extend: int, mode: int, dirs: np.ndarray, ends: np.ndarray,
+              end_gaps: tuple[int, int] | None = None) -> None:
     """Fill ``dirs`` (any prior content) for each lane's pair; ``ends[:, k]`` gets
     (score, end row, end column) of lane ``k`` under ``_fill``'s tie rules.
 
     ``rows`` and ``cols`` hold the lanes' queries and targets (``pack``ed by the codes of
     ``scores``, ``equal_scores(matrix)``; ``cols`` ``BLOCK_COLUMNS`` wide), of the
     kernel's width; ``m_len[k]`` and ``n_len[k]`` are 0 for an unused lane; ``mode`` is
-    a code of ``swath.constants.MODE_CODES``.
+    a code of ``swath.constants.MODE_CODES``; ``end_gaps`` the terminal gaps' costs
+    (global mode, ``end_gaps.end_costs``) or None.
     """
-    _make_fill(mode, rows.dtype)(rows, cols, m_len, n_len, scores[0], scores[1], gap_open,
-                                 gap_extend, dirs, ends)
+    end_open, end_extend = end_gaps or (gap_open, gap_extend)
+    _make_fill(mode, rows.dtype, end_gaps is not None)(
+        rows, cols, m_len, n_len, scores[0], scores[1], gap_open, gap_extend, end_open,
+        end_extend, dirs, ends)

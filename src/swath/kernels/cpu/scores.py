@@ -23,6 +23,7 @@ from swath.kernels.cpu.lanes import (
     padded_matrix,
     query_chunks,
 )
+from swath.kernels.end_gaps import end_costs, widest
 
 WIDTHS = {"local": (np.int8, np.int16, np.int32), "global": (np.int16, np.int32),
           "semiglobal": (np.int16, np.int32)}
@@ -30,48 +31,55 @@ WIDTHS = {"local": (np.int8, np.int16, np.int32), "global": (np.int16, np.int32)
 
 def _round(dtype: np.dtype, mode: str, q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray,
            t_off: np.ndarray, targets: np.ndarray, matrix: np.ndarray, gap_open: int,
-           gap_extend: int) -> tuple[np.ndarray, np.ndarray]:
-    """Scores and flags of every query against ``targets`` at one width, ``(nq, len(targets))``."""
+           gap_extend: int, ends: tuple[int, int] | None) -> tuple[np.ndarray, np.ndarray]:
+    """Scores and flags of every query against ``targets`` at one width, ``(nq, len(targets))``
+    (``ends``: the end costs, ``end_gaps.end_costs``)."""
     lanes = LANES[dtype]
     t_len = np.diff(t_off)
     order = targets[np.argsort(t_len[targets], kind="stable")]
     cols, col_off, lens = pack_lanes(t_res, t_off, order, lanes, pad=matrix.shape[0],
                                      multiple=BLOCK_COLUMNS)
     # the kernel runs every packed column: bounds over the packed widths
+    wide_open, wide_extend = widest(gap_open, gap_extend, ends)
     low, high = score_bounds(np.diff(q_off)[:, None], np.diff(col_off)[None, :], matrix,
-                             gap_open, gap_extend, mode)
-    skip = ~fits(low, high, dtype, gap_extend)
+                             wide_open, wide_extend, mode)
+    skip = ~fits(low, high, dtype, wide_extend)
     nq, ngroups = len(q_off) - 1, len(col_off) - 1
     out = np.zeros((nq, ngroups * lanes), dtype=dtype)
     flags = np.ones((nq, ngroups * lanes), dtype=np.uint8)
     if not skip.all():
         numba.set_parallel_chunksize(1)
-        lane_kernel(mode, dtype)(q_res, q_off, query_chunks(q_off), cols, col_off, lens, skip,
-                                 padded_matrix(matrix, dtype), gap_open, gap_extend,
-                                 out.reshape(nq, ngroups, lanes), flags.reshape(nq, ngroups, lanes))
+        end_open, end_extend = ends or (gap_open, gap_extend)
+        lane_kernel(mode, dtype, ends is not None)(
+            q_res, q_off, query_chunks(q_off), cols, col_off, lens, skip,
+            padded_matrix(matrix, dtype), gap_open, gap_extend, end_open, end_extend,
+            out.reshape(nq, ngroups, lanes), flags.reshape(nq, ngroups, lanes))
     back = np.empty(len(order), dtype=np.int64)
     back[np.searchsorted(targets, order)] = np.arange(len(order))
     return out[:, back], flags[:, back].astype(bool)
 
 
 def score_many(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: np.ndarray,
-               matrix: np.ndarray, gap_open: int, gap_extend: int, mode: str) -> np.ndarray:
-    """Optimal scores of every query against every target, ``(nq, nt)`` int32."""
+               matrix: np.ndarray, gap_open: int, gap_extend: int, mode: str,
+               end_gaps: tuple[int, int] | None = None) -> np.ndarray:
+    """Optimal scores of every query against every target, ``(nq, nt)`` int32; terminal
+    gaps at ``end_gaps`` (``(open, extend)``, global mode) where given."""
     nq, nt = len(q_off) - 1, len(t_off) - 1
+    ends = end_costs(gap_open, gap_extend, mode, end_gaps)
     scores = np.zeros((nq, nt), dtype=np.int32)
     pending = np.ones((nq, nt), dtype=bool)
-    spread = int(np.abs(matrix).max()) + gap_open + gap_extend
+    spread = int(np.abs(matrix).max()) + sum(widest(gap_open, gap_extend, ends))
     widths = [np.dtype(w) for w in WIDTHS[mode] if 4 * spread < np.iinfo(w).max]
     first, *rest = widths
     out, pending = _round(first, mode, q_res, q_off, t_res, t_off, np.arange(nt), matrix,
-                          gap_open, gap_extend)
+                          gap_open, gap_extend, ends)
     scores[~pending] = out[~pending]
     for dtype in rest:
         for qi in np.flatnonzero(pending.any(axis=1)):
             targets = np.flatnonzero(pending[qi])
             query = q_res[q_off[qi]:q_off[qi + 1]]
             out, flags = _round(dtype, mode, query, np.array([0, len(query)]), t_res, t_off,
-                                targets, matrix, gap_open, gap_extend)
+                                targets, matrix, gap_open, gap_extend, ends)
             done = targets[~flags[0]]
             scores[qi, done] = out[0, ~flags[0]]
             pending[qi, done] = False

@@ -14,6 +14,10 @@ Ties are broken the same way by every backend and by ``swath.testing``: the
 alignment ends at the first best cell in row-major order (local) or the first best
 column of the last row (semiglobal); H prefers the diagonal, then E, then F, and in
 local mode a cell scoring 0 starts the alignment; E and F prefer opening to extending.
+
+Global mode with end costs (``swath.kernels.end_gaps``) fills with a specialisation of
+its own: rows 0 and column 0 start from them, E along the last row and F down the last
+column take them; the walk reads the codes as they are.
 """
 
 from __future__ import annotations
@@ -54,70 +58,95 @@ from swath.kernels.cpu._jit import jit
 from swath.kernels.cpu.cores import on_every_core
 from swath.kernels.cpu.lane_traceback import BLOCK_COLUMNS, LANES, lane_fill
 from swath.kernels.cpu.lanes import pack_lanes, padded_matrix
+from swath.kernels.end_gaps import end_costs, widest
 from swath.sequences import take_concatenated
 
 LANE_CODES_BUDGET = 1 << 28   # bytes of direction codes one lane group may fill
 
 
-@jit
-def _fill(q, t, sub, gap_open, gap_extend, mode, dirs):
-    """Fill the direction codes; return (score, end row, end column)."""
-    m = q.shape[0]
-    n = t.shape[0]
-    goe = gap_open + gap_extend
-    h_row = np.empty(n + 1, np.int64)
-    f_row = np.full(n + 1, MINUS_INFINITY_64, np.int64)
-    for j in range(n + 1):
-        h_row[j] = 0 if mode != MODE_GLOBAL or j == 0 else -(gap_open + gap_extend * j)
-    best, best_i, best_j = np.int64(0), 0, 0
-    for i in range(1, m + 1):
-        h_diag = h_row[0]
-        h_left = 0 if mode == MODE_LOCAL else -(gap_open + gap_extend * i)
-        h_row[0] = h_left
-        e = np.int64(MINUS_INFINITY_64)
-        scores = sub[q[i - 1]]
-        code_pair = 0
-        for j in range(1, n + 1):
-            e_open = h_left - goe
-            e_ext = e - gap_extend
-            e = max(e_open, e_ext)
-            f_open = h_row[j] - goe
-            f_ext = f_row[j] - gap_extend
-            f = max(f_open, f_ext)
-            f_row[j] = f
-            h = h_diag + scores[t[j - 1]]
-            src = SOURCE_DIAGONAL
-            if e > h:
-                h = e
-                src = SOURCE_E
-            if f > h:
-                h = f
-                src = SOURCE_F
-            if mode == MODE_LOCAL and h <= 0:
-                h = 0
-                src = SOURCE_START
-            code = (src | (E_EXTENDED if e_ext > e_open else 0)
-                    | (F_EXTENDED if f_ext > f_open else 0))
-            if j & 1:
-                code_pair = code
-            else:
-                dirs[i - 1, (j - 1) >> 1] = code_pair | code << 4
-            h_diag = h_row[j]
-            h_row[j] = h
-            h_left = h
-            if mode == MODE_LOCAL and h > best:
-                best, best_i, best_j = h, i, j
-        if n & 1:
-            dirs[i - 1, n >> 1] = code_pair
-    if mode == MODE_GLOBAL:
-        return h_row[n], m, n
-    if mode == MODE_SEMIGLOBAL:
-        best, best_j = h_row[1], 1
-        for j in range(2, n + 1):
-            if h_row[j] > best:
-                best, best_j = h_row[j], j
-        return best, m, best_j
-    return best, best_i, best_j
+@functools.cache
+def _make_fill(ends: bool) -> Any:
+
+    @jit
+    def fill(q, t, sub, gap_open, gap_extend, end_open, end_extend, mode, dirs):
+        """Fill the direction codes; return (score, end row, end column). ``end_open``,
+        ``end_extend``: the terminal gaps' costs (with ``ends``; the interior ones
+        else)."""
+        m = q.shape[0]
+        n = t.shape[0]
+        goe = gap_open + gap_extend
+        end_goe = end_open + end_extend
+        h_row = np.empty(n + 1, np.int64)
+        f_row = np.full(n + 1, MINUS_INFINITY_64, np.int64)
+        for j in range(n + 1):
+            h_row[j] = 0 if mode != MODE_GLOBAL or j == 0 else -(end_open + end_extend * j)
+        best, best_i, best_j = np.int64(0), 0, 0
+        for i in range(1, m + 1):
+            h_diag = h_row[0]
+            h_left = 0 if mode == MODE_LOCAL else -(end_open + end_extend * i)
+            h_row[0] = h_left
+            e = np.int64(MINUS_INFINITY_64)
+            scores = sub[q[i - 1]]
+            code_pair = 0
+            row_goe, row_ge = goe, gap_extend
+            if ends and i == m:
+                row_goe, row_ge = end_goe, end_extend
+            for j in range(1, n + 1):
+                e_open = h_left - row_goe
+                e_ext = e - row_ge
+                e = max(e_open, e_ext)
+                if ends and j == n:
+                    f_open = h_row[j] - end_goe
+                    f_ext = f_row[j] - end_extend
+                else:
+                    f_open = h_row[j] - goe
+                    f_ext = f_row[j] - gap_extend
+                f = max(f_open, f_ext)
+                f_row[j] = f
+                h = h_diag + scores[t[j - 1]]
+                src = SOURCE_DIAGONAL
+                if e > h:
+                    h = e
+                    src = SOURCE_E
+                if f > h:
+                    h = f
+                    src = SOURCE_F
+                if mode == MODE_LOCAL and h <= 0:
+                    h = 0
+                    src = SOURCE_START
+                code = (src | (E_EXTENDED if e_ext > e_open else 0)
+                        | (F_EXTENDED if f_ext > f_open else 0))
+                if j & 1:
+                    code_pair = code
+                else:
+                    dirs[i - 1, (j - 1) >> 1] = code_pair | code << 4
+                h_diag = h_row[j]
+                h_row[j] = h
+                h_left = h
+                if mode == MODE_LOCAL and h > best:
+                    best, best_i, best_j = h, i, j
+            if n & 1:
+                dirs[i - 1, n >> 1] = code_pair
+        if mode == MODE_GLOBAL:
+            return h_row[n], m, n
+        if mode == MODE_SEMIGLOBAL:
+            best, best_j = h_row[1], 1
+            for j in range(2, n + 1):
+                if h_row[j] > best:
+                    best, best_j = h_row[j], j
+            return best, m, best_j
+        return best, best_i, best_j
+
+    return fill
+
+
+def _fill(q: np.ndarray, t: np.ndarray, sub: np.ndarray, gap_open: int, gap_extend: int,
+          mode: int, dirs: np.ndarray, end_gaps: tuple[int, int] | None = None
+          ) -> tuple[int, int, int]:
+    """Fill the direction codes of one pair; (score, end row, end column)."""
+    end_open, end_extend = end_gaps or (gap_open, gap_extend)
+    return _make_fill(end_gaps is not None)(q, t, sub, gap_open, gap_extend, end_open,
+                                            end_extend, mode, dirs)
 
 
 @jit
@@ -230,8 +259,9 @@ def _place(text, offsets, members, piece, starts):
 
 
 def align_pair(query: np.ndarray, target: np.ndarray, matrix: np.ndarray, gap_open: int,
-               gap_extend: int, mode: str) -> tuple[int, int, int, int, int, np.ndarray]:
-    """Optimal alignment of one pair.
+               gap_extend: int, mode: str, end_gaps: tuple[int, int] | None = None
+               ) -> tuple[int, int, int, int, int, np.ndarray]:
+    """Optimal alignment of one pair (terminal gaps at ``end_gaps`` in global mode).
 
     Returns ``(score, query_start, query_end, target_start, target_end, ops)`` with
     0-based end-exclusive coordinates and ``ops`` the path from start to end as
@@ -239,7 +269,8 @@ def align_pair(query: np.ndarray, target: np.ndarray, matrix: np.ndarray, gap_op
     """
     code = MODE_CODES[mode]
     dirs = np.empty(codes_shape(len(query), len(target)), dtype=np.uint8)
-    score, end_i, end_j = _fill(query, target, matrix, gap_open, gap_extend, code, dirs)
+    score, end_i, end_j = _fill(query, target, matrix, gap_open, gap_extend, code, dirs,
+                                end_costs(gap_open, gap_extend, mode, end_gaps))
     return (int(score), *_trace(dirs, code, int(end_i), int(end_j), len(query) + len(target)))
 
 
@@ -291,7 +322,8 @@ SIDE_BY_SIDE_BYTES = 1 << 28   # larger direction buffers are filled one at a ti
 def _lane_groups(q_res: np.ndarray, q_off: np.ndarray, t_off: np.ndarray, matrix: np.ndarray,
                  gap_open: int, gap_extend: int) -> tuple[list[np.ndarray], np.ndarray]:
     """Pairs that share a query, in groups of 2 to ``LANES`` of similar target lengths for
-    the lane kernel; and the pairs left to the one-pair kernel."""
+    the lane kernel; and the pairs left to the one-pair kernel (gap costs: the widest,
+    ``end_gaps.widest``)."""
     t_len = np.diff(t_off)
     by_query: dict[bytes, list[int]] = {}
     for k in range(len(q_off) - 1):
@@ -319,14 +351,15 @@ def _lane_groups(q_res: np.ndarray, q_off: np.ndarray, t_off: np.ndarray, matrix
 
 
 def _pair_groups(q_off: np.ndarray, t_off: np.ndarray, singles: np.ndarray, matrix: np.ndarray,
-                 gap_open: int, gap_extend: int) -> tuple[list[tuple[np.ndarray, np.dtype]],
-                                                          np.ndarray]:
+                 gap_open: int, gap_extend: int, present: np.ndarray | None = None
+                 ) -> tuple[list[tuple[np.ndarray, np.dtype]], np.ndarray]:
     """Of ``singles``, groups of up to ``pair_lanes.lanes(dtype)`` pairs for the pair lane
     kernel at the narrowest width that holds their values (16 or 32 bits), pairs of like
     query and target lengths together; and the pairs left to the one-pair kernel (any
-    matrix but ``pair_lanes.equal_scores``' form, values past 32 bits, a group's codes
-    past ``LANE_CODES_BUDGET``)."""
-    if pair_lanes.equal_scores(matrix) is None or not len(singles):
+    matrix but ``pair_lanes.equal_scores``' form over the residues ``present``, values
+    past 32 bits, a group's codes past ``LANE_CODES_BUDGET``; gap costs: the widest,
+    ``end_gaps.widest``)."""
+    if pair_lanes.equal_scores(matrix, present) is None or not len(singles):
         return [], singles
     m, n = np.diff(q_off)[singles], np.diff(t_off)[singles]
     low, high = bounds.score_bounds(m, n, matrix, gap_open, gap_extend, "global")
@@ -355,10 +388,12 @@ def _pair_groups(q_off: np.ndarray, t_off: np.ndarray, singles: np.ndarray, matr
 
 def align_batch(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: np.ndarray,
                 matrix: np.ndarray, gap_open: int, gap_extend: int, mode: str,
-                pairs: tuple[np.ndarray, np.ndarray] | None = None
+                pairs: tuple[np.ndarray, np.ndarray] | None = None,
+                end_gaps: tuple[int, int] | None = None
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Optimal alignment of query k against target k, for every k; with ``pairs`` (rows,
-    cols), of query ``rows[k]`` against target ``cols[k]``.
+    cols), of query ``rows[k]`` against target ``cols[k]``; terminal gaps at ``end_gaps``
+    (``(open, extend)``, global mode) where given.
 
     Pairs that share a query (a search's kept hits) run side by side in the lane
     kernel (a group's codes at most ``LANE_CODES_BUDGET``); the others, where the matrix
@@ -377,6 +412,8 @@ def align_batch(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: 
         t_res, t_off = take_concatenated(t_res, t_off, pairs[1])
     count = len(q_off) - 1
     code = MODE_CODES[mode]
+    ends = end_costs(gap_open, gap_extend, mode, end_gaps)
+    wide = widest(gap_open, gap_extend, ends)
     scores = np.zeros(count, dtype=np.int64)
     coords = np.zeros((count, 4), dtype=np.int64)
     sizes = np.zeros(count, dtype=np.int64)
@@ -407,8 +444,8 @@ def align_batch(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: 
     def one(k: int) -> None:
         q, t = query(k), target(k)
         with _SCRATCH.take(codes_shape(len(q), len(t))) as dirs:
-            ends = np.array(_fill(q, t, matrix, gap_open, gap_extend, code, dirs))
-            keep(np.array([k]), dirs[:, :, None], ends[:, None])
+            got = np.array(_fill(q, t, matrix, gap_open, gap_extend, code, dirs, ends))
+            keep(np.array([k]), dirs[:, :, None], got[:, None])
 
     sub = padded_matrix(matrix, np.int32)
 
@@ -416,26 +453,29 @@ def align_batch(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: 
         q = query(members[0])
         cols, _, lens = pack_lanes(t_res, t_off, members, LANES, pad=matrix.shape[0],
                                    multiple=BLOCK_COLUMNS)
-        ends = np.zeros((3, LANES), dtype=np.int64)
+        got = np.zeros((3, LANES), dtype=np.int64)
         with _SCRATCH.take((len(q), len(cols) // 2, LANES)) as dirs:
-            lane_fill(q, cols, lens[0], sub, gap_open, gap_extend, code, dirs, ends)
-            keep(members, dirs, ends)
+            lane_fill(q, cols, lens[0], sub, gap_open, gap_extend, code, dirs, got, ends)
+            keep(members, dirs, got)
 
-    equal = pair_lanes.equal_scores(matrix)
+    size = matrix.shape[0]
+    held = (np.bincount(q_res, minlength=size)[:size] + np.bincount(t_res, minlength=size)[:size]
+            ) > 0
+    equal = pair_lanes.equal_scores(matrix, held)
 
     def pairs_side_by_side(members: np.ndarray, dtype: np.dtype) -> None:
         assert equal is not None
         rows, m_len = pair_lanes.pack(q_res, q_off, members, equal[2], dtype)
         cols, n_len = pair_lanes.pack(t_res, t_off, members, equal[3], dtype,
                                       multiple=pair_lanes.BLOCK_COLUMNS)
-        ends = np.zeros((3, len(m_len)), dtype=np.int64)
+        got = np.zeros((3, len(m_len)), dtype=np.int64)
         with _SCRATCH.take((len(cols) // 2, len(rows), len(m_len))) as dirs:
             pair_lanes.pair_fill(rows, cols, m_len, n_len, equal, gap_open, gap_extend, code,
-                                 dirs, ends)
-            keep(members, dirs.transpose(1, 0, 2), ends)
+                                 dirs, got, ends)
+            keep(members, dirs.transpose(1, 0, 2), got)
 
-    groups, singles = _lane_groups(q_res, q_off, t_off, matrix, gap_open, gap_extend)
-    paired, singles = _pair_groups(q_off, t_off, singles, matrix, gap_open, gap_extend)
+    groups, singles = _lane_groups(q_res, q_off, t_off, matrix, *wide)
+    paired, singles = _pair_groups(q_off, t_off, singles, matrix, *wide, held)
     # the numba kernels release the GIL: groups and pairs run side by side on every core,
     # but pairs whose directions pass SIDE_BY_SIDE_BYTES one after another, in one task
     # (memory: one of those at a time, not one a core), started first
