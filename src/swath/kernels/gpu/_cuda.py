@@ -40,9 +40,10 @@ def search_name(group: int, rows: int, cell: str, mode: str) -> str:
     return f"search_scores<{group}, {rows}, {cell}, {MODE_CODES[mode]}>"
 
 
-def fill_name(group: int, mode: str, directions: bool = True) -> str:
+def fill_name(group: int, mode: str, directions: bool = True, ends: bool = False) -> str:
+    """traceback.cu's fill; ``ends``: global mode's with end costs (swath.kernels.end_gaps)."""
     return (f"traceback_fill<{group}, {TRACEBACK_ROWS}, {MODE_CODES[mode]}, "
-            f"{str(directions).lower()}>")
+            f"{str(directions).lower()}, {str(ends).lower()}>")
 
 
 ENDS_MODES = ("local", "semiglobal")    # ends.cu's modes (global pairs are computed whole)
@@ -84,6 +85,8 @@ _NAMES = {
     "codes16.cu": tuple(codes_name(m) for m in ENDS_MODES),
     "traceback.cu": tuple([fill_name(g, m, d) for g in GROUP_SIZES for m in MODES
                            for d in (True, False)]
+                          + [fill_name(g, "global", d, True) for g in GROUP_SIZES
+                             for d in (True, False)]
                           + ["compact_text", "cigar_counts"]),
     "tiles.cu": tuple(tile_name(r, local, origins, packed) for origins, rows in TILE_ROWS.items()
                       for r in rows for local in (True, False) for packed in (True, False))

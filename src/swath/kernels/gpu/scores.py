@@ -23,6 +23,7 @@ import numpy as np
 from swath.constants import BLOCK, ROW_GRAIN
 from swath.errors import InvalidParameter
 from swath.kernels.bounds import fits, saturation_ceiling, score_bounds
+from swath.kernels.end_gaps import end_costs
 from swath.kernels.gpu._cuda import SEARCH_CONFIGS, kernel, search_name
 
 PARTITION_EDGES = (64, 128, 256)        # target lengths where the usable groups grow
@@ -280,8 +281,20 @@ def score_queries(targets: DeviceTargets, queries: list[np.ndarray], matrix: np.
 
 
 def score_many(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: np.ndarray,
-               matrix: np.ndarray, gap_open: int, gap_extend: int, mode: str) -> np.ndarray:
-    """Optimal scores of every query against every target, ``(nq, nt)`` int32."""
+               matrix: np.ndarray, gap_open: int, gap_extend: int, mode: str,
+               end_gaps: tuple[int, int] | None = None) -> np.ndarray:
+    """Optimal scores of every query against every target, ``(nq, nt)`` int32; terminal
+    gaps at ``end_gaps`` (global mode) where given: search.cu charges every gap alike,
+    so such a scheme's pairs go through traceback.cu's fill without codes, one pair a
+    group, in 32 bits."""
+    if end_costs(gap_open, gap_extend, mode, end_gaps) is not None:
+        from swath.kernels.gpu.traceback import score_ends
+
+        nq, nt = len(q_off) - 1, len(t_off) - 1
+        rows, cols = np.divmod(np.arange(nq * nt, dtype=np.int64), nt)
+        found = score_ends(q_res, q_off, t_res, t_off, matrix, gap_open, gap_extend, mode,
+                           pairs=(rows, cols), end_gaps=end_gaps)[0]
+        return found.reshape(nq, nt).astype(np.int32)
     targets = DeviceTargets.upload(t_res, t_off)
     queries = [q_res[q_off[qi]:q_off[qi + 1]] for qi in range(len(q_off) - 1)]
     out = np.empty((len(queries), len(targets)), dtype=np.int32)

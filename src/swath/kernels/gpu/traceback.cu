@@ -22,19 +22,25 @@
 // With DIRS false, fill writes no codes: it gives each pair's score and end cell only
 // (score_ends).
 //
+// With ENDS (global mode only), terminal gaps cost end_open + k * end_extend: row 0 and
+// column 0 start from them, E takes them in the pair's last row and F in its last column
+// (the walk reads the codes as they are). Without ENDS the end costs are not read: the
+// kernel is the one it was without them.
+//
 // MODE_*, SOURCE_*, E_EXTENDED, F_EXTENDED, BLOCK and BAND_FREE are swath.constants, given
 // at compile time.
 #include "walk.cuh"
 
 // At most 128 registers (4 blocks an SM): the semiglobal fill takes 119 to 125 without
 // spilling; the local one 128, spilling a few words per pass (none in the steps)
-template <int G, int R, int MODE, bool DIRS>
+template <int G, int R, int MODE, bool DIRS, bool ENDS>
 __global__ void __launch_bounds__(BLOCK, 4) traceback_fill(
     const u8* __restrict__ q_res, const i64* __restrict__ q_start, const int* __restrict__ q_len,
     const u8* __restrict__ t_res, const i64* __restrict__ t_start, const int* __restrict__ t_len,
     int count,                         // pairs (in processing order), one a group
     const short* __restrict__ matrix,  // (A, A)
     int A, int gap_open, int gap_extend,
+    int end_open, int end_extend,      // terminal gaps (read with ENDS only)
     int* __restrict__ spill,           // 2 * n words per pair, when P > 1
     const i64* __restrict__ spill_at,
     u64* __restrict__ dirs,            // P * S * G words per pair
@@ -63,7 +69,10 @@ __global__ void __launch_bounds__(BLOCK, 4) traceback_fill(
     u64* my_dirs = dirs + (real ? dirs_at[p] : 0);
     int* my_spill = spill + (real && passes > 1 ? spill_at[p] : 0);
     const int goe = -(gap_open + gap_extend), ge = -gap_extend;
-    const int neg_inf = Int32::FLOOR + gap_extend;
+    const int end_goe = -(end_open + end_extend), end_ge = -end_extend;
+    // row 0's and column 0's gaps
+    const int lead_open = ENDS ? end_open : gap_open, lead_extend = ENDS ? end_extend : gap_extend;
+    const int neg_inf = Int32::FLOOR + (ENDS ? ::max(gap_extend, end_extend) : gap_extend);
 
     const int steps = __reduce_max_sync(FULL_MASK, n > 0 ? S : 0);
     const int all_passes = __reduce_max_sync(FULL_MASK, passes);
@@ -79,7 +88,7 @@ __global__ void __launch_bounds__(BLOCK, 4) traceback_fill(
 #pragma unroll
         for (int k = 0; k < R; ++k) {
             const int r = row0 + k + 1;
-            Ha[k] = MODE == MODE_LOCAL ? 0 : -(gap_open + gap_extend * r);
+            Ha[k] = MODE == MODE_LOCAL ? 0 : -(lead_open + lead_extend * r);
             Hb[k] = Ha[k];
             E[k] = neg_inf;
             qrow[k] = (r <= m ? q[r - 1] : 0) * A;
@@ -87,7 +96,7 @@ __global__ void __launch_bounds__(BLOCK, 4) traceback_fill(
             col_best[k] = 0;
         }
         // H(row0, 0)
-        int diag = MODE == MODE_LOCAL || row0 == 0 ? 0 : -(gap_open + gap_extend * row0);
+        int diag = MODE == MODE_LOCAL || row0 == 0 ? 0 : -(lead_open + lead_extend * row0);
         int out_h = diag, out_f = neg_inf;
         const int row_m = m - 1 - row0;
         const bool holds_m =
@@ -100,7 +109,7 @@ __global__ void __launch_bounds__(BLOCK, 4) traceback_fill(
             if (!live || c < 1 || c > n) return;
             if (t == 0) {
                 if (pass == 0) {
-                    in_h = MODE == MODE_GLOBAL ? -(gap_open + gap_extend * c) : 0;
+                    in_h = MODE == MODE_GLOBAL ? -(lead_open + lead_extend * c) : 0;
                     in_f = neg_inf;
                 } else {
                     in_h = my_spill[2 * (c - 1)];
@@ -113,9 +122,13 @@ __global__ void __launch_bounds__(BLOCK, 4) traceback_fill(
 #pragma unroll
             for (int k = 0; k < R; ++k) {
                 const int left = prev[k];
-                const int e_open = left + goe, e_ext = E[k] + ge;
+                // ENDS: the last row's E and the last column's F are terminal gaps
+                const bool last_row = ENDS && row0 + k + 1 == m, last_col = ENDS && c == n;
+                const int e_open = left + (last_row ? end_goe : goe);
+                const int e_ext = E[k] + (last_row ? end_ge : ge);
                 const int e = ::max(e_open, e_ext);
-                const int f_open = up_h + goe, f_ext = up_f + ge;
+                const int f_open = up_h + (last_col ? end_goe : goe);
+                const int f_ext = up_f + (last_col ? end_ge : ge);
                 const int f = ::max(f_open, f_ext);
                 const int d = dg + column[qrow[k]];
                 const int hr = Int32::max3(d, e, f);

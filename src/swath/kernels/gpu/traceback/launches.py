@@ -148,9 +148,12 @@ def fill(inputs: Inputs, plan: Plan, mode: str, lo: int, hi: int, group: int, ga
              d["score"][lo:hi], *scoring, *buffers),
             shared_mem=profile_bytes(inputs) + BLOCK // WARP * CODES_STAGE)
         return
-    kernel("traceback.cu", fill_name(group, mode, directions=dirs.size > 1))(
+    ends = inputs.ends or (gap_open, gap_extend)
+    kernel("traceback.cu", fill_name(group, mode, directions=dirs.size > 1,
+                                     ends=inputs.ends is not None))(
         (-(-(hi - lo) * group // BLOCK),), (BLOCK,),
-        (*plan.pair_args(inputs, lo, hi), *scoring, *buffers),
+        (*plan.pair_args(inputs, lo, hi), *scoring, np.int32(ends[0]), np.int32(ends[1]),
+         *buffers),
         shared_mem=int(inputs.alphabet) ** 2 * 2)
 
 

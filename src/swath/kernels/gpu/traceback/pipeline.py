@@ -17,6 +17,7 @@ from __future__ import annotations
 import cupy as cp
 import numpy as np
 
+from swath.kernels.end_gaps import end_costs
 from swath.kernels.gpu.traceback.launches import (
     EndsPhase,
     Walk,
@@ -76,23 +77,27 @@ def _upload(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: np.n
 
 
 def score_ends(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: np.ndarray,
-               matrix: np.ndarray, gap_open: int, gap_extend: int, mode: str
+               matrix: np.ndarray, gap_open: int, gap_extend: int, mode: str,
+               pairs: tuple[np.ndarray, np.ndarray] | None = None,
+               end_gaps: tuple[int, int] | None = None
                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Score and end cell of query k against target k: ``(scores, query_end, target_end)``.
+    """Score and end cell of query k against target k: ``(scores, query_end, target_end)``;
+    with ``pairs`` (rows, cols), of query ``rows[k]`` against target ``cols[k]`` (nothing
+    gathered); terminal gaps at ``end_gaps`` (global mode) where given.
 
     Ends are 0-based exclusive, tie rules as in the traceback; no directions are kept.
     """
-    count = len(q_off) - 1
-    pairs = Pairs.of(q_off, t_off, None)
-    group = group_sizes(pairs.q_len)
-    plan = Plan.make(pairs, None, group, cp.zeros_like(pairs.t_len), pairs.t_len,
-                     sums={"spill": spill_words(pairs, group)}, **unbanded(count))
+    whole = Pairs.of(q_off, t_off, pairs)
+    count = len(whole.q_len)
+    group = group_sizes(whole.q_len)
+    plan = Plan.make(whole, None, group, cp.zeros_like(whole.t_len), whole.t_len,
+                     sums={"spill": spill_words(whole, group)}, **unbanded(count))
     out = cp.zeros((count, 3), dtype=np.int32)
     none = cp.zeros(1, dtype=np.uint64)
     spill_at = plan.at["spill"]
     spill = cp.empty(max(plan.total("spill"), 1), dtype=np.int32)
     with _upload(q_res, q_off, t_res, t_off, [0, count]) as upload:
-        inputs = Inputs.of(upload, matrix)
+        inputs = Inputs.of(upload, matrix, end_costs(gap_open, gap_extend, mode, end_gaps))
         upload.ready()
         for lo, hi, size in plan.runs:
             fill(inputs, plan, mode, lo, hi, size, gap_open, gap_extend, spill,
@@ -106,17 +111,20 @@ def score_ends(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: n
 def align_batch(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: np.ndarray,
                 matrix: np.ndarray, gap_open: int, gap_extend: int, mode: str,
                 pairs: tuple[np.ndarray, np.ndarray] | None = None,
+                end_gaps: tuple[int, int] | None = None,
                 memory_budget: int = MEMORY_BUDGET
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Optimal alignment of query k against target k, for every k; with ``pairs`` (rows,
     cols), of query ``rows[k]`` against target ``cols[k]`` (nothing gathered: the sets
-    are uploaded as they are).
+    are uploaded as they are); terminal gaps at ``end_gaps`` (global mode) where given
+    (traceback.cu's fill with end costs: global pairs are computed whole).
 
     Returns ``scores`` (N,) int64, ``coords`` (N, 4) int64 (query start, query end,
     target start, target end; 0-based, end exclusive), and the CIGARs as one uint8
     text buffer with (N + 1,) int64 offsets. The arrays live in page-locked host memory
     from CuPy's pinned memory pool, which takes it back when they go.
     """
+    terminal = end_costs(gap_open, gap_extend, mode, end_gaps)
     starts = _part_starts(q_res, q_off, t_res, pairs)
     # ends.cu's plan is made while the first of several parts travels, before the others
     # (they start once ends.cu's first launches are queued): beside the whole upload's
@@ -128,8 +136,8 @@ def align_batch(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: 
         banded = banded_pairs(whole, matrix, gap_open, gap_extend, mode)
         ends_phase = (EndsPhase.make(whole, banded, starts)
                       if bandable(matrix, gap_open, gap_extend, mode) else None)
-        return _align(upload, whole, banded, ends_phase, starts, q_res, q_off, t_res, t_off,
-                      matrix, gap_open, gap_extend, mode, pairs, memory_budget)
+        return _align(upload, whole, banded, ends_phase, starts, terminal, q_res, q_off,
+                      t_res, t_off, matrix, gap_open, gap_extend, mode, pairs, memory_budget)
 
 
 def _waves(starts: list[int]) -> list[tuple[int, int, range]]:
@@ -142,7 +150,8 @@ def _waves(starts: list[int]) -> list[tuple[int, int, range]]:
 
 
 def _align(upload: Upload, whole: Pairs, banded: cp.ndarray, ends_phase: EndsPhase | None,
-           starts: list[int], q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray,
+           starts: list[int], end_gaps: tuple[int, int] | None, q_res: np.ndarray,
+           q_off: np.ndarray, t_res: np.ndarray,
            t_off: np.ndarray, matrix: np.ndarray, gap_open: int, gap_extend: int, mode: str,
            pairs: tuple[np.ndarray, np.ndarray] | None, memory_budget: int
            ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -153,7 +162,7 @@ def _align(upload: Upload, whole: Pairs, banded: cp.ndarray, ends_phase: EndsPha
     urgent: its plan's small kernels and the fill's blocks go before the blocks of
     ends.cu's later parts that wait for room."""
     count = len(whole.q_len)
-    inputs = Inputs.of(upload, matrix)
+    inputs = Inputs.of(upload, matrix, end_gaps)
     # ends.cu's results, zero for the pairs it does not take; its column 2 is a banded
     # pair's first target column (the shift of its coordinates)
     ends = cp.zeros((count, 6), dtype=np.int64)
@@ -205,7 +214,7 @@ def _align(upload: Upload, whole: Pairs, banded: cp.ndarray, ends_phase: EndsPha
         rows, cols = (np.arange(count), np.arange(count)) if pairs is None else pairs
         big_scores, big_coords, *big_cigars = get_backend("cpu").align_batch(
             q_res, q_off, t_res, t_off, matrix, gap_open, gap_extend, mode,
-            pairs=(np.asarray(rows)[big], np.asarray(cols)[big]))
+            pairs=(np.asarray(rows)[big], np.asarray(cols)[big]), end_gaps=end_gaps)
         found[cp.asarray(big)] = cp.asarray(np.column_stack(
             [big_scores, big_coords, np.diff(big_cigars[1])]).astype(np.int32))
     results = pack_results(found, filled, big, big_cigars)

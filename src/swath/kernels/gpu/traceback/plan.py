@@ -91,20 +91,23 @@ class Pairs:
 
 @dataclass
 class Inputs:
-    """The residues and the substitution matrix, on the GPU."""
+    """The residues and the substitution matrix, on the GPU, and the terminal gaps' costs
+    (global mode, ``swath.kernels.end_gaps.end_costs``; None: the interior ones)."""
 
     q_res: cp.ndarray
     t_res: cp.ndarray
     matrix: cp.ndarray
     alphabet: np.int32
+    ends: tuple[int, int] | None = None
 
     @classmethod
-    def of(cls, upload: Upload, matrix: np.ndarray) -> Inputs:
+    def of(cls, upload: Upload, matrix: np.ndarray, ends: tuple[int, int] | None = None
+           ) -> Inputs:
         """The residues of ``upload`` (``[q_res]`` when the two sets are one, or
         ``[q_res, t_res]``); a kernel that reads them waits with ``upload.ready``."""
         residues = upload.arrays
         return cls(residues[0], residues[-1], cp.asarray(matrix.astype(np.int16)),
-                   np.int32(matrix.shape[0]))
+                   np.int32(matrix.shape[0]), ends)
 
 
 # a plan's running sum given at each position by the plan's per-position arrays (dev) and
