@@ -47,8 +47,13 @@ def test_align_batch_equals_cpu(name):
         np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
 
 
+@pytest.mark.parametrize("budget", [1 << 30, 8 * 1600 * 50], ids=["one-call", "calls"])
 @pytest.mark.parametrize("name", list(SCHEMES))
-def test_score_many_equals_cpu(name):
+def test_score_many_equals_cpu(monkeypatch, name, budget):
+    """In one call of the fill, or in calls of about 50 pairs (the spill budget)."""
+    from swath.kernels.gpu import scores
+
+    monkeypatch.setattr(scores, "SPILL_BUDGET", budget)
     scoring = SCHEMES[name]
     rng = np.random.default_rng(20 + len(name))
     alphabet = 4 if scoring.alphabet.letters == "ACGTN" else 20

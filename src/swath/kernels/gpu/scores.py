@@ -35,6 +35,7 @@ PROFILE_BYTES = {"Packed16": 2, "QueryPacked16": 4, "Int32": 2}   # per profile 
 # a profile's rows: a multiple of this, which every configuration's pass divides
 PROFILE_ROWS = max(g * r for g, r in SEARCH_CONFIGS)
 LAUNCH_ROWS = 32 * 1024                # local: the most rows of a stream in one launch
+SPILL_BUDGET = 1 << 30                 # bytes of spilled rows of one call of the end-cost path
 
 
 @dataclass(frozen=True)
@@ -286,15 +287,20 @@ def score_many(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: n
     """Optimal scores of every query against every target, ``(nq, nt)`` int32; terminal
     gaps at ``end_gaps`` (global mode) where given: search.cu charges every gap alike,
     so such a scheme's pairs go through traceback.cu's fill without codes, one pair a
-    group, in 32 bits."""
+    group, in 32 bits, in calls whose spilled rows (two words a target column of a pair)
+    stay within ``SPILL_BUDGET``."""
     if end_costs(gap_open, gap_extend, mode, end_gaps) is not None:
         from swath.kernels.gpu.traceback import score_ends
 
         nq, nt = len(q_off) - 1, len(t_off) - 1
-        rows, cols = np.divmod(np.arange(nq * nt, dtype=np.int64), nt)
-        found = score_ends(q_res, q_off, t_res, t_off, matrix, gap_open, gap_extend, mode,
-                           pairs=(rows, cols), end_gaps=end_gaps)[0]
-        return found.reshape(nq, nt).astype(np.int32)
+        out = np.empty(nq * nt, dtype=np.int32)
+        step = max(1, SPILL_BUDGET // (8 * (int(np.diff(t_off).max(initial=0)) + 1)))
+        for first in range(0, nq * nt, step):
+            rows, cols = np.divmod(np.arange(first, min(first + step, nq * nt)), nt)
+            out[first:first + len(rows)] = score_ends(
+                q_res, q_off, t_res, t_off, matrix, gap_open, gap_extend, mode,
+                pairs=(rows, cols), end_gaps=end_gaps)[0]
+        return out.reshape(nq, nt)
     targets = DeviceTargets.upload(t_res, t_off)
     queries = [q_res[q_off[qi]:q_off[qi + 1]] for qi in range(len(q_off) - 1)]
     out = np.empty((len(queries), len(targets)), dtype=np.int32)
