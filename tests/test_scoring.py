@@ -127,3 +127,34 @@ def test_end_costs_outside_global_mode_or_workloads_without_them_are_refused():
         swath.allpairs(["ACGT", "ACGA"], sc, mode="semiglobal", device="cpu")
     assert swath.align("GGACGTACGTAC", "ACGTACGTAC", sc, mode="global", device="cpu").score == 17
     assert swath.scores(["ACGTA"], ["ACGTAC"], sc, mode="global", device="cpu")[0, 0] == 8
+
+
+@pytest.mark.parametrize("ends", [(9, 3), (0, 1)], ids=["dearer", "cheaper"])
+def test_allpairs_with_end_costs_keeps_what_the_reference_keeps(ends):
+    """The score filter stays sound with end costs of either size (its bound takes the
+    larger costs): the kept pairs are those whose reference alignment (pident) reaches
+    the threshold."""
+    import numpy as np
+
+    from swath.testing import reference_align
+    from tests.helpers import DNA, count_cigar
+
+    sc = DNA.with_end_gaps(*ends)
+    rng = np.random.default_rng(sum(ends))
+    ancestor = rng.integers(0, 4, 60)
+    seqs = []
+    for _ in range(10):
+        copy = ancestor.copy()
+        copy[rng.integers(0, 60, int(rng.integers(0, 6)))] = rng.integers(0, 4)
+        seqs.append(copy[int(rng.integers(0, 4)):60 - int(rng.integers(0, 4))])
+    seqs += [rng.integers(0, 4, 58) for _ in range(3)]      # for the score filter
+    threshold = 0.9
+    want = set()
+    for a in range(len(seqs)):
+        for b in range(a + 1, len(seqs)):
+            counts = count_cigar(reference_align(seqs[a], seqs[b], sc, "global").cigar)
+            if counts["matches"] / counts["columns"] >= threshold:
+                want.add(frozenset((a, b)))
+    got = swath.allpairs([sc.alphabet.decode(s) for s in seqs], sc, min_identity=threshold,
+                         device="cpu", block=5)
+    assert {frozenset(row[:2]) for row in got.to_table()} == want and want
