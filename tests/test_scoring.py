@@ -158,3 +158,10 @@ def test_allpairs_with_end_costs_keeps_what_the_reference_keeps(ends):
     got = swath.allpairs([sc.alphabet.decode(s) for s in seqs], sc, min_identity=threshold,
                          device="cpu", block=5)
     assert {frozenset(row[:2]) for row in got.to_table()} == want and want
+
+
+def test_a_copy_with_other_interior_costs_keeps_its_end_costs_or_follows():
+    import dataclasses
+
+    assert dataclasses.replace(Scoring.dna(), gap_open=7).end_gaps is None
+    assert dataclasses.replace(Scoring.vsearch(), gap_open=7).end_gaps == (1, 1)

@@ -133,16 +133,19 @@ class Scoring:
         if np.abs(matrix).max() > 1000:
             raise InvalidParameter(f"matrix {self.name} has entries beyond +-1000")
         gap_open, gap_extend = _check_gaps(self.gap_open, self.gap_extend)
-        end_open, end_extend = _check_gaps(
+        ends: tuple[int, int] | tuple[None, None] = _check_gaps(
             gap_open if self.end_gap_open is None else self.end_gap_open,
             gap_extend if self.end_gap_extend is None else self.end_gap_extend,
             ("end_gap_open", "end_gap_extend"))
+        if ends == (gap_open, gap_extend):
+            # no end costs of its own: a copy with other interior costs follows them
+            ends = (None, None)
         matrix.setflags(write=False)
         object.__setattr__(self, "matrix", matrix)
         object.__setattr__(self, "gap_open", gap_open)
         object.__setattr__(self, "gap_extend", gap_extend)
-        object.__setattr__(self, "end_gap_open", end_open)
-        object.__setattr__(self, "end_gap_extend", end_extend)
+        object.__setattr__(self, "end_gap_open", ends[0])
+        object.__setattr__(self, "end_gap_extend", ends[1])
         object.__setattr__(self, "_key", tuple(matrix.ravel().tolist()))
 
     @classmethod
@@ -271,8 +274,9 @@ class Scoring:
     def end_gaps(self) -> tuple[int, int] | None:
         """``(end_gap_open, end_gap_extend)`` where they differ from the interior costs,
         else None (what the kernels take)."""
-        ends = (int(self.end_gap_open or 0), int(self.end_gap_extend or 0))
-        return None if ends == (self.gap_open, self.gap_extend) else ends
+        if self.end_gap_open is None or self.end_gap_extend is None:
+            return None
+        return self.end_gap_open, self.end_gap_extend
 
     def score(self, a: str, b: str) -> int:
         """The substitution score of residue ``a`` against residue ``b``."""
