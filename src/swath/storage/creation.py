@@ -185,7 +185,9 @@ def creating(path: StorePath, layout: str, version: int, fields: dict[str, Any],
     """
     attrs = {"layout": layout, "version": version, "id": uuid.uuid4().hex, **fields,
              "created": False, "complete": False}
-    root = {ROOT_KEY: attrs, **({"coordinates": " ".join(coordinates)} if coordinates else {})}
+    root: dict[str, Any] = {ROOT_KEY: attrs}
+    if coordinates:
+        root["coordinates"] = " ".join(coordinates)
     fs, inner = fsspec.core.url_to_fs(display(path))
     if not isinstance(fs, LocalFileSystem):
         # in place: held under the store's lock (the caller's, when it replaces a store),
