@@ -131,8 +131,9 @@ class AllPairsResult:
     def centroids(self) -> np.ndarray:
         """The centroid of every sequence's single-linkage cluster, as an input index, in
         input order (int64; a centroid is its own): of the members, the longest, of equal
-        lengths the first by name, then in input order, the seed ``vsearch
-        --cluster_fast`` would have chosen (:mod:`swath.results.uclust`).
+        lengths the most abundant (``size=N`` in its name), then the first by name, then
+        in input order: the seed ``vsearch --cluster_fast`` would have chosen
+        (:mod:`swath.results.uclust`).
 
         Raises
         ------

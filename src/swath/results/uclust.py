@@ -4,10 +4,11 @@ UCLUST-format records (vsearch's ``--uc``) and the centroids as FASTA (``--centr
 # n: sequences (input order), k: clusters, h: members that are not their centroid
 
 **The centroid** of a cluster is the member ``vsearch --cluster_fast`` would have seeded
-it with: ``--cluster_fast`` visits the sequences longest first, of equal lengths by label
-(byte order), then in input order (vsearch orders by abundance before the label; swath
-reads no abundances), and the first member of a cluster it visits is its seed. Clusters
-are numbered from 0 in the order their centroids are visited, as vsearch numbers them.
+it with: ``--cluster_fast`` visits the sequences longest first, of equal lengths the most
+abundant first (the ``size=N`` annotation of a label, ``seq1;size=12``, as vsearch
+reads it; 1 without one), then by label (byte order), then in input order, and the first
+member of a cluster it visits is its seed. Clusters are numbered from 0 in the order
+their centroids are visited, as vsearch numbers them.
 
 **The records** (:func:`uc_lines`), ten tab-separated fields as vsearch writes them, a
 line a sequence in the order of the visit, then a line a cluster in the order of the
@@ -40,6 +41,7 @@ the numbers, the label alone on the header, the residues upper case on lines of
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Sequence
 from itertools import groupby
 
@@ -50,26 +52,43 @@ from swath.alignment import cigar_runs
 from swath.identity.definitions import check_definition, cigar_counts, identity_from_counts
 from swath.scoring import Alphabet, Scoring
 
-__all__ = ["FASTA_WIDTH", "centroid_fasta", "centroids", "uc_cigar", "uc_lines",
+__all__ = ["FASTA_WIDTH", "abundance", "centroid_fasta", "centroids", "uc_cigar", "uc_lines",
            "visit_order"]
 
 FASTA_WIDTH = 80            # vsearch's --fasta_width default
+_SIZE = re.compile(r"(?:^|;)size=([0-9]+)(?=;|$)")
 # swath's ``I`` is a query residue against a gap, vsearch's a target residue: swapped
 UC_OPS = {"=": "M", "X": "M", "I": "D", "D": "I"}
 
 
-def visit_order(lengths: npt.ArrayLike, names: Sequence[str]) -> np.ndarray:
-    """Input indices in the order ``vsearch --cluster_fast`` visits the sequences:
-    longest first, of equal lengths by label (byte order), then by input index.
+def abundance(label: str) -> int:
+    """The abundance a label carries, as vsearch reads it: the first ``size=N``
+    annotation (at the start or after a ``;``, its digits followed by a ``;`` or the end),
+    1 without one.
 
     Examples
     --------
-    >>> visit_order([5, 7, 5, 7], ["b", "z", "a", "z"]).tolist()
-    [1, 3, 2, 0]
+    >>> abundance("otu1;size=25;"), abundance("size=3"), abundance("otu1;xsize=25")
+    (25, 3, 1)
+    """
+    found = _SIZE.search(label)
+    return int(found.group(1)) if found else 1
+
+
+def visit_order(lengths: npt.ArrayLike, names: Sequence[str]) -> np.ndarray:
+    """Input indices in the order ``vsearch --cluster_fast`` visits the sequences:
+    longest first, of equal lengths the most abundant first (:func:`abundance`), then by
+    label (byte order), then by input index.
+
+    Examples
+    --------
+    >>> visit_order([5, 7, 5, 7, 5], ["b", "z", "a", "z", "c;size=2"]).tolist()
+    [1, 3, 4, 2, 0]
     """
     lengths = np.asarray(lengths, dtype=np.int64)
     # str order is code point order, which is UTF-8's byte order (strcmp's)
-    return np.array(sorted(range(len(lengths)), key=lambda i: (-lengths[i], names[i], i)),
+    return np.array(sorted(range(len(lengths)),
+                           key=lambda i: (-lengths[i], -abundance(names[i]), names[i], i)),
                     dtype=np.int64)
 
 
