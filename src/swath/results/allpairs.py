@@ -195,7 +195,7 @@ class AllPairsResult:
 
         Parameters
         ----------
-        format : {"tsv", "json", "text", "sam", "paf", "uc", "centroids"}
+        format : {"tsv", "json", "text", "uc", "centroids", "sam", "paf"}
             tsv: vsearch's --blast6out columns (``BLAST6_COLUMNS``), the score, the
             CIGAR; json: those and the input indices and identity fraction, one object
             per pair and line; text: a summary and the pairwise views; sam: SAM with a
@@ -383,5 +383,5 @@ def paf_text(result: AllPairsResult, options: PrintOptions) -> Iterator[str]:
 
 
 PRINTERS: dict[str, Callable[[AllPairsResult, PrintOptions], Iterator[str]]] = {
-    "tsv": tsv_lines, "json": json_lines, "text": text_lines, "sam": sam_text,
-    "paf": paf_text, "uc": uc_text, "centroids": centroids_text}
+    "tsv": tsv_lines, "json": json_lines, "text": text_lines, "uc": uc_text,
+    "centroids": centroids_text, "sam": sam_text, "paf": paf_text}
