@@ -138,6 +138,21 @@ def test_a_job_traced_in_small_batches_gives_the_same_store(tmp_path, monkeypatc
     assert batched.filtered == whole.filtered
 
 
+@pytest.mark.parametrize(("options", "first_phase"), [
+    ({"iddef": 2}, False), ({"mode": "local"}, False), ({"iddef": 2, "scores": True}, True),
+    ({"iddef": "pident"}, True)])
+def test_the_first_phase_runs_only_where_a_score_can_rule_a_pair_out(options, first_phase,
+                                                                      tmp_path, monkeypatch):
+    """--iddef 2 and local mode bound no score: their pairs go straight to the traceback
+    (``test_kept_pairs_are_exactly_those_that_reach_the_threshold`` checks what it keeps)."""
+    called = []
+    real = engine.first_phase
+    monkeypatch.setattr(engine, "first_phase", lambda *a: called.append(1) or real(*a))
+    res = run(family_set(6, DNA, 12, 60), tmp_path, min_identity=0.8, **options)
+    assert bool(called) == first_phase
+    assert first_phase or res.filtered["score_filtered"] == 0
+
+
 def test_union_find_gives_connected_components():
     pytest.importorskip("scipy")
     from scipy.sparse import coo_matrix

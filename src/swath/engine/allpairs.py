@@ -15,7 +15,9 @@ Each tile of the upper triangle of the block matrix not yet done is one task,
                               matrix is kept, the full score phase (``score_many``) over
                               boxes that cover the pairs needed; the score filter (pairs
                               whose first-phase score is below the least score of an
-                              alignment of their lengths at ``min_identity``); the
+                              alignment of their lengths at ``min_identity``; with the
+                              first pass, skipped where that least score is no bound:
+                              local mode, ``--iddef 2``, unless scores are kept); the
                               traceback (``align_batch``, in batches of bounded
                               residues: ``trace``) of the candidates left; identity
                               by the job's definition; the tile's writes and done mark
@@ -41,6 +43,7 @@ import numpy as np
 
 from swath.engine import Progress
 from swath.identity import (
+    NO_BOUND,
     band_limits,
     identity_from_counts,
     least_score,
@@ -286,14 +289,17 @@ def run_tile(job: AllPairsJob, t: int) -> tuple[int, int]:
     by_length = pairs & lengths.spread(can_pass)
     counts = lengths.pair_counts(bi == bj)
     length_kept = counts * can_pass
-    scores, optimal = first_phase(job, rows, cols, pairs, by_length, lengths, length_kept)
     # the bound over the codes the tile holds (DNA's N scores a mismatch against itself)
     present = np.flatnonzero(np.bincount(rows[0], minlength=256)
                              + np.bincount(cols[0], minlength=256))
-    least = lengths.spread(least_score(*lengths.distinct, job.min_identity, job.scoring,
-                                       job.mode, job.iddef,
-                                       residues=present if len(present) else None))
-    candidate = by_length & (scores >= least)
+    least = least_score(*lengths.distinct, job.min_identity, job.scoring, job.mode,
+                        job.iddef, residues=present if len(present) else None)
+    if job.scores or np.any(least[can_pass] > NO_BOUND):
+        scores, optimal = first_phase(job, rows, cols, pairs, by_length, lengths, length_kept)
+        candidate = by_length & (scores >= lengths.spread(least))
+    else:   # no score rules a pair out (local mode, --iddef 2): no first phase to run
+        scores, optimal = np.full(pairs.shape, NO_SCORE, dtype=np.int32), False
+        candidate = by_length
     i, j = np.nonzero(candidate)
     out = trace(job, rows, cols, i, j, scores[i, j], optimal) if len(i) else empty_kept()
     out["i"] = out["i"] + store.block_range(bi)[0]
