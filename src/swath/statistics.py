@@ -595,10 +595,10 @@ def _tabulated(scoring: Scoring) -> KarlinAltschul:
         )
     open_max, extend_max, round_down = _BLASTN_LIMITS[key]
     affine = [row for row in _BLASTN_TABLES[key] if (row[0], row[1]) != (0, 0)]
-    for row in affine:
-        if (row[0] * divisor, row[1] * divisor) == (gap_open, gap_extend):
-            params = KarlinAltschul(row[2] / divisor, row[3], row[4], row[5] / divisor,
-                                    row[6], round_down)
+    for entry in affine:
+        if (entry[0] * divisor, entry[1] * divisor) == (gap_open, gap_extend):
+            params = KarlinAltschul(entry[2] / divisor, entry[3], entry[4], entry[5] / divisor,
+                                    entry[6], round_down)
             logger.debug("BLAST parameters for %s %d/%d: %s", dna_name, gap_open,
                          gap_extend, params)
             return params
