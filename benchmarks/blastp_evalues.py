@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 import swath
+from swath.results.alignments import blast_evalue
 from swath.statistics import effective_lengths, evalue, gapped_parameters
 
 LETTERS = np.array(list("ARNDCQEGHILKMFPSTWYV"))
@@ -61,7 +62,7 @@ def database(queries: Path, synth: Path, work: Path) -> Path:
     return path
 
 
-def blastp(queries: Path, db: Path, work: Path) -> dict[tuple[str, str], tuple[int, float]]:
+def blastp(queries: Path, db: Path, work: Path) -> dict[tuple[str, str], tuple[int, str]]:
     subprocess.run(["makeblastdb", "-in", str(db), "-dbtype", "prot", "-out",
                     str(work / "db")], check=True, capture_output=True)
     out = subprocess.run(["blastp", "-query", str(queries), "-db", str(work / "db"),
@@ -69,7 +70,7 @@ def blastp(queries: Path, db: Path, work: Path) -> dict[tuple[str, str], tuple[i
                           "-max_target_seqs", "200", "-outfmt", "6 qseqid sseqid score evalue"],
                          check=True, capture_output=True, text=True).stdout
     rows = [line.split("\t") for line in out.splitlines()]
-    return {(r[0], r[1]): (int(r[2]), float(r[3])) for r in rows}
+    return {(r[0], r[1]): (int(r[2]), r[3]) for r in rows}
 
 
 def main() -> None:
@@ -89,24 +90,32 @@ def main() -> None:
     residues = sum(len(s) for _, s in read_fasta(db))
     sequences = len(read_fasta(db))
     plain = gapped_parameters(scoring)
+    pairs = same_score = printed_alike = 0
     now, before, evalues = [], [], []
     for row in result.to_table():
         query, target, score, e = row[0].split()[0], row[1], row[-2], row[10]
         blast = theirs.get((query, target))
-        if blast is None or blast[0] != score or blast[1] == 0:
+        if blast is None:
+            continue
+        pairs += 1
+        if blast[0] != score:
+            continue
+        same_score += 1
+        printed_alike += blast_evalue(e) == blast[1]
+        if float(blast[1]) == 0:        # printed 0.0: below 1e-180
             continue
         m, n = effective_lengths(lengths[query], residues, sequences, plain)
-        now.append(abs(e - blast[1]) / blast[1])
-        before.append(abs(evalue(score, m, n, plain) - blast[1]) / blast[1])
-        evalues.append(blast[1])
+        now.append(abs(e - float(blast[1])) / float(blast[1]))
+        before.append(abs(evalue(score, m, n, plain) - float(blast[1])) / float(blast[1]))
+        evalues.append(float(blast[1]))
     print(f"database: {sequences} sequences, {residues} residues")
-    print(f"blastp hits {len(theirs)}, swath hits {len(result.to_table())}, shared with the "
-          f"same raw score (blastp e-value > 0) {len(now)}; their e-values "
-          f"{min(evalues):.3g} to {max(evalues):.3g}")
-    print(f"largest relative e-value difference: now {max(now):.3g}, "
-          f"length-adjusted (before) {max(before):.3g}; "
+    print(f"hits: blastp {len(theirs)}, swath {len(result.to_table())}; pairs in both "
+          f"{pairs}, with the same raw score {same_score}, their e-values printed alike "
+          f"{printed_alike}")
+    print(f"of those printed above 0.0 ({len(now)}; {min(evalues):.3g} to "
+          f"{max(evalues):.3g}), the largest relative difference from blastp's printed "
+          f"e-value: now {max(now):.3g}, length-adjusted (before) {max(before):.3g}; "
           f"median now {np.median(now):.3g}, before {np.median(before):.3g}")
-
 
 if __name__ == "__main__":
     main()

@@ -123,6 +123,8 @@ def test_parameters_round_trip_through_the_dict_a_store_records():
     assert KarlinAltschul.from_dict(dataclasses.asdict(ka)) == ka
     written_before_gumbel = {k: v for k, v in dataclasses.asdict(ka).items() if k != "gumbel"}
     assert KarlinAltschul.from_dict(written_before_gumbel).gumbel is None
+    with pytest.raises(InvalidParameter, match="gumbel must be a Gumbel"):
+        KarlinAltschul(**dataclasses.asdict(ka))
     assert pickle.loads(pickle.dumps(ka)) == ka
 
 

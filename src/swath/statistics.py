@@ -448,6 +448,9 @@ class KarlinAltschul:
                 raise InvalidParameter(f"alpha must be >= 0, got {value}")
             object.__setattr__(self, name, value)
         object.__setattr__(self, "round_down", bool(self.round_down))
+        if self.gumbel is not None and not isinstance(self.gumbel, Gumbel):
+            raise InvalidParameter(f"gumbel must be a Gumbel or None, got {self.gumbel!r} "
+                                   "(KarlinAltschul.from_dict reads a recorded one)")
 
     @property
     def log_K(self) -> float:
