@@ -90,7 +90,7 @@ def main() -> None:
     residues = sum(len(s) for _, s in read_fasta(db))
     sequences = len(read_fasta(db))
     plain = gapped_parameters(scoring)
-    pairs = same_score = printed_alike = 0
+    pairs = same_score = printed_alike = printed_alike_before = 0
     now, before, evalues = [], [], []
     for row in result.to_table():
         query, target, score, e = row[0].split()[0], row[1], row[-2], row[10]
@@ -101,17 +101,19 @@ def main() -> None:
         if blast[0] != score:
             continue
         same_score += 1
+        m, n = effective_lengths(lengths[query], residues, sequences, plain)
+        adjusted = evalue(score, m, n, plain)
         printed_alike += blast_evalue(e) == blast[1]
+        printed_alike_before += blast_evalue(adjusted) == blast[1]
         if float(blast[1]) == 0:        # printed 0.0: below 1e-180
             continue
-        m, n = effective_lengths(lengths[query], residues, sequences, plain)
         now.append(abs(e - float(blast[1])) / float(blast[1]))
-        before.append(abs(evalue(score, m, n, plain) - float(blast[1])) / float(blast[1]))
+        before.append(abs(adjusted - float(blast[1])) / float(blast[1]))
         evalues.append(float(blast[1]))
     print(f"database: {sequences} sequences, {residues} residues")
     print(f"hits: blastp {len(theirs)}, swath {len(result.to_table())}; pairs in both "
           f"{pairs}, with the same raw score {same_score}, their e-values printed alike "
-          f"{printed_alike}")
+          f"{printed_alike} (length-adjusted: {printed_alike_before})")
     print(f"of those printed above 0.0 ({len(now)}; {min(evalues):.3g} to "
           f"{max(evalues):.3g}), the largest relative difference from blastp's printed "
           f"e-value: now {max(now):.3g}, length-adjusted (before) {max(before):.3g}; "
