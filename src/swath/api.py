@@ -51,6 +51,8 @@ TILED_ABOVE = 1 << 30   # bytes of direction codes (m * n / 2) above which align
 # tile (160 MiB), whatever the number of sequences (engine.allpairs.prepare); on A1, blocks
 # of 2,048 measured quicker than of 1,024 (benchmarks/RESULTS.md)
 ALLPAIRS_BLOCK = 2048
+#: ``swath search``'s e-value cutoff where hits have e-values: blastp's (``-evalue 10``)
+BLAST_MAX_EVALUE = 10.0
 #: what each workload's printers print (``report``), in the order the command line offers
 FORMATS: dict[str, tuple[str, ...]] = {w.name: w.formats for w in registered()}
 
@@ -317,11 +319,16 @@ def search(queries: SequencesLike, database: SequencesLike, scoring: Scoring | N
         As in :func:`align`.
     max_evalue : float, optional
         Drop hits with a larger e-value: local mode, with statistics (refused otherwise).
+        None keeps every hit (``swath search`` passes blastp's 10 where hits have
+        e-values: :func:`blast_max_evalue`).
     statistics : dict, optional
         Karlin-Altschul ``lambda_``, ``K``, ``H`` (and optionally ``alpha``, ``beta``) for
         matrix and gap combinations without published parameters; without either, local
         hits have no e-values or bit scores (a warning says so). Global and semiglobal
-        hits have none.
+        hits have none. E-values are computed as BLAST+ computes them
+        (:func:`swath.statistics.search_evalue`): with Spouge's finite-size correction for
+        BLAST's protein tables (as blastp), length-adjusted for its DNA tables (as
+        blastn) and for parameters given here.
     query_block : int
         Queries per work unit (the unit of resumption).
     progress : callable, optional
@@ -414,6 +421,38 @@ def _statistics(scoring: Scoring, mode: str, given: dict[str, float] | None,
             raise UnknownStatistics(f"{exc}; max_evalue needs e-values") from None
         logger.warning("%s: the hits have no e-values or bit scores", exc)
         return None
+
+
+def blast_max_evalue(scoring: Scoring, mode: str,
+                     statistics: dict[str, float] | None = None) -> float | None:
+    """blastp's default e-value cutoff (:data:`BLAST_MAX_EVALUE`) where a search's hits
+    have e-values (local mode, with published or given statistics), else None: the
+    ``max_evalue`` that ``swath search`` passes to :func:`search` when given none.
+
+    Raises
+    ------
+    InvalidParameter
+        ``statistics`` are incomplete or out of range (as :func:`search` says).
+
+    Examples
+    --------
+    >>> blast_max_evalue(Scoring.protein("BLOSUM62", 11, 1), "local")
+    10.0
+    >>> blast_max_evalue(Scoring.protein("BLOSUM62", 11, 1), "global") is None
+    True
+    >>> blast_max_evalue(Scoring.protein("BLOSUM62", 12, 3), "local") is None
+    True
+    """
+    from swath.errors import UnknownStatistics
+    from swath.statistics import gapped_parameters
+
+    if _mode(mode) != "local":
+        return None
+    try:
+        gapped_parameters(scoring, **(statistics or {}))
+    except UnknownStatistics:
+        return None
+    return BLAST_MAX_EVALUE
 
 
 def _database_path(database: SequencesLike, scoring: Scoring, wildcard: bool) -> str:

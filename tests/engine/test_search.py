@@ -16,6 +16,7 @@ from distributed.comm.core import CommClosedError
 
 import swath
 from swath.results.search import SearchResult
+from swath.statistics import gapped_parameters, search_evalue
 from swath.storage.database import write_database
 from swath.storage.results import SearchStore
 from tests.helpers import PROTEIN, lose_worker_at, write_fasta
@@ -156,6 +157,11 @@ def test_search_finds_the_exact_top_hits_with_alignments(data, client, tmp_path,
     if mode == "local":
         best = result.hits(1)[0]
         assert best.evalue < 1e-20 and best.bitscore > 50
+        # blastp's e-value: Spouge's, from the query's and the subject's whole lengths
+        want = search_evalue([best.score], len(data["queries"][1]),
+                             [len(data["seqs"][best.target_id])], sum(map(len, data["seqs"])),
+                             len(data["seqs"]), gapped_parameters(PROTEIN))
+        assert best.evalue == pytest.approx(want[0], rel=1e-12)
     rows = result.to_table()
     assert rows[0][0] == "q0" and rows[0][6] == result.hits(0)[0].alignment.query_start + 1
 

@@ -56,7 +56,7 @@ class SearchJob:
     device: str
     top_k: int
     max_evalue: float | None
-    statistics: dict[str, Any] | None   # KarlinAltschul fields (local mode)
+    statistics: dict[str, Any] | None   # KarlinAltschul.from_dict's fields (local mode)
     database_sha256: str                # the database the search started with
     store_id: str                       # the store's creation id (never write another)
     # this process scores every partition (a job in this process): each score task starts
@@ -218,7 +218,7 @@ def merge_top(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray]
 def align_hits(job: SearchJob, q_res: np.ndarray, q_off: np.ndarray,
                top: tuple[np.ndarray, np.ndarray]) -> dict[str, np.ndarray]:
     """Full alignments and statistics of the kept hits of a block of queries."""
-    from swath.statistics import KarlinAltschul, bit_score, effective_lengths, evalue
+    from swath.statistics import KarlinAltschul, bit_score, search_evalue
 
     started = time.perf_counter()
     scores, ids = top
@@ -258,13 +258,15 @@ def align_hits(job: SearchJob, q_res: np.ndarray, q_off: np.ndarray,
         hits[name][rows, ranks] = column
     hits["target_name"][rows, ranks] = db.names(ids[rows, ranks])
     if job.statistics is not None:
-        params = KarlinAltschul(**job.statistics)
+        params = KarlinAltschul.from_dict(job.statistics)
         lengths = np.diff(q_off)
+        subject_lengths = np.diff(t_off)
         for r in np.unique(rows).tolist():
-            m, n = effective_lengths(int(lengths[r]), db.residues, db.sequences, params)
             kept = ids[r] >= 0
             hits["bitscore"][r, kept] = bit_score(got[rows == r], params)
-            hits["evalue"][r, kept] = evalue(got[rows == r], m, n, params)
+            hits["evalue"][r, kept] = search_evalue(got[rows == r], int(lengths[r]),
+                                                    subject_lengths[rows == r], db.residues,
+                                                    db.sequences, params)
         if job.max_evalue is not None:
             drop = (hits["evalue"] > job.max_evalue) & (hits["target"] >= 0)
             _drop(hits, drop)
