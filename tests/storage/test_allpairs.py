@@ -207,7 +207,7 @@ def test_xarray_and_pandas_read_named_variables_in_input_order(tmp_path):
 
 
 def test_a_damaged_gathered_variable_is_named_and_gathered_again(tmp_path):
-    store, _ = finished(tmp_path, {0: [(1, 4)], 5: [(0, 3)]})
+    finished(tmp_path, {0: [(1, 4)], 5: [(0, 3)]})
     root = tmp_path / "a.zarr"
     (root / "cigar" / "c" / "0").write_bytes(b"garbage")
     (root / "score_matrix" / "c" / "1" / "2").unlink()

@@ -293,12 +293,6 @@ def earlier_first(kept: dict[str, np.ndarray], queries: np.ndarray, targets: np.
     return out
 
 
-def _symmetric(job: AllPairsJob) -> bool:
-    """Whether score(a, b) == score(b, a) for every pair: not semiglobal, symmetric matrix."""
-    matrix = job.scoring.matrix
-    return job.mode != "semiglobal" and bool(np.array_equal(matrix, matrix.T))
-
-
 def run_tile(job: AllPairsJob, t: int) -> tuple[int, int]:
     """Compute and write tile ``t``, then mark it done; (pairs, kept pairs)."""
     started = time.perf_counter()

@@ -390,8 +390,9 @@ class AllPairsStore(LayoutStore):
         """Root variable ``name`` along ``pair``, written a chunk at a time and digested as
         ``_whole`` reads it back."""
         chunk = min(max(len(values), 1), PAIR_CHUNK)
-        coordinates = (None if name in PAIR_NAMES.values() else
-                       {"coordinates": " ".join(PAIR_NAMES.values())})
+        coordinates: dict[str, Any] | None = {"coordinates": " ".join(PAIR_NAMES.values())}
+        if name in PAIR_NAMES.values():      # a coordinate itself
+            coordinates = None
         array = self.group.create_array(name, shape=values.shape, chunks=(chunk,),
                                         dtype=dtype, dimension_names=("pair",),
                                         attributes=coordinates, overwrite=True)
