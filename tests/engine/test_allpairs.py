@@ -160,6 +160,30 @@ def test_kept_pairs_are_exactly_those_that_reach_the_threshold(mode, min_identit
     assert counts["kept"] == len(res) == len(want)
 
 
+@pytest.mark.parametrize("scores", [False, True])
+def test_an_asymmetric_matrix_aligns_each_pair_with_its_earlier_record_the_query(scores,
+                                                                              tmp_path):
+    """No transposing where score(a, b) != score(b, a): each pair is aligned the right way
+    round, in a tile whose rows are the later records too."""
+    matrix = np.array(DNA.matrix)
+    matrix[0, 2], matrix[2, 0] = 1, -4          # A against G scores 1, G against A -4
+    scoring = swath.Scoring("asymmetric", DNA.alphabet, matrix, DNA.gap_open, DNA.gap_extend)
+    seqs = family_set(13, DNA, 14, 50)
+    res = run(seqs, tmp_path, scoring=scoring, min_identity=0.8, scores=scores)
+    want = brute_force(seqs, scoring, "global", 0.8, "pident")
+    table = res.to_table()
+    assert len(table) > 3 and {(row[0], row[1]) for row in table} == set(want)
+    assert any(len(seqs[row[0]]) > len(seqs[row[1]]) for row in table)   # the longer first
+    for row in table:
+        aln = want[row[0], row[1]]
+        assert row[8:] == (aln.query_start, aln.query_end, aln.target_start, aln.target_end,
+                           aln.score, aln.cigar)
+    if scores:
+        full = swath.scores(seqs, seqs, scoring=scoring, mode="global", device="cpu")
+        off = ~np.eye(len(seqs), dtype=bool)
+        assert np.array_equal(res.scores()[off], full[off]) and not np.array_equal(full, full.T)
+
+
 def test_scores_match_swath_scores_and_open_as_a_labelled_matrix(tmp_path):
     xarray = pytest.importorskip("xarray")
     seqs = family_set(3, DNA, 17, 80)
