@@ -244,6 +244,17 @@ def test_a_killed_job_resumed_gives_the_same_store(tmp_path, monkeypatch):
     assert again.to_table() == reference.to_table() and sorted(ran) == left
 
 
+def test_a_finished_store_run_again_is_not_gathered_again(tmp_path, monkeypatch):
+    seqs = family_set(6, DNA, 8, 40)
+    first = run(seqs, tmp_path, min_identity=0.7, clusters=True)
+
+    def refuse(store):
+        raise AssertionError("gathered again")
+
+    monkeypatch.setattr(AllPairsStore, "finalize", refuse)
+    assert run(seqs, tmp_path, min_identity=0.7, clusters=True).to_table() == first.to_table()
+
+
 def test_a_store_of_another_job_is_refused(tmp_path):
     seqs = family_set(2, DNA, 6, 30)
     run(seqs, tmp_path)

@@ -383,7 +383,9 @@ def clusters(store: AllPairsStore) -> np.ndarray:
 
 def run(job: AllPairsJob, client: Any, progress: Progress | None = None) -> AllPairsStore:
     """Run every tile not yet done on ``client`` (a runner of ``engine.cluster`` or a
-    ``distributed.Client``), then the clusters, then finalize the store.
+    ``distributed.Client``), then the clusters, then finalize the store (which gathers
+    the tiles' kept pairs); a finished store whose data match their digests is left as
+    it is.
 
     ``progress("allpairs", tiles done, tiles, pairs done)`` is called at the start and
     as each tile finishes.
@@ -405,6 +407,8 @@ def run(job: AllPairsJob, client: Any, progress: Progress | None = None) -> AllP
         logger.info("%s: %d of %d tiles to run", job.store, len(todo), store.tiles)
         if progress:
             progress("allpairs", done, store.tiles, pairs)
+        if store.attrs.get("complete") is True:     # finished and sound: nothing to gather
+            return store
 
         def finished(result: tuple[int, int]) -> None:
             nonlocal done, pairs
