@@ -325,7 +325,9 @@ def search(queries: SequencesLike, database: SequencesLike, scoring: Scoring | N
     query_block : int
         Queries per work unit (the unit of resumption).
     progress : callable, optional
-        ``progress("search", units done, units, 0)`` as the job advances (the
+        ``progress("search", cells done, cells, cells done)`` as each work unit's score
+        task of a database partition finishes (cells: query residues times database
+        residues; units done before count whole) (the
         signature of every job's progress: see :func:`resume`).
     overwrite : bool
         Replace a swath store at ``store`` that holds another job (a path holding
@@ -802,9 +804,9 @@ def resume(store: str, *, device: str = "auto", client: Any = None,
     progress : callable, optional
         ``progress(phase, done, total, work)``, the one signature of every job's
         progress: ``done`` of ``total`` steps of ``phase`` (counting those done before),
-        and ``work``, the pairs (``"allpairs"``) or cells (``"pairs"``, ``"tiles"``)
-        computed so far, else 0. Phases: ``"search"``, ``"allpairs"``, ``"pairs"``, and a
-        long pair's ``"tiles"``, ``"splits"`` and ``"segments"``.
+        and ``work``, the pairs (``"allpairs"``) or cells (``"search"``, ``"pairs"``,
+        ``"tiles"``) computed so far, else 0. Phases: ``"search"``, ``"allpairs"``,
+        ``"pairs"``, and a long pair's ``"tiles"``, ``"splits"`` and ``"segments"``.
 
     Returns
     -------

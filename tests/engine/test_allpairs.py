@@ -15,7 +15,7 @@ from swath.engine import allpairs as engine
 from swath.engine.allpairs import boxes, union
 from swath.identity import identity
 from swath.storage.allpairs import NO_SCORE, AllPairsStore
-from tests.helpers import DNA, PROTEIN, lose_worker_at, parasail_score
+from tests.helpers import DNA, PROTEIN, lose_worker_at, packed, parasail_score
 
 MODES = ("global", "semiglobal", "local")
 
@@ -98,6 +98,72 @@ def test_boxes_cover_the_needed_pairs_and_about_half_a_triangle():
         assert covered.max() <= 1 and np.all(covered[need] == 1)
     triangle = boxes(np.triu(np.ones((1024, 1024), bool), 1))
     assert sum((b - t) * (r - left) for t, b, left, r in triangle) < 0.56 * 1024 ** 2
+
+
+def test_trace_batches_take_every_pair_once_in_order_within_the_budget():
+    rng = np.random.default_rng(2)
+    for budget in (1, 40, 700, 10 ** 9):
+        lengths = rng.integers(2, 300, int(rng.integers(0, 200)))
+        batches = engine.trace_batches(lengths, budget)
+        assert np.array_equal(np.concatenate([np.arange(len(lengths))[b] for b in batches]
+                                             + [np.empty(0, int)]), np.arange(len(lengths)))
+        for b in batches:
+            weight = int((lengths[b] + engine.PAIR_RESIDUES).sum())
+            assert weight <= budget or b.stop - b.start == 1
+    assert engine.trace_batches(np.array([5, 5, 5]), 10 ** 9) == [slice(0, 3)]
+    assert engine.trace_batches(np.array([5, 5, 5]), 1) == [slice(0, 1), slice(1, 2),
+                                                            slice(2, 3)]
+
+
+def traced_set(seqs, scoring, mode, device, budget=None):
+    """``engine.trace`` of every pair of ``seqs`` (iddef 2: no score bound, every pair
+    traced) in batches of ``budget`` residues."""
+    res, off = packed([scoring.alphabet.encode(s) for s in seqs])
+    rows, cols = np.nonzero(np.triu(np.ones((len(seqs), len(seqs)), bool), 1))
+    job = engine.AllPairsJob("unused", scoring, mode, device, 0.5, 2, False, "unused")
+    lower = np.full(len(rows), np.iinfo(np.int32).min)
+    return engine.trace(job, (res, off), (res, off), rows, cols, lower, False, budget=budget)
+
+
+def same_fields(a, b):
+    return a.keys() == b.keys() and all(np.array_equal(a[k], b[k]) for k in a)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("scoring", [DNA, PROTEIN], ids=["dna", "protein"])
+def test_traceback_in_small_batches_keeps_the_same_pairs_and_cigars(mode, scoring):
+    """Batches of one pair, of a few, and one batch: the same kept pairs and alignments."""
+    seqs = family_set(zlib.crc32(f"batches {mode} {scoring.name}".encode()) % 1000, scoring,
+                      20, 80)
+    whole = traced_set(seqs, scoring, mode, "cpu", budget=10 ** 12)
+    assert len(whole["query"]) > 10
+    for budget in (1, 1000):
+        assert same_fields(traced_set(seqs, scoring, mode, "cpu", budget), whole)
+
+
+def test_a_job_traced_in_small_batches_gives_the_same_store(tmp_path, monkeypatch):
+    seqs = family_set(8, DNA, 24, 80)
+    options = {"iddef": 2, "min_identity": 0.8, "block": 16}
+    whole = run(seqs, tmp_path, "whole.zarr", **options)
+    monkeypatch.setattr("swath.kernels.cpu.trace_residues", 300)
+    batched = run(seqs, tmp_path, "batched.zarr", **options)
+    assert len(whole) > 0 and batched.to_table() == whole.to_table()
+    assert batched.filtered == whole.filtered
+
+
+@pytest.mark.parametrize(("options", "first_phase"), [
+    ({"iddef": 2}, False), ({"mode": "local"}, False), ({"iddef": 2, "scores": True}, True),
+    ({"iddef": "pident"}, True)])
+def test_the_first_phase_runs_only_where_a_score_can_rule_a_pair_out(options, first_phase,
+                                                                      tmp_path, monkeypatch):
+    """--iddef 2 and local mode bound no score: their pairs go straight to the traceback
+    (``test_kept_pairs_are_exactly_those_that_reach_the_threshold`` checks what it keeps)."""
+    called = []
+    real = engine.first_phase
+    monkeypatch.setattr(engine, "first_phase", lambda *a: called.append(1) or real(*a))
+    res = run(family_set(6, DNA, 12, 60), tmp_path, min_identity=0.8, **options)
+    assert bool(called) == first_phase
+    assert first_phase or res.filtered["score_filtered"] == 0
 
 
 def test_union_find_gives_connected_components():
@@ -357,6 +423,18 @@ def test_gpu_equals_cpu(mode, tmp_path):
     assert np.array_equal(gpu.scores(), cpu.scores())
     assert np.array_equal(gpu.clusters(), cpu.clusters())
     assert gpu.filtered == cpu.filtered
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("mode", MODES)
+def test_gpu_traceback_in_small_batches_equals_the_cpu(mode):
+    """The GPU's traceback of a tile's pairs in batches of a few pairs keeps the CPU's
+    pairs and alignments (taken in one batch)."""
+    seqs = family_set(13, DNA, 40, 300)
+    cpu = traced_set(seqs, DNA, mode, "cpu", budget=10 ** 12)
+    assert len(cpu["query"]) > 10
+    for budget in (2_000, 10 ** 12):
+        assert same_fields(traced_set(seqs, DNA, mode, "gpu", budget), cpu)
 
 
 def test_unsplit_boxes_are_the_bounding_box():

@@ -216,6 +216,29 @@ def test_interrupted_job_resumes_without_redoing_done_units(data, client, tmp_pa
     assert resumed.to_table() == reference.to_table()
 
 
+@pytest.mark.parametrize("on_cluster", [False, True])
+def test_a_one_unit_job_reports_its_cells_partition_by_partition(data, client, tmp_path,
+                                                                 on_cluster):
+    """The progress of a job of one work unit moves as each database partition is
+    scored, in cells, in this process and on a cluster; a rerun starts complete."""
+    import swath.engine.search as engine
+
+    reports: list[tuple[str, int, int | None, int]] = []
+    store = str(tmp_path / "r.zarr")
+    database = engine._database(data["db"])
+    for _ in range(2):
+        swath.search(data["qfasta"], data["db"], top_k=1, store=store, device="cpu",
+                     client=client if on_cluster else None, query_block=len(data["queries"]),
+                     progress=lambda *report: reports.append(report))
+    total = sum(len(q) for q in data["queries"]) * database.residues
+    first_run, rerun = reports[:-1], reports[-1:]
+    assert database.partitions > 2 and len(first_run) == database.partitions + 1
+    assert first_run[0] == ("search", 0, total, 0)
+    assert first_run[-1] == rerun[0] == ("search", total, total, total)
+    done = [report[1] for report in first_run]
+    assert done == sorted(done) and len(set(done)) == len(done)
+
+
 KILLED_JOB = textwrap.dedent("""
     import sys, swath
     from distributed import Client, LocalCluster

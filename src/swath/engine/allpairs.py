@@ -15,8 +15,11 @@ Each tile of the upper triangle of the block matrix not yet done is one task,
                               matrix is kept, the full score phase (``score_many``) over
                               boxes that cover the pairs needed; the score filter (pairs
                               whose first-phase score is below the least score of an
-                              alignment of their lengths at ``min_identity``); the
-                              traceback (``align_batch``) of the candidates left; identity
+                              alignment of their lengths at ``min_identity``; with the
+                              first pass, skipped where that least score is no bound:
+                              local mode, ``--iddef 2``, unless scores are kept); the
+                              traceback (``align_batch``, in batches of bounded
+                              residues: ``trace``) of the candidates left; identity
                               by the job's definition; the tile's writes and done mark
 
 so a task's memory is bounded by its tile (B x B), never by n. The filters only drop
@@ -46,6 +49,7 @@ import numpy as np
 
 from swath.engine import Progress
 from swath.identity import (
+    NO_BOUND,
     band_limits,
     identity_from_counts,
     least_score,
@@ -193,11 +197,56 @@ def first_phase(job: AllPairsJob, rows: tuple[np.ndarray, np.ndarray],
 
 def trace(job: AllPairsJob, queries: tuple[np.ndarray, np.ndarray],
           targets: tuple[np.ndarray, np.ndarray], rows: np.ndarray, cols: np.ndarray,
-          scores: np.ndarray, optimal: bool) -> dict[str, np.ndarray]:
+          scores: np.ndarray, optimal: bool, budget: int | None = None
+          ) -> dict[str, np.ndarray]:
     """Align query ``rows[k]`` with target ``cols[k]`` for every k; the fields
     (``KEPT_FIELDS``; ``query``, ``target`` the tile's own indices) of the alignments whose
-    identity reaches the job's threshold. ``scores`` are the first phase's: the optimal
-    scores, or lower bounds of them."""
+    identity reaches the job's threshold. ``scores`` are the first phase's: the optimal scores, or
+    lower bounds of them.
+
+    The pairs go to the backend in batches of at most ``budget`` residues
+    (``trace_batches``; the backend's ``trace_residues`` by default), so that a tile whose
+    filters leave every pair (``--iddef 2``) holds one batch's gathered residues, CIGARs
+    and counts at a time, not the whole tile's."""
+    backend = get_backend(job.device)
+    lengths = np.diff(queries[1])[rows] + np.diff(targets[1])[cols]
+    parts = [_trace_batch(job, queries, targets, rows[part], cols[part], scores[part],
+                          optimal)
+             for part in trace_batches(lengths, backend.trace_residues if budget is None
+                                       else budget)]
+    if not parts:
+        return empty_kept()
+    return {name: np.concatenate([part[name] for part in parts]) for name in KEPT_FIELDS}
+
+
+PAIR_RESIDUES = 32      # a pair's fixed-size arrays (scores, coordinates, offsets, counts)
+                        # weigh about as much as this many residues
+
+
+def trace_batches(lengths: np.ndarray, budget: int) -> list[slice]:
+    """Consecutive runs of pairs, each of at most ``budget`` residues (its pairs'
+    ``lengths``, query plus target, and ``PAIR_RESIDUES`` a pair), a heavier pair alone;
+    in order, together every pair once.
+
+    Examples
+    --------
+    >>> trace_batches(np.array([60, 60, 200, 10]), 200)
+    [slice(0, 2, None), slice(2, 3, None), slice(3, 4, None)]
+    """
+    ends = np.cumsum(lengths.astype(np.int64) + PAIR_RESIDUES)
+    batches, start = [], 0
+    while start < len(ends):
+        before = int(ends[start - 1]) if start else 0
+        stop = max(int(np.searchsorted(ends, before + budget, side="right")), start + 1)
+        batches.append(slice(start, stop))
+        start = stop
+    return batches
+
+
+def _trace_batch(job: AllPairsJob, queries: tuple[np.ndarray, np.ndarray],
+                 targets: tuple[np.ndarray, np.ndarray], rows: np.ndarray, cols: np.ndarray,
+                 scores: np.ndarray, optimal: bool) -> dict[str, np.ndarray]:
+    """``trace`` of one batch of pairs, in one ``align_batch`` call."""
     q_lens, t_lens = np.diff(queries[1]), np.diff(targets[1])
     sc = job.scoring
     backend = get_backend(job.device)
@@ -244,15 +293,18 @@ def align_tile(job: AllPairsJob, queries: tuple[np.ndarray, np.ndarray],
     by_length = mine & lengths.spread(can_pass)
     counts = lengths.pair_counts(mine)
     length_kept = counts * can_pass
-    scores, optimal = first_phase(job, queries, targets, pairs, by_length, lengths,
-                                  length_kept)
     # the bound over the codes the tile holds (DNA's N scores a mismatch against itself)
     present = np.flatnonzero(np.bincount(queries[0], minlength=256)
                              + np.bincount(targets[0], minlength=256))
-    least = lengths.spread(least_score(*lengths.distinct, job.min_identity, job.scoring,
-                                       job.mode, job.iddef,
-                                       residues=present if len(present) else None))
-    candidate = by_length & (scores >= least)
+    least = least_score(*lengths.distinct, job.min_identity, job.scoring, job.mode,
+                        job.iddef, residues=present if len(present) else None)
+    if job.scores or np.any(least[can_pass] > NO_BOUND):
+        scores, optimal = first_phase(job, queries, targets, pairs, by_length, lengths,
+                                      length_kept)
+        candidate = by_length & (scores >= lengths.spread(least))
+    else:   # no score rules a pair out (local mode, --iddef 2): no first phase to run
+        scores, optimal = np.full(pairs.shape, NO_SCORE, dtype=np.int32), False
+        candidate = by_length
     i, j = np.nonzero(candidate)
     out = trace(job, queries, targets, i, j, scores[i, j], optimal) if len(i) else empty_kept()
     tile_pairs, by_length_pairs = int(counts.sum()), int(length_kept.sum())

@@ -9,7 +9,9 @@ alignment length, mismatches and gap opens of the alignment without its terminal
 (vsearch's "internal" alignment), 1-based inclusive coordinates, e-value -1 and bit
 score 0 (vsearch computes no statistics for global alignments). ``sam`` and ``paf``
 write the kept pairs for other tools: the query of a pair a read, its target a
-reference. Each printer yields the output in pieces that end with a newline.
+reference. ``uc`` and ``centroids`` write the clusters as vsearch's ``--uc`` and
+``--centroids`` do (:mod:`swath.results.uclust`). Each printer yields the output in
+pieces that end with a newline.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from swath.alignment import cigar_runs
-from swath.results import printed
+from swath.results import printed, uclust
 from swath.results.alignments import AlignedRows, PrintOptions, paf_lines, sam_header, sam_lines
 
 if TYPE_CHECKING:       # the store module (and Zarr) loads when a result is read
@@ -115,6 +117,28 @@ class AllPairsResult:
         """
         return self.store.clusters()
 
+    def centroids(self) -> np.ndarray:
+        """The centroid of every sequence's single-linkage cluster, as an input index, in
+        input order (int64; a centroid is its own): of the members, the longest, of equal
+        lengths the most abundant (``size=N`` in its name), then the first by name, then
+        in input order: the seed ``vsearch --cluster_fast`` would have chosen
+        (:mod:`swath.results.uclust`).
+
+        Raises
+        ------
+        StoreIncomplete
+            The job computed no clusters (``clusters=False``).
+
+        Examples
+        --------
+        >>> import swath
+        >>> res = swath.allpairs(["ACGTACGT", "ACGTACGTA", "TTTT"], min_identity=0.8,
+        ...                      scoring=swath.Scoring.dna(), device="cpu", clusters=True)
+        >>> res.centroids().tolist()
+        [1, 1, 2]
+        """
+        return uclust.centroids(self.clusters(), self.store.lengths(), _input_names(self))
+
     def cluster_count(self) -> int | None:
         """How many clusters the store holds, or None for a job without clusters."""
         if not self.store.has_clusters:
@@ -149,12 +173,15 @@ class AllPairsResult:
 
         Parameters
         ----------
-        format : {"tsv", "json", "text", "sam", "paf"}
+        format : {"tsv", "json", "text", "uc", "centroids", "sam", "paf"}
             tsv: vsearch's --blast6out columns (``BLAST6_COLUMNS``), the score, the
             CIGAR; json: those and the input indices and identity fraction, one object
             per pair and line; text: a summary and the pairwise views; sam: SAM with a
             header (the pairs' targets as references, each query a read: its best pair
-            the primary record); paf: a line per pair.
+            the primary record); paf: a line per pair. The clusters (``StoreIncomplete``
+            without them): uc, vsearch's --uc records (each member aligned against its
+            cluster's centroid); centroids, the centroids as FASTA, as vsearch's
+            --centroids writes them (:mod:`swath.results.uclust`).
         options : PrintOptions
             ``cigar_m``: SAM's and PAF's CIGARs with ``M`` for ``=`` and ``X``.
 
@@ -288,6 +315,31 @@ def _input_sequences(result: AllPairsResult) -> list[np.ndarray]:
     return by_input
 
 
+def _input_names(result: AllPairsResult) -> list[str]:
+    """The sequences' names, in input order."""
+    return [str(name) for name in result.store.names()]
+
+
+def uc_text(result: AllPairsResult, options: PrintOptions) -> Iterator[str]:
+    """vsearch's --uc records of the clusters: each member aligned against its centroid
+    with the job's scoring and mode, its identity by the job's definition."""
+    from swath.scoring import Scoring
+
+    inputs = result.store.attrs["inputs"]
+    yield from uclust.uc_lines(_input_names(result), _input_sequences(result),
+                               result.clusters(), Scoring.from_dict(inputs["scoring"]),
+                               inputs["mode"], inputs["iddef"])
+
+
+def centroids_text(result: AllPairsResult, options: PrintOptions) -> Iterator[str]:
+    """The clusters' centroids as FASTA, as vsearch's --centroids writes them."""
+    from swath.scoring import Scoring
+
+    alphabet = Scoring.from_dict(result.store.attrs["inputs"]["scoring"]).alphabet
+    yield from uclust.centroid_fasta(_input_names(result), _input_sequences(result),
+                                     result.clusters(), alphabet)
+
+
 def sam_text(result: AllPairsResult, options: PrintOptions) -> Iterator[str]:
     """SAM: the pairs' targets as references, each query a read (its best pair primary)."""
     rows = result.aligned_rows()
@@ -301,5 +353,5 @@ def paf_text(result: AllPairsResult, options: PrintOptions) -> Iterator[str]:
 
 
 PRINTERS: dict[str, Callable[[AllPairsResult, PrintOptions], Iterator[str]]] = {
-    "tsv": tsv_lines, "json": json_lines, "text": text_lines, "sam": sam_text,
-    "paf": paf_text}
+    "tsv": tsv_lines, "json": json_lines, "text": text_lines, "uc": uc_text,
+    "centroids": centroids_text, "sam": sam_text, "paf": paf_text}
