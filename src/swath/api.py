@@ -488,9 +488,10 @@ def allpairs(sequences: SequencesLike, scoring: Scoring | None = None, *, mode: 
 
     Every pair is scored; a pair is aligned with traceback only if its lengths and score
     allow ``min_identity`` (filters that never drop a pair that passes), and kept if its
-    optimal alignment reaches it. The query of a pair is its shorter sequence (of two
-    as long, the one given first). The job runs as a Dask graph, one task per tile of
-    ``block`` x ``block`` sequences (sorted by length), and its store is resumable.
+    optimal alignment reaches it. The query of a pair is its earlier sequence in the input
+    (as in vsearch). The job runs as a Dask graph, one task per tile of ``block`` x
+    ``block`` sequences (sorted by length), and its store is resumable;
+    ``xarray.open_zarr(store)`` reads the kept pairs as named variables in input order.
 
     Parameters
     ----------
@@ -499,8 +500,8 @@ def allpairs(sequences: SequencesLike, scoring: Scoring | None = None, *, mode: 
     scoring : Scoring, optional
         Default: BLOSUM62, gap 11 + 1 per residue.
     mode : {"global", "semiglobal", "local"}
-        As in :func:`align`; semiglobal: the shorter sequence whole against any part of
-        the longer.
+        As in :func:`align`; semiglobal: the query (the earlier sequence) whole against
+        any part of the target.
     min_identity : float
         Keep the pairs whose identity is at least this, in (0, 1].
     iddef : "pident" or int

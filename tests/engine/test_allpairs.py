@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import time
 import zlib
@@ -45,15 +46,26 @@ def family_set(seed, scoring, count, longest, families=3):
     return seqs
 
 
+def transposed(aln):
+    """The alignment read the other way round: query and target swapped."""
+    return dataclasses.replace(aln, query_start=aln.target_start, query_end=aln.target_end,
+                               target_start=aln.query_start, target_end=aln.query_end,
+                               cigar=aln.cigar.translate(str.maketrans("ID", "DI")))
+
+
 def brute_force(seqs, scoring, mode, min_identity, iddef):
-    """Every unordered pair aligned by swath.align (query: the shorter, of two as long the
-    first); {(query, target): alignment} of those whose identity reaches the threshold."""
+    """Every unordered pair (a, b), a < b, aligned by swath.align with the earlier record
+    ``a`` the query: with a symmetric scoring the shorter one aligned first (of two as long
+    the first) and the alignment transposed, as the tiles do; {(a, b): alignment} of
+    those whose identity reaches the threshold."""
+    symmetric = mode != "semiglobal" and np.array_equal(scoring.matrix, scoring.matrix.T)
     kept = {}
     for a, b in itertools.combinations(range(len(seqs)), 2):
-        q, t = (a, b) if len(seqs[a]) <= len(seqs[b]) else (b, a)
+        turn = symmetric and len(seqs[b]) < len(seqs[a])
+        q, t = (b, a) if turn else (a, b)
         aln = swath.align(seqs[q], seqs[t], scoring=scoring, mode=mode, device="cpu")
         if identity(aln, len(seqs[q]), len(seqs[t]), iddef) >= min_identity:
-            kept[q, t] = aln
+            kept[a, b] = transposed(aln) if turn else aln
     return kept
 
 
@@ -62,17 +74,18 @@ def run(seqs, tmp_path, name="a.zarr", **options):
     return swath.allpairs(seqs, store=str(tmp_path / name), **options)
 
 
-@pytest.mark.parametrize("diagonal", [False, True])
-def test_pair_counts_count_the_pairs_of_each_pair_of_lengths(diagonal):
-    rng = np.random.default_rng(int(diagonal))
+@pytest.mark.parametrize("mask", ["diagonal", "full", "scattered"])
+def test_pair_counts_count_the_pairs_of_each_pair_of_lengths(mask):
+    rng = np.random.default_rng(len(mask))
     rows = np.sort(rng.integers(1, 6, 40))
-    cols = rows if diagonal else np.sort(rng.integers(1, 6, 30))
+    cols = rows if mask == "diagonal" else np.sort(rng.integers(1, 6, 30))
     lengths = engine.Lengths(*(np.concatenate([[0], np.cumsum(x)]) for x in (rows, cols)))
-    pairs = np.triu(np.ones((40, 40), bool), 1) if diagonal else np.ones((40, 30), bool)
+    pairs = {"diagonal": np.triu(np.ones((40, 40), bool), 1), "full": np.ones((40, 30), bool),
+             "scattered": rng.random((40, 30)) < 0.3}[mask]
     m, n = lengths.distinct
     want = np.array([[np.sum(pairs & (rows[:, None] == a) & (cols[None, :] == b)) for b in n[0]]
                      for a in m[:, 0]])
-    np.testing.assert_array_equal(lengths.pair_counts(diagonal), want)
+    np.testing.assert_array_equal(lengths.pair_counts(pairs), want)
 
 
 def test_boxes_cover_the_needed_pairs_and_about_half_a_triangle():
@@ -123,7 +136,7 @@ def test_traceback_in_small_batches_keeps_the_same_pairs_and_cigars(mode, scorin
     seqs = family_set(zlib.crc32(f"batches {mode} {scoring.name}".encode()) % 1000, scoring,
                       20, 80)
     whole = traced_set(seqs, scoring, mode, "cpu", budget=10 ** 12)
-    assert len(whole["i"]) > 10
+    assert len(whole["query"]) > 10
     for budget in (1, 1000):
         assert same_fields(traced_set(seqs, scoring, mode, "cpu", budget), whole)
 
@@ -213,6 +226,30 @@ def test_kept_pairs_are_exactly_those_that_reach_the_threshold(mode, min_identit
     assert counts["kept"] == len(res) == len(want)
 
 
+@pytest.mark.parametrize("scores", [False, True])
+def test_an_asymmetric_matrix_aligns_each_pair_with_its_earlier_record_the_query(scores,
+                                                                              tmp_path):
+    """No transposing where score(a, b) != score(b, a): each pair is aligned the right way
+    round, in a tile whose rows are the later records too."""
+    matrix = np.array(DNA.matrix)
+    matrix[0, 2], matrix[2, 0] = 1, -4          # A against G scores 1, G against A -4
+    scoring = swath.Scoring("asymmetric", DNA.alphabet, matrix, DNA.gap_open, DNA.gap_extend)
+    seqs = family_set(13, DNA, 14, 50)
+    res = run(seqs, tmp_path, scoring=scoring, min_identity=0.8, scores=scores)
+    want = brute_force(seqs, scoring, "global", 0.8, "pident")
+    table = res.to_table()
+    assert len(table) > 3 and {(row[0], row[1]) for row in table} == set(want)
+    assert any(len(seqs[row[0]]) > len(seqs[row[1]]) for row in table)   # the longer first
+    for row in table:
+        aln = want[row[0], row[1]]
+        assert row[8:] == (aln.query_start, aln.query_end, aln.target_start, aln.target_end,
+                           aln.score, aln.cigar)
+    if scores:
+        full = swath.scores(seqs, seqs, scoring=scoring, mode="global", device="cpu")
+        off = ~np.eye(len(seqs), dtype=bool)
+        assert np.array_equal(res.scores()[off], full[off]) and not np.array_equal(full, full.T)
+
+
 def test_scores_match_swath_scores_and_open_as_a_labelled_matrix(tmp_path):
     xarray = pytest.importorskip("xarray")
     seqs = family_set(3, DNA, 17, 80)
@@ -220,11 +257,12 @@ def test_scores_match_swath_scores_and_open_as_a_labelled_matrix(tmp_path):
     want = swath.scores(seqs, seqs, scoring=DNA, mode="semiglobal", device="cpu")
     off = ~np.eye(len(seqs), dtype=bool)
     assert np.array_equal(res.scores()[off], want[off])
-    matrix = xarray.open_zarr(str(tmp_path / "a.zarr"), consolidated=False)["score"]
-    assert matrix.dims == ("query", "target")
-    order = AllPairsStore.open(str(tmp_path / "a.zarr")).order()
-    a, b = int(order[3]), int(order[9])
-    assert int(matrix.sel(query=f"sequences[{a}]", target=f"sequences[{b}]")) == want[a, b]
+    matrix = xarray.open_zarr(str(tmp_path / "a.zarr"))["score_matrix"]
+    assert matrix.dims == ("query_sequence", "target_sequence")
+    assert np.array_equal(matrix.values[off], want[off])
+    for a, b in ((3, 9), (9, 3)):
+        assert int(matrix.sel(query_sequence=f"sequences[{a}]",
+                              target_sequence=f"sequences[{b}]")) == want[a, b]
 
 
 def test_clusters_are_the_connected_components_of_the_kept_pairs(tmp_path):
@@ -272,6 +310,17 @@ def test_a_killed_job_resumed_gives_the_same_store(tmp_path, monkeypatch):
     assert again.to_table() == reference.to_table() and sorted(ran) == left
 
 
+def test_a_finished_store_run_again_is_not_gathered_again(tmp_path, monkeypatch):
+    seqs = family_set(6, DNA, 8, 40)
+    first = run(seqs, tmp_path, min_identity=0.7, clusters=True)
+
+    def refuse(store):
+        raise AssertionError("gathered again")
+
+    monkeypatch.setattr(AllPairsStore, "finalize", refuse)
+    assert run(seqs, tmp_path, min_identity=0.7, clusters=True).to_table() == first.to_table()
+
+
 def test_a_store_of_another_job_is_refused(tmp_path):
     seqs = family_set(2, DNA, 6, 30)
     run(seqs, tmp_path)
@@ -296,8 +345,9 @@ def test_one_and_two_sequences(tmp_path):
               min_identity=0.9)
     (row,) = two.to_table()
     aln = swath.align("ACGTACGTA", "ACGTACGTAA", scoring=DNA, mode="global", device="cpu")
-    assert row[:4] == (1, 0, "sequences[1]", "sequences[0]")
-    assert row[-2:] == (aln.score, aln.cigar) and row[4] == 0.9
+    assert aln.cigar == "8=1D1="
+    assert row[:4] == (0, 1, "sequences[0]", "sequences[1]")     # the earlier one the query
+    assert row[8:] == (0, 10, 0, 9, aln.score, "8=1I1=") and row[4] == 0.9
     assert two.clusters().tolist() == [0, 0]
     assert two.scores()[0, 1] == two.scores()[1, 0] == aln.score
 
@@ -382,7 +432,7 @@ def test_gpu_traceback_in_small_batches_equals_the_cpu(mode):
     pairs and alignments (taken in one batch)."""
     seqs = family_set(13, DNA, 40, 300)
     cpu = traced_set(seqs, DNA, mode, "cpu", budget=10 ** 12)
-    assert len(cpu["i"]) > 10
+    assert len(cpu["query"]) > 10
     for budget in (2_000, 10 ** 12):
         assert same_fields(traced_set(seqs, DNA, mode, "gpu", budget), cpu)
 

@@ -42,9 +42,8 @@ BLAST6_COLUMNS = ("qseqid", "sseqid", "pident", "length", "mismatch", "gapopen",
 class AllPairsResult:
     """The result of a finished all-pairs job, read from its store.
 
-    Pairs are unordered; the query of a pair is its shorter sequence (of two as long,
-    the one given first). Indices are positions in the input, coordinates 0-based and
-    end exclusive.
+    Pairs are unordered; the query of a pair is its earlier input record (as in vsearch).
+    Indices are positions in the input, coordinates 0-based and end exclusive.
 
     Examples
     --------
@@ -60,7 +59,6 @@ class AllPairsResult:
 
         self.store: AllPairsStore = AllPairsStore.open(store)
         self.path = store
-        self._order = self.store.order()
 
     def __len__(self) -> int:
         return int(self.filtered["kept"])
@@ -82,17 +80,13 @@ class AllPairsResult:
         input indices and names, identity (0 to 1, by the job's definition), alignment
         length, mismatches, gap opens, coordinates (0-based, end exclusive), raw score and
         extended CIGAR."""
-        kept = self.store.kept_pairs()
+        kept = self.store.pairs()
         names = self.store.names()
-        query, target = self._order[kept["i"]], self._order[kept["j"]]
-        rows = [(int(query[k]), int(target[k]), str(names[kept["i"][k]]),
-                 str(names[kept["j"][k]]), float(kept["identity"][k]), int(kept["length"][k]),
-                 int(kept["mismatches"][k]), int(kept["gap_opens"][k]),
-                 int(kept["query_start"][k]), int(kept["query_end"][k]),
-                 int(kept["target_start"][k]), int(kept["target_end"][k]),
-                 int(kept["score"][k]), str(kept["cigar"][k]))
-                for k in range(len(query))]
-        return sorted(rows, key=lambda row: (row[0], row[1]))
+        columns = [kept["query"].tolist(), kept["target"].tolist(),
+                   names[kept["query"]].tolist(), names[kept["target"]].tolist(),
+                   *(kept[name].tolist() for name in TABLE_COLUMNS[4:13]),
+                   kept["cigar"].tolist()]
+        return list(zip(*columns, strict=True))
 
     def to_pandas(self) -> Any:
         """The rows of :meth:`to_table` as a ``pandas.DataFrame`` (``ALLPAIRS_COLUMNS``;
@@ -110,10 +104,7 @@ class AllPairsResult:
         StoreIncomplete
             The job kept no score matrix (``scores=False``).
         """
-        stored = self.store.scores()
-        out = np.empty_like(stored)
-        out[np.ix_(self._order, self._order)] = stored
-        return out
+        return self.store.scores()
 
     def clusters(self) -> np.ndarray:
         """The single-linkage cluster of every sequence, in input order (int64; clusters
@@ -124,9 +115,7 @@ class AllPairsResult:
         StoreIncomplete
             The job computed no clusters (``clusters=False``).
         """
-        out = np.empty(self.store.sequences, dtype=np.int64)
-        out[self._order] = self.store.clusters()
-        return out
+        return self.store.clusters()
 
     def centroids(self) -> np.ndarray:
         """The centroid of every sequence's single-linkage cluster, as an input index, in
@@ -148,12 +137,7 @@ class AllPairsResult:
         >>> res.centroids().tolist()
         [1, 1, 2]
         """
-        return uclust.centroids(self.clusters(), _input_order(self, self._lengths()),
-                                _input_names(self))
-
-    def _lengths(self) -> np.ndarray:
-        """The stored (sorted) sequences' lengths."""
-        return np.diff(np.asarray(self.store.array("offsets")[:], dtype=np.int64))
+        return uclust.centroids(self.clusters(), self.store.lengths(), _input_names(self))
 
     def cluster_count(self) -> int | None:
         """How many clusters the store holds, or None for a job without clusters."""
@@ -166,28 +150,22 @@ class AllPairsResult:
         :meth:`to_table`: the query of a pair the row's query, with its sequence."""
         from swath.scoring import Scoring
 
-        kept = self.store.kept_pairs()
-        names = self.store.names()
-        offsets = np.asarray(self.store.array("offsets")[:], dtype=np.int64)
-        lengths = np.diff(offsets)
-        rows = np.lexsort((self._order[kept["j"]], self._order[kept["i"]]))
-        i, j = kept["i"][rows], kept["j"][rows]
+        kept = self.store.pairs()
+        names, lengths = self.store.names(), self.store.lengths()
+        i, j = kept["query"], kept["target"]
         inputs = self.store.attrs["inputs"]
         alphabet = Scoring.from_dict(inputs["scoring"]).alphabet
-        store = self.store
 
         @functools.cache
-        def residues() -> np.ndarray:     # read once, by the first sequence asked for
-            return np.asarray(store.array("residues")[:], dtype=np.uint8)
+        def sequences() -> list[np.ndarray]:     # read once, by the first sequence asked for
+            return _input_sequences(self)
 
         def sequence(row: int) -> str:
-            s = int(i[row])
-            return alphabet.decode(residues()[offsets[s]:offsets[s + 1]])
+            return alphabet.decode(sequences()[int(i[row])])
 
-        return AlignedRows(names[i], lengths[i], names[j], lengths[j], kept["score"][rows],
-                           kept["query_start"][rows], kept["query_end"][rows],
-                           kept["target_start"][rows], kept["target_end"][rows],
-                           kept["cigar"][rows], inputs["mode"], sequence)
+        return AlignedRows(names[i], lengths[i], names[j], lengths[j], kept["score"],
+                           kept["query_start"], kept["query_end"], kept["target_start"],
+                           kept["target_end"], kept["cigar"], inputs["mode"], sequence)
 
     def lines(self, format: str = "tsv", options: PrintOptions = PrintOptions()
               ) -> Iterator[str]:
@@ -330,24 +308,16 @@ def text_lines(result: AllPairsResult, options: PrintOptions) -> Iterator[str]:
 def _input_sequences(result: AllPairsResult) -> list[np.ndarray]:
     """The stored sequences (codes) in input order; the store keeps them sorted by length."""
     store = result.store
-    residues = np.asarray(store.array("residues")[:], dtype=np.uint8)
-    offsets = np.asarray(store.array("offsets")[:], dtype=np.int64)
+    residues, offsets = store.sorted_sequences()
     by_input: list[np.ndarray] = [np.empty(0, np.uint8)] * store.sequences
     for s, i in enumerate(store.order().tolist()):
         by_input[i] = residues[offsets[s]:offsets[s + 1]]
     return by_input
 
 
-def _input_order(result: AllPairsResult, values: np.ndarray) -> np.ndarray:
-    """Values of the stored (sorted) sequences, in input order."""
-    out = np.empty_like(values)
-    out[result._order] = values
-    return out
-
-
 def _input_names(result: AllPairsResult) -> list[str]:
     """The sequences' names, in input order."""
-    return _input_order(result, result.store.names()).tolist()
+    return [str(name) for name in result.store.names()]
 
 
 def uc_text(result: AllPairsResult, options: PrintOptions) -> Iterator[str]:
