@@ -30,13 +30,12 @@ from swath.scoring import Scoring
 
 
 def kept(path: str) -> np.ndarray:
-    """The kept pairs of an all-pairs store (sorted indices, score), the comparison key of
-    two runs."""
+    """The kept pairs of an all-pairs store (input indices, score; sorted by the store),
+    the comparison key of two runs."""
     from swath.storage.allpairs import AllPairsStore
 
-    pairs = AllPairsStore.open(path).kept_pairs()
-    table = np.stack([pairs["i"], pairs["j"], pairs["score"]], axis=1)
-    return table[np.lexsort(table.T[::-1])]
+    pairs = AllPairsStore.open(path).pairs()
+    return np.stack([pairs["query"], pairs["target"], pairs["score"]], axis=1)
 
 
 def on_cluster(fasta: str, gpus: int, repeats: int, out: str) -> dict[str, object]:

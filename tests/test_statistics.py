@@ -1,13 +1,15 @@
 """Karlin-Altschul statistics: BLAST's tables, length adjustment, bit scores, e-values.
 
-Published numbers come from two places. The parameter values are those of NCBI's
+Published numbers come from three places. The parameter values are those of NCBI's
 ``blast_stat.c`` (ncbi/ncbi-cxx-toolkit-public, src/algo/blast/core/blast_stat.c),
 typed here independently of the module's tables. The length adjustments, effective
 search spaces, bit scores and e-values are those BLAST itself printed in two XML
 reports: BLASTP 2.2.26+ (Biopython's Tests/Blast/xml_2226_blastp_001.xml: BLOSUM62,
 gaps 11/1, 20 sequences of 6406 residues) and BLASTN 2.2.27+ (2/-3, gaps 5/2, 1331289
 sequences of 1634236772 bases, an XML report quoted in the tests of the
-``dark.blast`` package of dark-matter).
+``dark.blast`` package of dark-matter). Spouge's e-values are those Debian's BLASTP
+2.12.0+ printed (``-comp_based_stats 0 -seg no -outfmt "6 ... evalue bitscore score qlen
+slen"``) for three queries against 30 mutated copies of them (5231 residues).
 """
 
 from __future__ import annotations
@@ -24,12 +26,15 @@ import swath.statistics
 from swath import InvalidParameter, Scoring, UnknownStatistics
 from swath.statistics import (
     INT2_MAX,
+    Gumbel,
     KarlinAltschul,
     bit_score,
     effective_lengths,
     evalue,
     gapped_parameters,
     length_adjustment,
+    search_evalue,
+    spouge_evalue,
 )
 
 BLOSUM62_11_1 = KarlinAltschul(lambda_=0.267, K=0.041, H=0.14, alpha=1.9, beta=-30)
@@ -47,7 +52,9 @@ def test_blosum62_11_1_is_blasts_default_row():
     ka = gapped_parameters(Scoring.protein("BLOSUM62", gap_open=11, gap_extend=1))
     assert values(ka) == (0.267, 0.041, 0.14, 1.9, -30.0)
     assert ka.round_down is False
-    assert ka == BLOSUM62_11_1
+    assert dataclasses.replace(ka, gumbel=None) == BLOSUM62_11_1
+    assert ka.gumbel == Gumbel(a=1.9, alpha=42.6028, sigma=43.6362, a_ungapped=0.7916,
+                               alpha_ungapped=4.96466, gap=12)
 
 
 # BLAST's preferred gap costs for each matrix (BLAST_MATRIX_BEST in blast_stat.c).
@@ -80,6 +87,45 @@ def test_every_protein_row_is_reachable_and_ordered_like_blast():
         for row in rows[1:]:
             scoring = Scoring.protein(name, gap_open=int(row[0]), gap_extend=int(row[1]))
             assert values(gapped_parameters(scoring)) == tuple(row[3:8])
+
+
+def test_every_protein_row_carries_its_gumbel_block():
+    # Blast_GumbelBlkLoadFromTables: a = alpha, Alpha = alpha_v (10th), Sigma (11th), the
+    # ungapped row's alpha and alpha_v, G = open + extend.
+    for name, rows in swath.statistics._PROTEIN_TABLES.items():
+        assert {len(row) for row in rows} == {11}
+        for row in rows[1:]:
+            scoring = Scoring.protein(name, gap_open=int(row[0]), gap_extend=int(row[1]))
+            assert gapped_parameters(scoring).gumbel == Gumbel(
+                row[6], row[9], row[10], rows[0][6], rows[0][9], row[0] + row[1])
+
+
+def test_gumbel_intercepts_are_blasts():
+    # BLOSUM62 11/1: the b, Beta and Tau BLAST derives (2 G (a_un - a), ...).
+    g = gapped_parameters(Scoring.protein("BLOSUM62", 11, 1)).gumbel
+    assert (g.b, g.beta, g.tau) == pytest.approx((-26.6016, -903.31536, -928.11696),
+                                                 rel=1e-12)
+    g = gapped_parameters(Scoring.protein("PAM30", 9, 1)).gumbel
+    assert (g.b, g.beta, g.tau) == pytest.approx(
+        (20 * (0.1938 - 0.48), 20 * (0.161818 - 2.46392), 20 * (0.161818 - 3.18615)))
+
+
+def test_dna_and_given_parameters_have_no_gumbel_block():
+    assert gapped_parameters(Scoring.dna(2, -3, 5, 2)).gumbel is None
+    protein = Scoring.protein("BLOSUM62", 11, 1)
+    assert gapped_parameters(protein, lambda_=0.3, K=0.1, H=0.4).gumbel is None
+    # another length-adjustment line asks for length-adjusted e-values
+    assert gapped_parameters(protein, alpha=2.0).gumbel is None
+
+
+def test_parameters_round_trip_through_the_dict_a_store_records():
+    ka = gapped_parameters(Scoring.protein("BLOSUM62", 11, 1))
+    assert KarlinAltschul.from_dict(dataclasses.asdict(ka)) == ka
+    written_before_gumbel = {k: v for k, v in dataclasses.asdict(ka).items() if k != "gumbel"}
+    assert KarlinAltschul.from_dict(written_before_gumbel).gumbel is None
+    with pytest.raises(InvalidParameter, match="gumbel must be a Gumbel"):
+        KarlinAltschul(**dataclasses.asdict(ka))
+    assert pickle.loads(pickle.dumps(ka)) == ka
 
 
 def test_ungapped_row_answers_blasts_infinite_gap_sentinel():
@@ -226,7 +272,7 @@ def test_parameters_pickle_compare_and_print():
     assert dataclasses.replace(DNA_2_3_5_2, round_down=False) != DNA_2_3_5_2
     assert repr(BLOSUM62_11_1) == (
         "KarlinAltschul(lambda_=0.267, K=0.041, H=0.14, alpha=1.9, beta=-30.0, "
-        "round_down=False)")
+        "round_down=False, gumbel=None)")
     assert BLOSUM62_11_1.log_K == math.log(0.041)
 
 
@@ -280,6 +326,83 @@ def test_evalue_broadcasts_scores_against_per_query_lengths():
     assert e[1] == pytest.approx(3 * e[0])
     with pytest.raises(InvalidParameter, match="must be > 0"):
         evalue(scores, 0, 10_000, BLOSUM62_11_1)
+
+
+# --- Spouge's e-values ---------------------------------------------------------------
+
+BLASTP_DB_RESIDUES = 5231
+
+# (matrix, open, extend): (score, query length, subject length, e-value as blastp printed)
+BLASTP_2_12 = {
+    ("BLOSUM62", 11, 1): [(773, 159, 158, "1.43e-110"), (322, 159, 161, "6.31e-42"),
+                          (93, 159, 158, "3.76e-08"), (676, 150, 149, "4.49e-96"),
+                          (40, 159, 214, "0.43"), (29, 150, 216, "10.0"),
+                          (28, 159, 212, "14"), (22, 159, 218, "82")],
+    ("BLOSUM45", 14, 2): [(923, 159, 158, "4.25e-96"), (405, 159, 161, "5.98e-39"),
+                          (119, 159, 158, "7.01e-08"), (35, 159, 150, "18")],
+    ("PAM30", 9, 1): [(1133, 159, 158, "1.33e-166"), (399, 159, 161, "2.43e-49"),
+                      (78, 159, 159, "6.51e-06"), (1028, 211, 213, "1.27e-143")],
+    ("BLOSUM80", 10, 1): [(826, 159, 158, "3.43e-127"), (84, 159, 158, "2.08e-07"),
+                          (22, 159, 215, "72"), (28, 150, 159, "10")],
+}
+
+
+def printed_tolerance(text: str) -> float:
+    """The relative error a value printed as ``text`` (BLAST's tabular format) may carry."""
+    if "e" in text:
+        return 0.005 / float(text.split("e")[0]) + 1e-12
+    decimals = len(text.split(".")[1]) if "." in text else 0
+    return 0.5 * 10.0 ** -decimals / float(text) + 1e-12
+
+
+@pytest.mark.parametrize("scheme", list(BLASTP_2_12))
+def test_spouge_evalues_are_blastps(scheme):
+    ka = gapped_parameters(Scoring.protein(*scheme))
+    for score, m, n, printed in BLASTP_2_12[scheme]:
+        got = spouge_evalue(score, m, n, BLASTP_DB_RESIDUES, ka)
+        assert got == pytest.approx(float(printed), rel=printed_tolerance(printed)), (
+            scheme, score, printed)
+
+
+def test_spouge_evalues_broadcast_like_their_scalars():
+    ka = gapped_parameters(Scoring.protein("BLOSUM62", 11, 1))
+    scores, subjects = np.array([773, 93, 22]), np.array([158, 158, 218])
+    many = spouge_evalue(scores, 159, subjects, BLASTP_DB_RESIDUES, ka)
+    one = [spouge_evalue(int(s), 159, int(n), BLASTP_DB_RESIDUES, ka)
+           for s, n in zip(scores, subjects, strict=True)]
+    assert many.tolist() == one and isinstance(one[0], float)
+    assert (np.diff(many) > 0).all()
+
+
+def test_spouge_differs_from_length_adjusted_evalues_of_strong_hits():
+    # the issue's case: the length-adjusted formula is 20 orders of magnitude above
+    # blastp's 1.43e-110 for this strong hit
+    ka = gapped_parameters(Scoring.protein("BLOSUM62", 11, 1))
+    m, n = effective_lengths(159, BLASTP_DB_RESIDUES, 30, ka)
+    assert spouge_evalue(773, 159, 158, BLASTP_DB_RESIDUES, ka) < 1e-20 * evalue(773, m, n, ka)
+
+
+def test_spouge_evalue_refuses_what_it_cannot_compute():
+    with pytest.raises(InvalidParameter, match="Gumbel block"):
+        spouge_evalue(50, 100, 100, 1000, BLOSUM62_11_1)
+    ka = gapped_parameters(Scoring.protein("BLOSUM62", 11, 1))
+    with pytest.raises(InvalidParameter, match="must be > 0"):
+        spouge_evalue(50, 100, [100, 0], 1000, ka)
+
+
+def test_search_evalue_is_spouges_for_proteins_and_length_adjusted_otherwise():
+    protein = gapped_parameters(Scoring.protein("BLOSUM62", 11, 1))
+    got = search_evalue([773, 93], 159, [158, 158], BLASTP_DB_RESIDUES, 30, protein)
+    assert got.tolist() == spouge_evalue(np.array([773, 93]), 159, 158, BLASTP_DB_RESIDUES,
+                                         protein).tolist()
+    dna = gapped_parameters(Scoring.dna(2, -3, 5, 2))
+    got = search_evalue([32], 21, [500], 1_634_236_772, 1_331_289, dna)
+    assert got.tolist() == pytest.approx([4.0824], rel=2e-5)
+    given = gapped_parameters(Scoring.protein("BLOSUM62", 11, 1), lambda_=0.267, K=0.041,
+                              H=0.14, alpha=1.9, beta=-30)
+    m, n = effective_lengths(159, BLASTP_DB_RESIDUES, 30, given)
+    assert search_evalue([93], 159, [158], BLASTP_DB_RESIDUES, 30, given).tolist() == [
+        evalue(93, m, n, given)]
 
 
 # --- length adjustment ---------------------------------------------------------------

@@ -80,7 +80,7 @@ def test_open_report_and_resume_of_a_finished_store(tmp_path):
                        r"alignment store .* is an allpairs store .*kept pairs' alignments"):
         swath.report(path, plot=str(tmp_path / "p.png"))
     with pytest.raises(swath.InvalidParameter, match=r"format must be one of tsv, json, text, "
-                       r"sam, paf for .*, got 'bam'"):
+                       r"uc, centroids, sam, paf for .*, got 'bam'"):
         swath.report(path, "bam")
 
 
@@ -145,6 +145,12 @@ FINISHED_STORES = {
 }
 
 
+# the arrays of names each layout's store opens with as coordinates
+NAME_COORDINATES = {"search": ("query_name", "target_name"),
+                    "allpairs": ("query_name", "target_name", "name"),
+                    "pairs": ("query_name", "target_name"), "database": ("names",)}
+
+
 def _fasta(store: str) -> str:
     path = f"{store}.fasta"
     with open(path, "w") as out:
@@ -166,6 +172,7 @@ def test_every_finished_store_opens_in_xarray_without_a_warning(kind, tmp_path):
         warnings.simplefilter("error")
         data = xarray.open_zarr(path)
     assert data.data_vars
+    assert set(NAME_COORDINATES.get(kind, ())) <= set(data.coords), data.coords
     if kind in ("search", "allpairs", "pairs"):
         workload, _ = lookup(path)
         opened = workload.store().open(path, mode="r+", complete=False)

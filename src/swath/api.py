@@ -51,6 +51,8 @@ TILED_ABOVE = 1 << 30   # bytes of direction codes (m * n / 2) above which align
 # tile (160 MiB), whatever the number of sequences (engine.allpairs.prepare); on A1, blocks
 # of 2,048 measured quicker than of 1,024 (benchmarks/RESULTS.md)
 ALLPAIRS_BLOCK = 2048
+#: ``swath search``'s e-value cutoff where hits have e-values: blastp's (``-evalue 10``)
+BLAST_MAX_EVALUE = 10.0
 #: what each workload's printers print (``report``), in the order the command line offers
 FORMATS: dict[str, tuple[str, ...]] = {w.name: w.formats for w in registered()}
 
@@ -334,15 +336,22 @@ def search(queries: SequencesLike, database: SequencesLike, scoring: Scoring | N
         As in :func:`align`.
     max_evalue : float, optional
         Drop hits with a larger e-value: local mode, with statistics (refused otherwise).
+        None keeps every hit (``swath search`` passes blastp's 10 where hits have
+        e-values: :func:`blast_max_evalue`).
     statistics : dict, optional
         Karlin-Altschul ``lambda_``, ``K``, ``H`` (and optionally ``alpha``, ``beta``) for
         matrix and gap combinations without published parameters; without either, local
         hits have no e-values or bit scores (a warning says so). Global and semiglobal
-        hits have none.
+        hits have none. E-values are computed as BLAST+ computes them
+        (:func:`swath.statistics.search_evalue`): with Spouge's finite-size correction for
+        BLAST's protein tables (as blastp), length-adjusted for its DNA tables (as
+        blastn) and for parameters given here.
     query_block : int
         Queries per work unit (the unit of resumption).
     progress : callable, optional
-        ``progress("search", units done, units, 0)`` as the job advances (the
+        ``progress("search", cells done, cells, cells done)`` as each work unit's score
+        task of a database partition finishes (cells: query residues times database
+        residues; units done before count whole) (the
         signature of every job's progress: see :func:`resume`).
     overwrite : bool
         Replace a swath store at ``store`` that holds another job (a path holding
@@ -432,6 +441,38 @@ def _statistics(scoring: Scoring, mode: str, given: dict[str, float] | None,
         return None
 
 
+def blast_max_evalue(scoring: Scoring, mode: str,
+                     statistics: dict[str, float] | None = None) -> float | None:
+    """blastp's default e-value cutoff (:data:`BLAST_MAX_EVALUE`) where a search's hits
+    have e-values (local mode, with published or given statistics), else None: the
+    ``max_evalue`` that ``swath search`` passes to :func:`search` when given none.
+
+    Raises
+    ------
+    InvalidParameter
+        ``statistics`` are incomplete or out of range (as :func:`search` says).
+
+    Examples
+    --------
+    >>> blast_max_evalue(Scoring.protein("BLOSUM62", 11, 1), "local")
+    10.0
+    >>> blast_max_evalue(Scoring.protein("BLOSUM62", 11, 1), "global") is None
+    True
+    >>> blast_max_evalue(Scoring.protein("BLOSUM62", 12, 3), "local") is None
+    True
+    """
+    from swath.errors import UnknownStatistics
+    from swath.statistics import gapped_parameters
+
+    if _mode(mode) != "local":
+        return None
+    try:
+        gapped_parameters(scoring, **(statistics or {}))
+    except UnknownStatistics:
+        return None
+    return BLAST_MAX_EVALUE
+
+
 def _database_path(database: SequencesLike, scoring: Scoring, wildcard: bool) -> str:
     """A database store for ``database``: itself if it is one, else the one made from
     it once and kept in swath's cache (``storage.database.cached_database``)."""
@@ -465,9 +506,10 @@ def allpairs(sequences: SequencesLike, scoring: Scoring | None = None, *, mode: 
 
     Every pair is scored; a pair is aligned with traceback only if its lengths and score
     allow ``min_identity`` (filters that never drop a pair that passes), and kept if its
-    optimal alignment reaches it. The query of a pair is its shorter sequence (of two
-    as long, the one given first). The job runs as a Dask graph, one task per tile of
-    ``block`` x ``block`` sequences (sorted by length), and its store is resumable.
+    optimal alignment reaches it. The query of a pair is its earlier sequence in the input
+    (as in vsearch). The job runs as a Dask graph, one task per tile of ``block`` x
+    ``block`` sequences (sorted by length), and its store is resumable;
+    ``xarray.open_zarr(store)`` reads the kept pairs as named variables in input order.
 
     Parameters
     ----------
@@ -476,8 +518,8 @@ def allpairs(sequences: SequencesLike, scoring: Scoring | None = None, *, mode: 
     scoring : Scoring, optional
         Default: BLOSUM62, gap 11 + 1 per residue.
     mode : {"global", "semiglobal", "local"}
-        As in :func:`align`; semiglobal: the shorter sequence whole against any part of
-        the longer.
+        As in :func:`align`; semiglobal: the query (the earlier sequence) whole against
+        any part of the target.
     min_identity : float
         Keep the pairs whose identity is at least this, in (0, 1].
     iddef : "pident" or int
@@ -821,9 +863,9 @@ def resume(store: str, *, device: str = "auto", client: Any = None,
     progress : callable, optional
         ``progress(phase, done, total, work)``, the one signature of every job's
         progress: ``done`` of ``total`` steps of ``phase`` (counting those done before),
-        and ``work``, the pairs (``"allpairs"``) or cells (``"pairs"``, ``"tiles"``)
-        computed so far, else 0. Phases: ``"search"``, ``"allpairs"``, ``"pairs"``, and a
-        long pair's ``"tiles"``, ``"splits"`` and ``"segments"``.
+        and ``work``, the pairs (``"allpairs"``) or cells (``"search"``, ``"pairs"``,
+        ``"tiles"``) computed so far, else 0. Phases: ``"search"``, ``"allpairs"``,
+        ``"pairs"``, and a long pair's ``"tiles"``, ``"splits"`` and ``"segments"``.
 
     Returns
     -------

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import time
 import zlib
@@ -14,7 +15,7 @@ from swath.engine import allpairs as engine
 from swath.engine.allpairs import boxes, union
 from swath.identity import identity
 from swath.storage.allpairs import NO_SCORE, AllPairsStore
-from tests.helpers import DNA, PROTEIN, lose_worker_at, parasail_score
+from tests.helpers import DNA, PROTEIN, lose_worker_at, packed, parasail_score
 
 MODES = ("global", "semiglobal", "local")
 
@@ -45,15 +46,26 @@ def family_set(seed, scoring, count, longest, families=3):
     return seqs
 
 
+def transposed(aln):
+    """The alignment read the other way round: query and target swapped."""
+    return dataclasses.replace(aln, query_start=aln.target_start, query_end=aln.target_end,
+                               target_start=aln.query_start, target_end=aln.query_end,
+                               cigar=aln.cigar.translate(str.maketrans("ID", "DI")))
+
+
 def brute_force(seqs, scoring, mode, min_identity, iddef):
-    """Every unordered pair aligned by swath.align (query: the shorter, of two as long the
-    first); {(query, target): alignment} of those whose identity reaches the threshold."""
+    """Every unordered pair (a, b), a < b, aligned by swath.align with the earlier record
+    ``a`` the query: with a symmetric scoring the shorter one aligned first (of two as long
+    the first) and the alignment transposed, as the tiles do; {(a, b): alignment} of
+    those whose identity reaches the threshold."""
+    symmetric = mode != "semiglobal" and np.array_equal(scoring.matrix, scoring.matrix.T)
     kept = {}
     for a, b in itertools.combinations(range(len(seqs)), 2):
-        q, t = (a, b) if len(seqs[a]) <= len(seqs[b]) else (b, a)
+        turn = symmetric and len(seqs[b]) < len(seqs[a])
+        q, t = (b, a) if turn else (a, b)
         aln = swath.align(seqs[q], seqs[t], scoring=scoring, mode=mode, device="cpu")
         if identity(aln, len(seqs[q]), len(seqs[t]), iddef) >= min_identity:
-            kept[q, t] = aln
+            kept[a, b] = transposed(aln) if turn else aln
     return kept
 
 
@@ -62,17 +74,18 @@ def run(seqs, tmp_path, name="a.zarr", **options):
     return swath.allpairs(seqs, store=str(tmp_path / name), **options)
 
 
-@pytest.mark.parametrize("diagonal", [False, True])
-def test_pair_counts_count_the_pairs_of_each_pair_of_lengths(diagonal):
-    rng = np.random.default_rng(int(diagonal))
+@pytest.mark.parametrize("mask", ["diagonal", "full", "scattered"])
+def test_pair_counts_count_the_pairs_of_each_pair_of_lengths(mask):
+    rng = np.random.default_rng(len(mask))
     rows = np.sort(rng.integers(1, 6, 40))
-    cols = rows if diagonal else np.sort(rng.integers(1, 6, 30))
+    cols = rows if mask == "diagonal" else np.sort(rng.integers(1, 6, 30))
     lengths = engine.Lengths(*(np.concatenate([[0], np.cumsum(x)]) for x in (rows, cols)))
-    pairs = np.triu(np.ones((40, 40), bool), 1) if diagonal else np.ones((40, 30), bool)
+    pairs = {"diagonal": np.triu(np.ones((40, 40), bool), 1), "full": np.ones((40, 30), bool),
+             "scattered": rng.random((40, 30)) < 0.3}[mask]
     m, n = lengths.distinct
     want = np.array([[np.sum(pairs & (rows[:, None] == a) & (cols[None, :] == b)) for b in n[0]]
                      for a in m[:, 0]])
-    np.testing.assert_array_equal(lengths.pair_counts(diagonal), want)
+    np.testing.assert_array_equal(lengths.pair_counts(pairs), want)
 
 
 def test_boxes_cover_the_needed_pairs_and_about_half_a_triangle():
@@ -85,6 +98,72 @@ def test_boxes_cover_the_needed_pairs_and_about_half_a_triangle():
         assert covered.max() <= 1 and np.all(covered[need] == 1)
     triangle = boxes(np.triu(np.ones((1024, 1024), bool), 1))
     assert sum((b - t) * (r - left) for t, b, left, r in triangle) < 0.56 * 1024 ** 2
+
+
+def test_trace_batches_take_every_pair_once_in_order_within_the_budget():
+    rng = np.random.default_rng(2)
+    for budget in (1, 40, 700, 10 ** 9):
+        lengths = rng.integers(2, 300, int(rng.integers(0, 200)))
+        batches = engine.trace_batches(lengths, budget)
+        assert np.array_equal(np.concatenate([np.arange(len(lengths))[b] for b in batches]
+                                             + [np.empty(0, int)]), np.arange(len(lengths)))
+        for b in batches:
+            weight = int((lengths[b] + engine.PAIR_RESIDUES).sum())
+            assert weight <= budget or b.stop - b.start == 1
+    assert engine.trace_batches(np.array([5, 5, 5]), 10 ** 9) == [slice(0, 3)]
+    assert engine.trace_batches(np.array([5, 5, 5]), 1) == [slice(0, 1), slice(1, 2),
+                                                            slice(2, 3)]
+
+
+def traced_set(seqs, scoring, mode, device, budget=None):
+    """``engine.trace`` of every pair of ``seqs`` (iddef 2: no score bound, every pair
+    traced) in batches of ``budget`` residues."""
+    res, off = packed([scoring.alphabet.encode(s) for s in seqs])
+    rows, cols = np.nonzero(np.triu(np.ones((len(seqs), len(seqs)), bool), 1))
+    job = engine.AllPairsJob("unused", scoring, mode, device, 0.5, 2, False, "unused")
+    lower = np.full(len(rows), np.iinfo(np.int32).min)
+    return engine.trace(job, (res, off), (res, off), rows, cols, lower, False, budget=budget)
+
+
+def same_fields(a, b):
+    return a.keys() == b.keys() and all(np.array_equal(a[k], b[k]) for k in a)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("scoring", [DNA, PROTEIN], ids=["dna", "protein"])
+def test_traceback_in_small_batches_keeps_the_same_pairs_and_cigars(mode, scoring):
+    """Batches of one pair, of a few, and one batch: the same kept pairs and alignments."""
+    seqs = family_set(zlib.crc32(f"batches {mode} {scoring.name}".encode()) % 1000, scoring,
+                      20, 80)
+    whole = traced_set(seqs, scoring, mode, "cpu", budget=10 ** 12)
+    assert len(whole["query"]) > 10
+    for budget in (1, 1000):
+        assert same_fields(traced_set(seqs, scoring, mode, "cpu", budget), whole)
+
+
+def test_a_job_traced_in_small_batches_gives_the_same_store(tmp_path, monkeypatch):
+    seqs = family_set(8, DNA, 24, 80)
+    options = {"iddef": 2, "min_identity": 0.8, "block": 16}
+    whole = run(seqs, tmp_path, "whole.zarr", **options)
+    monkeypatch.setattr("swath.kernels.cpu.trace_residues", 300)
+    batched = run(seqs, tmp_path, "batched.zarr", **options)
+    assert len(whole) > 0 and batched.to_table() == whole.to_table()
+    assert batched.filtered == whole.filtered
+
+
+@pytest.mark.parametrize(("options", "first_phase"), [
+    ({"iddef": 2}, False), ({"mode": "local"}, False), ({"iddef": 2, "scores": True}, True),
+    ({"iddef": "pident"}, True)])
+def test_the_first_phase_runs_only_where_a_score_can_rule_a_pair_out(options, first_phase,
+                                                                      tmp_path, monkeypatch):
+    """--iddef 2 and local mode bound no score: their pairs go straight to the traceback
+    (``test_kept_pairs_are_exactly_those_that_reach_the_threshold`` checks what it keeps)."""
+    called = []
+    real = engine.first_phase
+    monkeypatch.setattr(engine, "first_phase", lambda *a: called.append(1) or real(*a))
+    res = run(family_set(6, DNA, 12, 60), tmp_path, min_identity=0.8, **options)
+    assert bool(called) == first_phase
+    assert first_phase or res.filtered["score_filtered"] == 0
 
 
 def test_union_find_gives_connected_components():
@@ -147,6 +226,30 @@ def test_kept_pairs_are_exactly_those_that_reach_the_threshold(mode, min_identit
     assert counts["kept"] == len(res) == len(want)
 
 
+@pytest.mark.parametrize("scores", [False, True])
+def test_an_asymmetric_matrix_aligns_each_pair_with_its_earlier_record_the_query(scores,
+                                                                              tmp_path):
+    """No transposing where score(a, b) != score(b, a): each pair is aligned the right way
+    round, in a tile whose rows are the later records too."""
+    matrix = np.array(DNA.matrix)
+    matrix[0, 2], matrix[2, 0] = 1, -4          # A against G scores 1, G against A -4
+    scoring = swath.Scoring("asymmetric", DNA.alphabet, matrix, DNA.gap_open, DNA.gap_extend)
+    seqs = family_set(13, DNA, 14, 50)
+    res = run(seqs, tmp_path, scoring=scoring, min_identity=0.8, scores=scores)
+    want = brute_force(seqs, scoring, "global", 0.8, "pident")
+    table = res.to_table()
+    assert len(table) > 3 and {(row[0], row[1]) for row in table} == set(want)
+    assert any(len(seqs[row[0]]) > len(seqs[row[1]]) for row in table)   # the longer first
+    for row in table:
+        aln = want[row[0], row[1]]
+        assert row[8:] == (aln.query_start, aln.query_end, aln.target_start, aln.target_end,
+                           aln.score, aln.cigar)
+    if scores:
+        full = swath.scores(seqs, seqs, scoring=scoring, mode="global", device="cpu")
+        off = ~np.eye(len(seqs), dtype=bool)
+        assert np.array_equal(res.scores()[off], full[off]) and not np.array_equal(full, full.T)
+
+
 def test_scores_match_swath_scores_and_open_as_a_labelled_matrix(tmp_path):
     xarray = pytest.importorskip("xarray")
     seqs = family_set(3, DNA, 17, 80)
@@ -154,11 +257,12 @@ def test_scores_match_swath_scores_and_open_as_a_labelled_matrix(tmp_path):
     want = swath.scores(seqs, seqs, scoring=DNA, mode="semiglobal", device="cpu")
     off = ~np.eye(len(seqs), dtype=bool)
     assert np.array_equal(res.scores()[off], want[off])
-    matrix = xarray.open_zarr(str(tmp_path / "a.zarr"), consolidated=False)["score"]
-    assert matrix.dims == ("query", "target")
-    order = AllPairsStore.open(str(tmp_path / "a.zarr")).order()
-    a, b = int(order[3]), int(order[9])
-    assert int(matrix.sel(query=f"sequences[{a}]", target=f"sequences[{b}]")) == want[a, b]
+    matrix = xarray.open_zarr(str(tmp_path / "a.zarr"))["score_matrix"]
+    assert matrix.dims == ("query_sequence", "target_sequence")
+    assert np.array_equal(matrix.values[off], want[off])
+    for a, b in ((3, 9), (9, 3)):
+        assert int(matrix.sel(query_sequence=f"sequences[{a}]",
+                              target_sequence=f"sequences[{b}]")) == want[a, b]
 
 
 def test_clusters_are_the_connected_components_of_the_kept_pairs(tmp_path):
@@ -206,6 +310,17 @@ def test_a_killed_job_resumed_gives_the_same_store(tmp_path, monkeypatch):
     assert again.to_table() == reference.to_table() and sorted(ran) == left
 
 
+def test_a_finished_store_run_again_is_not_gathered_again(tmp_path, monkeypatch):
+    seqs = family_set(6, DNA, 8, 40)
+    first = run(seqs, tmp_path, min_identity=0.7, clusters=True)
+
+    def refuse(store):
+        raise AssertionError("gathered again")
+
+    monkeypatch.setattr(AllPairsStore, "finalize", refuse)
+    assert run(seqs, tmp_path, min_identity=0.7, clusters=True).to_table() == first.to_table()
+
+
 def test_a_store_of_another_job_is_refused(tmp_path):
     seqs = family_set(2, DNA, 6, 30)
     run(seqs, tmp_path)
@@ -230,8 +345,9 @@ def test_one_and_two_sequences(tmp_path):
               min_identity=0.9)
     (row,) = two.to_table()
     aln = swath.align("ACGTACGTA", "ACGTACGTAA", scoring=DNA, mode="global", device="cpu")
-    assert row[:4] == (1, 0, "sequences[1]", "sequences[0]")
-    assert row[-2:] == (aln.score, aln.cigar) and row[4] == 0.9
+    assert aln.cigar == "8=1D1="
+    assert row[:4] == (0, 1, "sequences[0]", "sequences[1]")     # the earlier one the query
+    assert row[8:] == (0, 10, 0, 9, aln.score, "8=1I1=") and row[4] == 0.9
     assert two.clusters().tolist() == [0, 0]
     assert two.scores()[0, 1] == two.scores()[1, 0] == aln.score
 
@@ -307,6 +423,18 @@ def test_gpu_equals_cpu(mode, tmp_path):
     assert np.array_equal(gpu.scores(), cpu.scores())
     assert np.array_equal(gpu.clusters(), cpu.clusters())
     assert gpu.filtered == cpu.filtered
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("mode", MODES)
+def test_gpu_traceback_in_small_batches_equals_the_cpu(mode):
+    """The GPU's traceback of a tile's pairs in batches of a few pairs keeps the CPU's
+    pairs and alignments (taken in one batch)."""
+    seqs = family_set(13, DNA, 40, 300)
+    cpu = traced_set(seqs, DNA, mode, "cpu", budget=10 ** 12)
+    assert len(cpu["query"]) > 10
+    for budget in (2_000, 10 ** 12):
+        assert same_fields(traced_set(seqs, DNA, mode, "gpu", budget), cpu)
 
 
 def test_unsplit_boxes_are_the_bounding_box():

@@ -171,7 +171,7 @@ def kill_then_resume(tmp_path, mode, kind, check):
 
     phases = set()
     # the first kill once a tile is done (phase 1 on any machine), the others by the clock
-    for delay in ("first tile", 4.0, 5.5, 7.0):
+    for delay in ("first tile", 4.0, 6.0):
         store = str(tmp_path / f"{kind}{delay}.zarr")
         job = subprocess.Popen([sys.executable, "-c", KILLED_JOB, store, mode, kind])
         if delay == "first tile":

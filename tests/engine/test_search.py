@@ -16,6 +16,7 @@ from distributed.comm.core import CommClosedError
 
 import swath
 from swath.results.search import SearchResult
+from swath.statistics import gapped_parameters, search_evalue
 from swath.storage.database import write_database
 from swath.storage.results import SearchStore
 from tests.helpers import PROTEIN, lose_worker_at, write_fasta
@@ -156,6 +157,11 @@ def test_search_finds_the_exact_top_hits_with_alignments(data, client, tmp_path,
     if mode == "local":
         best = result.hits(1)[0]
         assert best.evalue < 1e-20 and best.bitscore > 50
+        # blastp's e-value: Spouge's, from the query's and the subject's whole lengths
+        want = search_evalue([best.score], len(data["queries"][1]),
+                             [len(data["seqs"][best.target_id])], sum(map(len, data["seqs"])),
+                             len(data["seqs"]), gapped_parameters(PROTEIN))
+        assert best.evalue == pytest.approx(want[0], rel=1e-12)
     rows = result.to_table()
     assert rows[0][0] == "q0" and rows[0][6] == result.hits(0)[0].alignment.query_start + 1
 
@@ -214,6 +220,29 @@ def test_interrupted_job_resumes_without_redoing_done_units(data, client, tmp_pa
     partitions = engine._database(data["db"]).partitions
     assert len(log.read_text().split()) == partitions   # one unit redone, not four
     assert resumed.to_table() == reference.to_table()
+
+
+@pytest.mark.parametrize("on_cluster", [False, True])
+def test_a_one_unit_job_reports_its_cells_partition_by_partition(data, client, tmp_path,
+                                                                 on_cluster):
+    """The progress of a job of one work unit moves as each database partition is
+    scored, in cells, in this process and on a cluster; a rerun starts complete."""
+    import swath.engine.search as engine
+
+    reports: list[tuple[str, int, int | None, int]] = []
+    store = str(tmp_path / "r.zarr")
+    database = engine._database(data["db"])
+    for _ in range(2):
+        swath.search(data["qfasta"], data["db"], top_k=1, store=store, device="cpu",
+                     client=client if on_cluster else None, query_block=len(data["queries"]),
+                     progress=lambda *report: reports.append(report))
+    total = sum(len(q) for q in data["queries"]) * database.residues
+    first_run, rerun = reports[:-1], reports[-1:]
+    assert database.partitions > 2 and len(first_run) == database.partitions + 1
+    assert first_run[0] == ("search", 0, total, 0)
+    assert first_run[-1] == rerun[0] == ("search", total, total, total)
+    done = [report[1] for report in first_run]
+    assert done == sorted(done) and len(set(done)) == len(done)
 
 
 KILLED_JOB = textwrap.dedent("""

@@ -19,6 +19,8 @@ from swath.cli import main
 from swath.results.alignments import (
     AlignedRows,
     PrintOptions,
+    blast_bitscore,
+    blast_evalue,
     cigar_columns,
     paf_lines,
     primary_rows,
@@ -393,3 +395,22 @@ def test_docstring_examples_run(module):
 
     result = doctest.testmod(importlib.import_module(module))
     assert result.failed == 0 and result.attempted > 0
+
+
+# (value, as Debian's blastp 2.12.0+ printed it in -outfmt 6), values recomputed from the
+# same hits' scores; the bands' edges from NCBI's GetScoreString and tabular.cpp
+@pytest.mark.parametrize(("value", "printed"), [
+    (1e-200, "0.0"), (1.429e-110, "1.43e-110"), (2.4300e-60, "2.43e-60"),
+    (3.7637e-08, "3.76e-08"), (8.9e-4, "8.90e-04"), (0.0009, "0.001"), (0.0463, "0.046"),
+    (0.43469, "0.43"), (5.2, "5.2"), (9.96, "10.0"), (13.53, "14"), (1940.2, "1940"),
+])
+def test_evalues_print_as_blastp_prints_them(value, printed):
+    assert blast_evalue(value) == printed
+
+
+@pytest.mark.parametrize(("value", "printed"), [
+    (8.81, " 8.8"), (10.04, "10.0"), (87.84, "87.8"), (99.9, "99.9"), (99.94, " 99"),
+    (302.9, "302"), (15614.6, "15614"), (102800.4, "1.028e+05"),
+])
+def test_bit_scores_print_as_blastp_prints_them(value, printed):
+    assert blast_bitscore(value) == printed

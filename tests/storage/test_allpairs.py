@@ -1,7 +1,10 @@
-"""The all-pairs store: sorted sequences, tiles, their writes and done marks, finalize."""
+"""The all-pairs store: sorted sequences, tiles, their writes and done marks, finalize's
+gathering of the kept pairs (and the score matrix) in input order, and what xarray and
+pandas read of it."""
 
 from __future__ import annotations
 
+import warnings
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -44,7 +47,9 @@ def test_tiles_are_the_upper_triangle_row_by_row():
 def test_sequences_are_kept_sorted_by_length_and_read_by_block(tmp_path):
     store = create(tmp_path)
     assert store.order().tolist() == [1, 4, 2, 6, 3, 5, 0]
-    assert store.names().tolist() == ["s1", "s4", "s2", "s6", "s3", "s5", "s0"]
+    assert store.block_order(1).tolist() == [6, 3, 5]
+    assert store.names().tolist() == [f"s{i}" for i in range(7)]        # input order
+    assert store.lengths().tolist() == [len(s) for s in SEQS]
     assert (store.tiles, store.block_range(2)) == (6, (6, 7))
     residues, offsets = store.block_sequences(1)
     assert offsets.tolist() == [0, 4, 9, 15]
@@ -59,20 +64,20 @@ def test_equal_lengths_keep_their_input_order(tmp_path):
 def test_a_tile_round_trips_and_only_finalize_completes_the_store(tmp_path):
     store = create(tmp_path)
     kept = {name: np.zeros(2, dtype) for name, dtype in KEPT_FIELDS.items() if dtype is not str}
-    kept |= {"i": np.array([0, 1]), "j": np.array([3, 4]), "score": np.array([5, 7]),
+    kept |= {"query": np.array([1, 2]), "target": np.array([6, 4]), "score": np.array([5, 7]),
              "cigar": np.array(["2=", "1=1X"], dtype=object)}
     chunk = np.arange(9, dtype=np.int32).reshape(3, 3)
     store.write_tile(1, kept, counters(9, 2), [chunk, chunk.T])
     assert store.done().tolist() == [False, True, False, False, False, False]
     got = store.kept(1)
     assert got.keys() == KEPT_FIELDS.keys()
-    assert got["i"].tolist() == [0, 1] and got["cigar"].tolist() == ["2=", "1=1X"]
-    assert got["j"].tolist() == [3, 4] and got["score"].tolist() == [5, 7]
-    tile = xarray.open_zarr(store.path, group="kept/1", consolidated=False)
+    assert got["query"].tolist() == [1, 2] and got["cigar"].tolist() == ["2=", "1=1X"]
+    assert got["target"].tolist() == [6, 4] and got["score"].tolist() == [5, 7]
+    tile = xarray.open_zarr(store.path, group="work/kept/1", consolidated=False)
     assert dict(tile.sizes) == {"pair": 2, "member": 2, "field": 9}
     assert tile["values"].attrs["fields"][0] == "score"
     assert store.counters()[1].tolist() == [9, 0, 0, 0, 2]
-    scores = store.scores()
+    scores = np.asarray(store.array("work/score")[:])       # sorted order, as tiles write
     assert np.array_equal(scores[0:3, 3:6], chunk) and np.array_equal(scores[3:6, 0:3], chunk.T)
     assert scores[0, 0] == NO_SCORE
     with pytest.raises(swath.StoreIncomplete, match="5 of 6 tiles are not done"):
@@ -98,7 +103,8 @@ def test_tiles_written_side_by_side_leave_no_chunk_missing(tmp_path):
     store.finalize()
     done = AllPairsStore.open(store.path)
     assert done.counters()[:, 0].sum() == 21
-    assert all(len(done.kept(t)["i"]) == 0 for t in range(done.tiles))
+    assert all(len(done.kept(t)["query"]) == 0 for t in range(done.tiles))
+    assert len(done.pairs()["query"]) == 0
     assert np.array_equal(done.scores(), done.scores().T)
     assert not any(done.damaged().values())
 
@@ -114,8 +120,8 @@ def test_damaged_tiles_are_named_and_repaired(tmp_path):
     store.write_clusters(np.arange(7, dtype=np.int64))
     store.finalize()
     root = tmp_path / "a.zarr"
-    (root / "score" / "c" / "2" / "5").unlink()              # tile (2, 5)
-    (root / "kept" / "0" / "cigar" / "zarr.json").write_text("{}")   # tile 0, unreadable
+    (root / "work" / "score" / "c" / "2" / "5").unlink()              # tile (2, 5)
+    (root / "work" / "kept" / "0" / "cigar" / "zarr.json").write_text("{}")   # tile 0
     (root / "cluster" / "c" / "0").write_bytes(b"garbage")
     opened = AllPairsStore.open(root, mode="r+")
     damage = opened.damaged()
@@ -135,3 +141,95 @@ def test_a_job_without_scores_or_clusters_says_so(tmp_path):
         store.clusters()
     with pytest.raises(swath.StoreIncomplete, match="kept pairs of tile 0"):
         store.kept(0)
+
+
+def finished(tmp_path, kept_by_tile, block=3, scores=True):
+    """A store of SEQS whose tiles keep ``kept_by_tile[t]`` ((query, target) input
+    indices; score: 10 query + target), each tile writing its chunks of the score
+    matrix: 100 row + column of the sorted indices; finalized."""
+    store = create(tmp_path, block=block, scores=scores)
+    sorted_scores = np.add.outer(100 * np.arange(7), np.arange(7)).astype(np.int32)
+    np.fill_diagonal(sorted_scores, NO_SCORE)
+    for t in range(store.tiles):
+        pairs = np.array(kept_by_tile.get(t, []), dtype=np.int64).reshape(-1, 2)
+        kept = {name: np.zeros(len(pairs), dtype) for name, dtype in KEPT_FIELDS.items()
+                if dtype is not str}
+        kept |= {"query": pairs[:, 0], "target": pairs[:, 1],
+                 "score": 10 * pairs[:, 0] + pairs[:, 1],
+                 "cigar": np.array([f"{q}={t}X" for q, t in pairs], dtype=object)}
+        chunks = [sorted_scores[r, c] for r, c in store._score_ranges(t)] if scores else []
+        store.write_tile(t, kept, counters(kept=len(pairs)), chunks)
+    store.write_clusters(np.arange(7, dtype=np.int64))
+    store.finalize()
+    return AllPairsStore.open(store.path), sorted_scores
+
+
+def test_finalize_gathers_the_kept_pairs_in_input_order(tmp_path):
+    tiles = {0: [(1, 4), (2, 4)], 2: [(0, 1)], 5: [(0, 3), (0, 2)], 4: [(3, 5), (2, 6)]}
+    store, _ = finished(tmp_path, tiles)
+    got = store.pairs()
+    want = sorted(pair for pairs in tiles.values() for pair in pairs)
+    assert list(zip(got["query"].tolist(), got["target"].tolist(), strict=True)) == want
+    assert got["score"].tolist() == [10 * q + t for q, t in want]
+    assert got["cigar"].tolist() == [f"{q}={t}X" for q, t in want]
+    assert store.pairs(1, 3)["target"].tolist() == [2, 3]
+    assert store.verify() == {"tile": 6, "array": 24}   # 7 inputs, 16 gathered, cluster
+
+
+def test_the_score_matrix_is_gathered_in_input_order(tmp_path):
+    store, sorted_scores = finished(tmp_path, {})
+    order = store.order()
+    want = np.empty_like(sorted_scores)
+    want[np.ix_(order, order)] = sorted_scores
+    assert np.array_equal(store.scores(), want)
+    assert store.array("score_matrix").chunks == (3, 3)
+    assert "transposed" not in store.group["work"]         # the pass between, deleted
+
+
+def test_xarray_and_pandas_read_named_variables_in_input_order(tmp_path):
+    pytest.importorskip("pandas")
+    store, _ = finished(tmp_path, {1: [(1, 6), (2, 5)], 3: [(0, 3)]})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        data = xarray.open_zarr(store.path)
+    assert set(data.data_vars) == {*KEPT_FIELDS, "sequence_length", "cluster", "score_matrix"}
+    assert set(data.coords) == {"query_name", "target_name", "name", "query_sequence",
+                                "target_sequence"}
+    assert data["score"].dims == ("pair",) and data["cluster"].dims == ("sequence",)
+    assert data["name"].values.tolist() == [f"s{i}" for i in range(7)]
+    assert data["sequence_length"].values.tolist() == [len(s) for s in SEQS]
+    frame = data[list(KEPT_FIELDS)].to_dataframe()
+    assert frame[["query", "target"]].values.tolist() == [[0, 3], [1, 6], [2, 5]]
+    assert frame["query_name"].tolist() == ["s0", "s1", "s2"]
+    assert frame["target_name"].tolist() == ["s3", "s6", "s5"]
+    cell = data["score_matrix"].sel(query_sequence="s6", target_sequence="s0")
+    assert int(cell) == int(store.scores()[6, 0])
+
+
+def test_a_damaged_gathered_variable_is_named_and_gathered_again(tmp_path):
+    finished(tmp_path, {0: [(1, 4)], 5: [(0, 3)]})
+    root = tmp_path / "a.zarr"
+    (root / "cigar" / "c" / "0").write_bytes(b"garbage")
+    (root / "score_matrix" / "c" / "1" / "2").unlink()
+    opened = AllPairsStore.open(root, mode="r+")
+    damage = opened.damaged()
+    assert damage == {"tile": [], "array": ["cigar", "score_matrix"]}
+    opened.repair(damage)              # both written again by a run: no tile to recompute
+    assert opened.done().all() and opened.attrs["complete"] is False
+    opened.finalize()
+    again = AllPairsStore.open(root)
+    assert again.pairs()["cigar"].tolist() == ["0=3X", "1=4X"]
+    assert not any(again.damaged().values())
+
+
+def test_a_store_of_an_older_version_is_refused_in_one_line(tmp_path):
+    from swath.storage.common import ROOT_KEY, open_group
+
+    store, _ = finished(tmp_path, {})
+    group = open_group(store.path, mode="r+")
+    group.attrs[ROOT_KEY] = {**group.attrs[ROOT_KEY], "version": 3}
+    with pytest.raises(swath.FormatVersionError,
+                       match=r"a\.zarr is a 'allpairs' store version 3, this swath reads "
+                             r"'allpairs' version 4 \(it was written by an older swath: write "
+                             r"it again with this one\)$"):
+        swath.open(store.path)

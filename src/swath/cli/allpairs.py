@@ -9,6 +9,7 @@ import click
 import swath
 from swath.api import ALLPAIRS_BLOCK
 from swath.cli.options import (
+    CommandError,
     SwathCommand,
     cigar_m_option,
     device_option,
@@ -25,12 +26,13 @@ from swath.cli.options import (
     wildcard_option,
     workers_option,
 )
-from swath.cli.output import out_format, out_option, print_result
+from swath.cli.output import check_out, emit, out_format, out_option, print_result
 from swath.cli.progress import Watch, running
 
 __all__ = ["allpairs", "summary_line"]
 
 IDDEFS = ("pident", "0", "1", "2", "3", "4")
+CLUSTER_FORMATS = ("uc", "centroids")     # the formats that print the clusters
 # what --vsearch-defaults sets, refused beside it
 VSEARCH_SET = ("matrix", "match", "mismatch", "gap_open", "gap_extend", "end_gap_open",
                "end_gap_extend", "mode", "iddef")
@@ -70,6 +72,13 @@ def _iddef(value: str) -> str | int:
 @click.option("--clusters", is_flag=True, default=False,
               help="Also store the single-linkage clusters of the kept pairs (an id per "
                    "sequence).")
+@click.option("--uc", metavar="FILE", default=None, type=click.Path(path_type=str),
+              help="Write the clusters to FILE as vsearch's --uc does (S, H and C records; "
+                   "each cluster's centroid its longest member, each other member aligned "
+                   "against it). Implies --clusters.")
+@click.option("--centroids", metavar="FILE", default=None, type=click.Path(path_type=str),
+              help="Write each cluster's centroid to FILE as FASTA, as vsearch's "
+                   "--centroids does. Implies --clusters.")
 @click.option("--block", type=click.IntRange(min=1), default=ALLPAIRS_BLOCK, show_default=True,
               metavar="N",
               help="Sequences per block [sequences]; a tile (two blocks, one task) is what "
@@ -79,7 +88,9 @@ def _iddef(value: str) -> str | int:
               default=None,
               help="Also print the kept pairs to stdout in this format (as `swath inspect`): "
                    "tsv (vsearch's --blast6out columns, the score and the CIGAR), json, text, "
-                   "sam (each pair's query a read, its target a reference) or paf.")
+                   "sam (each pair's query a read, its target a reference) or paf; or the "
+                   "clusters: uc or centroids (as --uc and --centroids write them; either "
+                   "implies --clusters).")
 @out_option
 @cigar_m_option
 @overwrite_option
@@ -96,8 +107,8 @@ def _iddef(value: str) -> str | int:
 @progress_option
 def allpairs(sequences: str, output: str, min_identity: float, iddef: str,
              vsearch_defaults: bool, scores: bool,
-             clusters: bool, block: int, fmt: str | None, out: str | None, cigar_m: bool,
-             scoring: swath.Scoring, mode: str,
+             clusters: bool, uc: str | None, centroids: str | None, block: int,
+             fmt: str | None, out: str | None, cigar_m: bool, scoring: swath.Scoring, mode: str,
              wildcard: bool, device: str, scheduler: str | None, workers: int | None,
              progress: bool | None, overwrite: bool, rename_duplicates: bool) -> None:
     """Align every pair of sequences of SEQS.fasta; keep those above an identity.
@@ -106,12 +117,15 @@ def allpairs(sequences: str, output: str, min_identity: float, iddef: str,
     a pair is aligned in full only if its lengths and its score allow the identity
     (pairs ruled out are counted, never dropped wrongly). The pairs that reach
     --min-identity go to the -o store, with the scores of all pairs (--scores) and
-    the clusters (--clusters) if asked.
+    the clusters (--clusters) if asked. --uc and --centroids write the clusters as
+    vsearch --cluster_fast writes its own.
 
     \b
     Examples:
       swath allpairs --dna examples/amplicons.fasta -o pairs.zarr --format tsv
       swath allpairs --dna seqs.fasta -o pairs.zarr --min-identity 0.99 --iddef 2 --clusters
+      swath allpairs --dna seqs.fasta -o pairs.zarr --iddef 2 --uc clusters.uc \\
+          --centroids centroids.fasta
       swath allpairs seqs.fasta -o pairs.zarr --vsearch-defaults   # vsearch's pairs
       swath inspect pairs.zarr --format text
     """
@@ -122,6 +136,8 @@ def allpairs(sequences: str, output: str, min_identity: float, iddef: str,
                                          "one or the other")
         scoring, mode, iddef = swath.Scoring.vsearch(), "global", "2"
     fmt = out_format(out, fmt, swath.FORMATS["allpairs"], "tsv", replace=overwrite)
+    files = cluster_files(uc, centroids, out, replace=overwrite)
+    clusters = clusters or bool(files) or fmt in CLUSTER_FORMATS
     started = time.perf_counter()
     with running("allpairs", device, scheduler, workers, progress) as (where, watch):
         result = swath.allpairs(sequences, scoring, mode=mode, min_identity=min_identity,
@@ -131,6 +147,24 @@ def allpairs(sequences: str, output: str, min_identity: float, iddef: str,
                                 rename_duplicates=rename_duplicates)
     click.echo(summary_line(result, time.perf_counter() - started, watch, output), err=True)
     print_result(result, fmt, out, cigar_m=cigar_m, replace=overwrite)
+    for name, path in files.items():
+        emit(result.lines(name), path, replace=overwrite)
+
+
+def cluster_files(uc: str | None, centroids: str | None, out: str | None, *,
+                  replace: bool) -> dict[str, str]:
+    """The files of the clusters' formats asked for (``{"uc": FILE, "centroids": FILE}``),
+    each refused before the job runs if it exists (unless ``replace``) or if another
+    output names it too."""
+    files = {name: path for name, path in (("uc", uc), ("centroids", centroids))
+             if path is not None}
+    named = [path for path in (out, *files.values()) if path is not None and path != "-"]
+    if len(set(named)) < len(named):
+        raise CommandError(f"--out, --uc and --centroids name the same file "
+                           f"({', '.join(named)}): give each its own")
+    for path in files.values():
+        check_out(path, replace=replace)
+    return files
 
 
 def summary_line(result: swath.AllPairsResult, seconds: float, watch: Watch, output: str

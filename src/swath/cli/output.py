@@ -17,12 +17,13 @@ from swath.cli.options import CommandError, command_line
 __all__ = ["check_out", "emit", "out_format", "out_option", "print_result"]
 
 #: the format a --out file's name asks for, without --outfmt
-SUFFIXES = {".sam": "sam", ".paf": "paf", ".tsv": "tsv", ".json": "json", ".txt": "text"}
+SUFFIXES = {".sam": "sam", ".paf": "paf", ".tsv": "tsv", ".json": "json", ".txt": "text",
+            ".uc": "uc"}
 
 out_option = click.option(
     "--out", metavar="FILE", default=None, type=click.Path(path_type=str),
     help="Write the printed result to FILE instead of stdout ('-': stdout), in the format "
-         "its suffix names (.sam, .paf, .tsv, .json, .txt) unless one is given; an "
+         "its suffix names (.sam, .paf, .tsv, .json, .txt, .uc) unless one is given; an "
          "existing FILE is refused (with --overwrite where the command has it, replaced).")
 
 

@@ -27,7 +27,7 @@ class _Bar(NamedTuple):
 
 
 _BARS = {
-    "search": _Bar("swath search", "unit"),
+    "search": _Bar("swath search", "cells", scale=True),
     "allpairs": _Bar("swath allpairs", "tile", "pairs"),
     "pairs": _Bar("swath pairs", " pair", "cells", scale=True),
     "tiles": _Bar("swath tiles", "tile", "cells"),

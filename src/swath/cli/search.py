@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 import swath
+from swath.api import blast_max_evalue
 from swath.cli.options import (
     SwathCommand,
     cigar_m_option,
@@ -34,7 +35,9 @@ __all__ = ["search"]
 @click.option("--top-k", type=click.IntRange(min=1), default=10, show_default=True,
               help="Hits kept per query.")
 @click.option("--max-evalue", type=click.FloatRange(min=0), default=None,
-              help="Drop hits with a larger e-value (local mode).")
+              help="Drop hits with a larger e-value.  [default: 10, as blastp, where hits "
+                   "have e-values (local mode, with published or given statistics); given, "
+                   "it is refused where they have none]")
 @click.option("--outfmt", type=click.Choice(swath.FORMATS["search"]), default=None,
               help="Also print the hits to stdout in this format (as `swath inspect`): tsv "
                    "(BLAST's tabular columns, the score and the CIGAR), json, text, sam (the "
@@ -74,6 +77,8 @@ def search(queries: str, database: str, output: str, top_k: int, max_evalue: flo
     """
     outfmt = out_format(out, outfmt, swath.FORMATS["search"], "tsv", replace=overwrite)
     given = {k: v for k, v in (("lambda_", lambda_), ("K", K), ("H", H)) if v is not None}
+    if max_evalue is None:
+        max_evalue = blast_max_evalue(scoring, mode, given or None)
     with running("search", device, scheduler, workers, progress) as (where, watch):
         result = swath.search(queries, database, scoring=scoring, top_k=top_k, client=where,
                               store=output, mode=mode, device=device, max_evalue=max_evalue,

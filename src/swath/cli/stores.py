@@ -77,10 +77,12 @@ def verify(store: str) -> None:
                    "the raw score and the CIGAR; the default), json (one object per hit and "
                    "line) or text (pairwise views). All-pairs stores: tsv (vsearch's "
                    "--blast6out columns, then the raw score and the CIGAR; the default), json "
-                   "(one object per kept pair and line) or text (a summary and the kept "
-                   "pairs' views). Batched-pairs stores: tsv (as search's; the default), json "
-                   "(one object per pair and line) or text. All three: sam (targets as "
-                   "references, each query a read) or paf (as minimap2 -c --eqx writes it). "
+                   "(one object per kept pair and line), text (a summary and the kept "
+                   "pairs' views), or, with clusters, uc (vsearch's --uc records) or "
+                   "centroids (FASTA, as vsearch's --centroids). Batched-pairs stores: tsv "
+                   "(as search's; the default), json (one object per pair and line) or "
+                   "text. All three: sam (targets as references, each query a read) or paf "
+                   "(as minimap2 -c --eqx writes it). "
                    "Alignment stores: json (one line; the default), tsv, or text (a summary "
                    "and the alignment in blocks).")
 @click.option("--plot", type=click.Path(dir_okay=False, path_type=str), default=None,

@@ -15,18 +15,27 @@ Each tile of the upper triangle of the block matrix not yet done is one task,
                               matrix is kept, the full score phase (``score_many``) over
                               boxes that cover the pairs needed; the score filter (pairs
                               whose first-phase score is below the least score of an
-                              alignment of their lengths at ``min_identity``); the
-                              traceback (``align_batch``) of the candidates left; identity
+                              alignment of their lengths at ``min_identity``; with the
+                              first pass, skipped where that least score is no bound:
+                              local mode, ``--iddef 2``, unless scores are kept); the
+                              traceback (``align_batch``, in batches of bounded
+                              residues: ``trace``) of the candidates left; identity
                               by the job's definition; the tile's writes and done mark
 
 so a task's memory is bounded by its tile (B x B), never by n. The filters only drop
 pairs that cannot pass (``swath.identity`` derives both bounds); each tile counts what
 they removed. After the tiles, the clusters (single linkage of the kept pairs, a
-union-find over the tiles' kept pairs) if asked, then ``finalize``.
+union-find over the tiles' kept pairs) if asked, then ``finalize``, which gathers the
+tiles' kept pairs (and the score matrix) into the store's root in input order.
 
-The query of a pair is its shorter sequence (the lower sorted index). In semiglobal
-mode, or with an asymmetric matrix, a kept score matrix holds both directions: its
-transposed chunk is a second score phase with the roles swapped.
+The query of a pair is its earlier input record, as in vsearch. A tile aligns a pair
+with its row (the shorter sequence) as the query; where the column's record is the
+earlier one, the alignment is transposed (coordinates swapped, I and D swapped in the
+CIGAR), the same alignment read the other way round. That holds only where score(a, b)
+== score(b, a): in semiglobal mode, or with an asymmetric matrix, a tile runs twice, once
+for the pairs whose row is the earlier record and once, the roles swapped, for the
+others, each pair in its own orientation; a kept score matrix then holds both directions
+(its transposed chunk the second run's scores).
 """
 
 from __future__ import annotations
@@ -40,6 +49,7 @@ import numpy as np
 
 from swath.engine import Progress
 from swath.identity import (
+    NO_BOUND,
     band_limits,
     identity_from_counts,
     least_score,
@@ -148,14 +158,14 @@ class Lengths:
         grid = np.broadcast_to(values, (len(self._rows), len(self._cols)))
         return np.repeat(np.repeat(grid, self._rows, axis=0), self._cols, axis=1)
 
-    def pair_counts(self, diagonal: bool) -> np.ndarray:
-        """How many pairs of the tile have each ``distinct`` pair of lengths: every (row,
-        column), or, in a tile on the diagonal (its rows are its columns), the pairs of a
-        row before its column."""
-        counts = np.outer(self._rows, self._cols)
-        if diagonal:
-            counts = np.triu(counts, 1) + np.diag(self._rows * (self._rows - 1) // 2)
-        return counts
+    def pair_counts(self, need: np.ndarray) -> np.ndarray:
+        """How many pairs of ``need`` (a mask of the tile's rows x columns) have each
+        ``distinct`` pair of lengths."""
+        starts = (np.concatenate([[0], np.cumsum(counts)[:-1]])
+                  for counts in (self._rows, self._cols))
+        rows, cols = starts
+        by_column = np.add.reduceat(need, cols, axis=1, dtype=np.int64)
+        return np.add.reduceat(by_column, rows, axis=0)
 
 
 def first_phase(job: AllPairsJob, rows: tuple[np.ndarray, np.ndarray],
@@ -189,11 +199,56 @@ def first_phase(job: AllPairsJob, rows: tuple[np.ndarray, np.ndarray],
 
 def trace(job: AllPairsJob, queries: tuple[np.ndarray, np.ndarray],
           targets: tuple[np.ndarray, np.ndarray], rows: np.ndarray, cols: np.ndarray,
-          scores: np.ndarray, optimal: bool) -> dict[str, np.ndarray]:
+          scores: np.ndarray, optimal: bool, budget: int | None = None
+          ) -> dict[str, np.ndarray]:
     """Align query ``rows[k]`` with target ``cols[k]`` for every k; the fields
-    (``KEPT_FIELDS``; ``i``, ``j`` the tile's own indices) of the alignments whose identity
-    reaches the job's threshold. ``scores`` are the first phase's: the optimal scores, or
-    lower bounds of them."""
+    (``KEPT_FIELDS``; ``query``, ``target`` the tile's own indices) of the alignments whose
+    identity reaches the job's threshold. ``scores`` are the first phase's: the optimal scores, or
+    lower bounds of them.
+
+    The pairs go to the backend in batches of at most ``budget`` residues
+    (``trace_batches``; the backend's ``trace_residues`` by default), so that a tile whose
+    filters leave every pair (``--iddef 2``) holds one batch's gathered residues, CIGARs
+    and counts at a time, not the whole tile's."""
+    backend = get_backend(job.device)
+    lengths = np.diff(queries[1])[rows] + np.diff(targets[1])[cols]
+    parts = [_trace_batch(job, queries, targets, rows[part], cols[part], scores[part],
+                          optimal)
+             for part in trace_batches(lengths, backend.trace_residues if budget is None
+                                       else budget)]
+    if not parts:
+        return empty_kept()
+    return {name: np.concatenate([part[name] for part in parts]) for name in KEPT_FIELDS}
+
+
+PAIR_RESIDUES = 32      # a pair's fixed-size arrays (scores, coordinates, offsets, counts)
+                        # weigh about as much as this many residues
+
+
+def trace_batches(lengths: np.ndarray, budget: int) -> list[slice]:
+    """Consecutive runs of pairs, each of at most ``budget`` residues (its pairs'
+    ``lengths``, query plus target, and ``PAIR_RESIDUES`` a pair), a heavier pair alone;
+    in order, together every pair once.
+
+    Examples
+    --------
+    >>> trace_batches(np.array([60, 60, 200, 10]), 200)
+    [slice(0, 2, None), slice(2, 3, None), slice(3, 4, None)]
+    """
+    ends = np.cumsum(lengths.astype(np.int64) + PAIR_RESIDUES)
+    batches, start = [], 0
+    while start < len(ends):
+        before = int(ends[start - 1]) if start else 0
+        stop = max(int(np.searchsorted(ends, before + budget, side="right")), start + 1)
+        batches.append(slice(start, stop))
+        start = stop
+    return batches
+
+
+def _trace_batch(job: AllPairsJob, queries: tuple[np.ndarray, np.ndarray],
+                 targets: tuple[np.ndarray, np.ndarray], rows: np.ndarray, cols: np.ndarray,
+                 scores: np.ndarray, optimal: bool) -> dict[str, np.ndarray]:
+    """``trace`` of one batch of pairs, in one ``align_batch`` call."""
     q_lens, t_lens = np.diff(queries[1]), np.diff(targets[1])
     sc = job.scoring
     backend = get_backend(job.device)
@@ -209,7 +264,7 @@ def trace(job: AllPairsJob, queries: tuple[np.ndarray, np.ndarray],
     keep = np.flatnonzero(value >= job.min_identity)
     text_all = text.tobytes().decode("ascii")
     fields: dict[str, np.ndarray] = {
-        "i": rows, "j": cols, "score": got, "identity": value,
+        "query": rows, "target": cols, "score": got, "identity": value,
         "length": counts["columns"], "matches": counts["matches"],
         "mismatches": counts["mismatches"], "gap_opens": counts["gap_opens"]}
     for k, name in enumerate(("query_start", "query_end", "target_start", "target_end")):
@@ -227,6 +282,71 @@ def _symmetric(job: AllPairsJob) -> bool:
     return job.mode != "semiglobal" and bool(np.array_equal(matrix, matrix.T))
 
 
+def align_tile(job: AllPairsJob, queries: tuple[np.ndarray, np.ndarray],
+               targets: tuple[np.ndarray, np.ndarray], pairs: np.ndarray, mine: np.ndarray
+               ) -> tuple[dict[str, np.ndarray], dict[str, int], np.ndarray]:
+    """The pairs ``mine`` of queries x targets (a tile's rows x columns, or the other way
+    round) through the length filter, the first phase, the score filter and the
+    traceback: the kept pairs (``query``, ``target`` the tile's own indices), the
+    counters, and the first phase's scores (of every pair of ``pairs`` where the job keeps
+    the score matrix)."""
+    lengths = Lengths(queries[1], targets[1])
+    can_pass = length_can_pass(*lengths.distinct, job.min_identity, job.iddef, job.mode)
+    by_length = mine & lengths.spread(can_pass)
+    counts = lengths.pair_counts(mine)
+    length_kept = counts * can_pass
+    # the bound over the codes the tile holds (DNA's N scores a mismatch against itself)
+    present = np.flatnonzero(np.bincount(queries[0], minlength=256)
+                             + np.bincount(targets[0], minlength=256))
+    least = least_score(*lengths.distinct, job.min_identity, job.scoring, job.mode,
+                        job.iddef, residues=present if len(present) else None)
+    if job.scores or np.any(least[can_pass] > NO_BOUND):
+        scores, optimal = first_phase(job, queries, targets, pairs, by_length, lengths,
+                                      length_kept)
+        candidate = by_length & (scores >= lengths.spread(least))
+    else:   # no score rules a pair out (local mode, --iddef 2): no first phase to run
+        scores, optimal = np.full(pairs.shape, NO_SCORE, dtype=np.int32), False
+        candidate = by_length
+    i, j = np.nonzero(candidate)
+    out = trace(job, queries, targets, i, j, scores[i, j], optimal) if len(i) else empty_kept()
+    tile_pairs, by_length_pairs = int(counts.sum()), int(length_kept.sum())
+    counters = {"pairs": tile_pairs, "length_filtered": tile_pairs - by_length_pairs,
+                "score_filtered": by_length_pairs - len(i), "traced": len(i),
+                "kept": len(out["query"])}
+    return out, counters, scores
+
+
+_SWAP_GAPS = str.maketrans("ID", "DI")
+
+
+def earlier_first(kept: dict[str, np.ndarray], queries: np.ndarray, targets: np.ndarray
+                  ) -> dict[str, np.ndarray]:
+    """Kept pairs of a tile (``query``, ``target``: the tile's own indices into
+    ``queries`` and ``targets``, their input indices) with input indices, each turned so
+    that its query is the earlier record: the alignment of a pair turned round transposed
+    (its query and target coordinates swapped, I and D swapped in its CIGAR).
+
+    Examples
+    --------
+    >>> kept = {"query": np.array([0]), "target": np.array([0]), "query_start": np.array([1]),
+    ...         "query_end": np.array([5]), "target_start": np.array([0]),
+    ...         "target_end": np.array([3]), "cigar": np.array(["3=1I"], dtype=object)}
+    >>> turned = earlier_first(kept, np.array([7]), np.array([2]))
+    >>> [turned[k].tolist() for k in ("query", "target", "query_start", "target_end", "cigar")]
+    [[2], [7], [0], [5], ['3=1D']]
+    """
+    query, target = queries[kept["query"]], targets[kept["target"]]
+    turn = query > target
+    out = dict(kept)
+    out["query"], out["target"] = np.where(turn, target, query), np.where(turn, query, target)
+    for a, b in (("query_start", "target_start"), ("query_end", "target_end")):
+        out[a], out[b] = np.where(turn, kept[b], kept[a]), np.where(turn, kept[a], kept[b])
+    cigar = np.array(kept["cigar"], dtype=object)
+    cigar[turn] = [str(c).translate(_SWAP_GAPS) for c in cigar[turn]]
+    out["cigar"] = cigar
+    return out
+
+
 def run_tile(job: AllPairsJob, t: int) -> tuple[int, int]:
     """Compute and write tile ``t``, then mark it done; (pairs, kept pairs)."""
     started = time.perf_counter()
@@ -234,44 +354,34 @@ def run_tile(job: AllPairsJob, t: int) -> tuple[int, int]:
     store.check_id(job.store_id)
     bi, bj = store.tile_blocks(t)
     rows, cols = store.block_sequences(bi), store.block_sequences(bj)
-    lengths = Lengths(rows[1], cols[1])
-    pairs = np.ones((lengths.m.shape[0], lengths.n.shape[1]), dtype=bool)
+    inputs = store.block_order(bi), store.block_order(bj)
+    pairs = np.ones((len(inputs[0]), len(inputs[1])), dtype=bool)
     if bi == bj:
         pairs = np.triu(pairs, 1)
-    can_pass = length_can_pass(*lengths.distinct, job.min_identity, job.iddef, job.mode)
-    by_length = pairs & lengths.spread(can_pass)
-    counts = lengths.pair_counts(bi == bj)
-    length_kept = counts * can_pass
-    scores, optimal = first_phase(job, rows, cols, pairs, by_length, lengths, length_kept)
-    # the bound over the codes the tile holds (DNA's N scores a mismatch against itself)
-    present = np.flatnonzero(np.bincount(rows[0], minlength=256)
-                             + np.bincount(cols[0], minlength=256))
-    least = lengths.spread(least_score(*lengths.distinct, job.min_identity, job.scoring,
-                                       job.mode, job.iddef,
-                                       residues=present if len(present) else None))
-    candidate = by_length & (scores >= least)
-    i, j = np.nonzero(candidate)
-    out = trace(job, rows, cols, i, j, scores[i, j], optimal) if len(i) else empty_kept()
-    out["i"] = out["i"] + store.block_range(bi)[0]
-    out["j"] = out["j"] + store.block_range(bj)[0]
-    tile_pairs, by_length_pairs = int(counts.sum()), int(length_kept.sum())
-    counters = {"pairs": tile_pairs, "length_filtered": tile_pairs - by_length_pairs,
-                "score_filtered": by_length_pairs - len(i), "traced": len(i),
-                "kept": len(out["i"])}
-    store.write_tile(t, out, counters, _score_chunks(job, bi, bj, rows, cols, pairs, scores)
-                     if job.scores else [])
+    if _symmetric(job):
+        out, counters, forward = align_tile(job, rows, cols, pairs, pairs)
+        out = earlier_first(out, *inputs)
+        reverse = forward.T
+    else:       # each pair aligned with its earlier record the query
+        earlier = inputs[0][:, None] < inputs[1][None, :]
+        out, counters, forward = align_tile(job, rows, cols, pairs, pairs & earlier)
+        turned, counted, reverse = align_tile(job, cols, rows, pairs.T, (pairs & ~earlier).T)
+        parts = earlier_first(out, *inputs), earlier_first(turned, *inputs[::-1])
+        out = {name: np.concatenate([part[name] for part in parts]) for name in KEPT_FIELDS}
+        counters = {name: counters[name] + counted[name] for name in COUNTERS}
+    store.write_tile(t, out, counters,
+                     _score_chunks(bi == bj, pairs, forward, reverse) if job.scores else [])
     logger.debug("tile %d (%d, %d): %s in %.3f s", t, bi, bj, counters,
                  time.perf_counter() - started)
     return counters["pairs"], counters["kept"]
 
 
-def _score_chunks(job: AllPairsJob, bi: int, bj: int, rows: tuple[np.ndarray, np.ndarray],
-                  cols: tuple[np.ndarray, np.ndarray], pairs: np.ndarray, forward: np.ndarray
-                  ) -> list[np.ndarray]:
+def _score_chunks(diagonal: bool, pairs: np.ndarray, forward: np.ndarray,
+                  reverse: np.ndarray) -> list[np.ndarray]:
     """The tile's chunks of the score matrix: its own (row block the query) and the
-    transposed one (column block the query): one chunk, both halves, on the diagonal."""
-    reverse = forward.T if _symmetric(job) else score_phase(job, cols, rows, pairs.T)
-    if bi == bj:
+    transposed one (column block the query, ``reverse``): one chunk, both halves, on the
+    diagonal."""
+    if diagonal:
         return [np.where(pairs, forward, reverse)]
     return [forward, reverse]
 
@@ -310,20 +420,15 @@ def union(parent: np.ndarray, i: np.ndarray, j: np.ndarray) -> None:
 
 
 def clusters(store: AllPairsStore) -> np.ndarray:
-    """Single-linkage clusters of the kept pairs: a cluster id per sorted sequence, the
-    clusters numbered in the input order of their first sequence. Reads one tile at a
-    time."""
+    """Single-linkage clusters of the kept pairs: a cluster id per sequence (input order),
+    the clusters numbered in the input order of their first sequence (the roots). Reads
+    one tile at a time."""
     parent = np.arange(store.sequences, dtype=np.int64)
     for t in range(store.tiles):
         kept = store.kept(t)
-        union(parent, kept["i"], kept["j"])
-    roots = _roots(parent)
-    by_input = np.empty_like(roots)
-    by_input[store.order()] = roots           # the root of every input sequence
-    _, first = np.unique(by_input, return_index=True)
-    number = np.empty(store.sequences, dtype=np.int64)
-    number[by_input[np.sort(first)]] = np.arange(len(first))
-    return number[roots]
+        union(parent, kept["query"], kept["target"])
+    _, number = np.unique(_roots(parent), return_inverse=True)
+    return number.astype(np.int64)
 
 
 # ---------------------------------------------------------------------------------
@@ -332,7 +437,9 @@ def clusters(store: AllPairsStore) -> np.ndarray:
 
 def run(job: AllPairsJob, client: Any, progress: Progress | None = None) -> AllPairsStore:
     """Run every tile not yet done on ``client`` (a runner of ``engine.cluster`` or a
-    ``distributed.Client``), then the clusters, then finalize the store.
+    ``distributed.Client``), then the clusters, then finalize the store (which gathers
+    the tiles' kept pairs); a finished store whose data match their digests is left as
+    it is.
 
     ``progress("allpairs", tiles done, tiles, pairs done)`` is called at the start and
     as each tile finishes.
@@ -354,6 +461,8 @@ def run(job: AllPairsJob, client: Any, progress: Progress | None = None) -> AllP
         logger.info("%s: %d of %d tiles to run", job.store, len(todo), store.tiles)
         if progress:
             progress("allpairs", done, store.tiles, pairs)
+        if store.attrs.get("complete") is True:     # finished and sound: nothing to gather
+            return store
 
         def finished(result: tuple[int, int]) -> None:
             nonlocal done, pairs

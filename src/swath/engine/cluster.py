@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -33,9 +33,12 @@ class Runner(Protocol):
     workers: int          # workers that take tasks (GPUs, for GPU jobs)
     description: str      # one line for the user: where the job runs
 
-    def each(self, tasks: list[Any], done: Callable[[Any], None]) -> None:
+    def each(self, tasks: list[Any], done: Callable[[Any], None],
+             watched: Sequence[tuple[Any, Callable[[], None]]] = ()) -> None:
         """Compute ``tasks`` (dask.delayed) and call ``done(result)`` in this thread as
-        each finishes; raise a task's error (on a cluster, once the others are done)."""
+        each finishes, and ``call()`` as each ``(task, call)`` of ``watched`` (tasks the
+        graph of ``tasks`` holds; their results stay where they are) finishes; raise a
+        task's error (on a cluster, once the others are done)."""
 
     def call(self, function: Callable[..., Any], *args: Any,
              poll: Callable[[], None] | None = None) -> Any:
@@ -52,16 +55,20 @@ class InProcess:
         self.description = f"in this process ({device}, {threads} task thread" \
                            f"{'s' if threads > 1 else ''})"
 
-    def each(self, tasks: list[Any], done: Callable[[Any], None]) -> None:
+    def each(self, tasks: list[Any], done: Callable[[Any], None],
+             watched: Sequence[tuple[Any, Callable[[], None]]] = ()) -> None:
         import dask
         import dask.threaded
         from dask.callbacks import Callback
 
         wanted = {task.key for task in tasks}
+        calls = {task.key: call for task, call in watched}
 
         def finished(key: Any, result: Any, *_: Any) -> None:
             if key in wanted:
                 done(result)
+            elif key in calls:
+                calls[key]()
 
         with Callback(posttask=finished):
             # the scheduler's function itself: its name would import distributed
@@ -89,12 +96,20 @@ class OnCluster:
         self.description = f"on the Dask cluster at {client.scheduler.address} " \
                            f"(dashboard {client.dashboard_link})"
 
-    def each(self, tasks: list[Any], done: Callable[[Any], None]) -> None:
+    def each(self, tasks: list[Any], done: Callable[[Any], None],
+             watched: Sequence[tuple[Any, Callable[[], None]]] = ()) -> None:
         from distributed import as_completed
 
+        calls = {task.key: call for task, call in watched}
         failed = None      # the first error, raised once the other tasks have finished
-        # the client's loop: it need not be the process's default client
-        for future in as_completed(self.client.compute(tasks), loop=self.client.loop):
+        # the client's loop: it need not be the process's default client; a watched
+        # task's result is never fetched, and released once its future is passed
+        for future in as_completed(self.client.compute([*tasks, *(t for t, _ in watched)]),
+                                   loop=self.client.loop):
+            if future.key in calls:
+                if future.status != "error":
+                    calls[future.key]()
+                continue
             if future.status == "error":
                 failed = failed or future
             elif failed is None:

@@ -24,6 +24,7 @@ import logging
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -55,7 +56,7 @@ class SearchJob:
     device: str
     top_k: int
     max_evalue: float | None
-    statistics: dict[str, Any] | None   # KarlinAltschul fields (local mode)
+    statistics: dict[str, Any] | None   # KarlinAltschul.from_dict's fields (local mode)
     database_sha256: str                # the database the search started with
     store_id: str                       # the store's creation id (never write another)
     # this process scores every partition (a job in this process): each score task starts
@@ -217,7 +218,7 @@ def merge_top(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray]
 def align_hits(job: SearchJob, q_res: np.ndarray, q_off: np.ndarray,
                top: tuple[np.ndarray, np.ndarray]) -> dict[str, np.ndarray]:
     """Full alignments and statistics of the kept hits of a block of queries."""
-    from swath.statistics import KarlinAltschul, bit_score, effective_lengths, evalue
+    from swath.statistics import KarlinAltschul, bit_score, search_evalue
 
     started = time.perf_counter()
     scores, ids = top
@@ -257,13 +258,15 @@ def align_hits(job: SearchJob, q_res: np.ndarray, q_off: np.ndarray,
         hits[name][rows, ranks] = column
     hits["target_name"][rows, ranks] = db.names(ids[rows, ranks])
     if job.statistics is not None:
-        params = KarlinAltschul(**job.statistics)
+        params = KarlinAltschul.from_dict(job.statistics)
         lengths = np.diff(q_off)
+        subject_lengths = np.diff(t_off)
         for r in np.unique(rows).tolist():
-            m, n = effective_lengths(int(lengths[r]), db.residues, db.sequences, params)
             kept = ids[r] >= 0
             hits["bitscore"][r, kept] = bit_score(got[rows == r], params)
-            hits["evalue"][r, kept] = evalue(got[rows == r], m, n, params)
+            hits["evalue"][r, kept] = search_evalue(got[rows == r], int(lengths[r]),
+                                                    subject_lengths[rows == r], db.residues,
+                                                    db.sequences, params)
         if job.max_evalue is not None:
             drop = (hits["evalue"] > job.max_evalue) & (hits["target"] >= 0)
             _drop(hits, drop)
@@ -291,22 +294,26 @@ def write_unit(job: SearchJob, unit: int, hits: dict[str, np.ndarray]) -> int:
     return unit
 
 
-def build_graph(job: SearchJob, store: SearchStore, units: list[int]) -> list[Any]:
-    """Delayed write tasks of ``units``, with named layers for the dashboard."""
+def build_graph(job: SearchJob, store: SearchStore, units: list[int]
+                ) -> tuple[list[Any], list[tuple[Any, int]]]:
+    """Delayed write tasks of ``units``, with named layers for the dashboard, and the
+    score tasks they hold with the cells each computes."""
     import uuid
 
     import dask
 
     run_id = uuid.uuid4().hex[:8]   # keys of an earlier (failed) run must not be reused
     queries = store.queries()
-    partitions = _job_database(job).partitions
-    writes = []
+    database = _job_database(job)
+    writes, scores = [], []
     for unit in units:
         first, last = store.unit_queries(unit)
         q_res, q_off = slice_concatenated(queries.residues, queries.offsets, first, last)
         level = [dask.delayed(score_partition, pure=False)(
             job, q_res, q_off, p, dask_key_name=f"swath-score-{run_id}-{unit}-{p}")
-            for p in range(partitions)]
+            for p in range(database.partitions)]
+        scores += [(task, len(q_res) * database.partition_residues(p))
+                   for p, task in enumerate(level)]
         depth = 0
         while len(level) > 1:
             depth += 1
@@ -317,13 +324,15 @@ def build_graph(job: SearchJob, store: SearchStore, units: list[int]) -> list[An
                                         dask_key_name=f"swath-align-{run_id}-{unit}")
         writes.append(dask.delayed(write_unit)(job, unit, hits,
                                                dask_key_name=f"swath-write-{run_id}-{unit}"))
-    return writes
+    return writes, scores
 
 
 def run(job: SearchJob, client: Any, progress: Progress | None = None) -> SearchStore:
     """Run every unit not yet done on ``client`` (a runner of ``engine.cluster`` or a
-    ``distributed.Client``), then finalize the store; ``progress("search", units done,
-    units, 0)`` at the start and as each unit is written."""
+    ``distributed.Client``), then finalize the store; ``progress("search", cells done,
+    cells, cells done)`` at the start and as each unit's score task of a database
+    partition finishes (cells: query residues times database residues; a unit done
+    earlier counts whole)."""
     from swath.engine.cluster import InProcess, runner
     from swath.storage.locking import store_lock
 
@@ -332,21 +341,28 @@ def run(job: SearchJob, client: Any, progress: Progress | None = None) -> Search
         store.check_id(job.store_id)
         store.recompute_damaged()
         units = np.flatnonzero(~store.done()).tolist()
-        done = store.units - len(units)
         logger.info("%s: %d of %d units to run", job.store, len(units), store.units)
+        residues = _job_database(job).residues
+        lengths = store.queries().lengths
+        total = int(lengths.sum()) * residues
+        cells = total - sum(int(lengths[slice(*store.unit_queries(unit))].sum())
+                            for unit in units) * residues
         if progress:
-            progress("search", done, store.units, 0)
+            progress("search", cells, total, cells)
 
-        def finished(_: int) -> None:
-            nonlocal done
-            done += 1
-            if progress:
-                progress("search", done, store.units, 0)
+        def scored(count: int) -> Callable[[], None]:
+            def call() -> None:
+                nonlocal cells
+                cells += count
+                if progress:
+                    progress("search", cells, total, cells)
+            return call
 
         started = time.perf_counter()
         where = runner(client)
         job = dataclasses.replace(job, read_ahead=isinstance(where, InProcess))
-        where.each(build_graph(job, store, units), finished)
+        writes, scores = build_graph(job, store, units)
+        where.each(writes, lambda _: None, [(task, scored(n)) for task, n in scores])
         ran = time.perf_counter()
         store = SearchStore.open(job.store, mode="r+", complete=False)
         store.finalize()

@@ -155,6 +155,15 @@ class Backend(Protocol):
         ...
 
     @property
+    def trace_residues(self) -> int:
+        """How many residues (query and target lengths summed over the pairs, with a
+        charge a pair for its fixed-size results) one :meth:`align_batch` call should
+        take at most, where a caller splits many pairs into batches (all against all):
+        the call's working memory grows with them (gathered residues, CIGAR scratch and
+        runs, device CIGAR slots), while its direction codes are bounded inside it."""
+        ...
+
+    @property
     def resident(self) -> ResidentTargets | None:
         """Targets resident in device memory; ``None`` where every call uploads."""
         ...

@@ -18,7 +18,8 @@ writers hold nothing across calls: a chunk's text depends on its rows only.
   ``NM:i``, ``AS:i``, ``cg:Z`` (the CIGAR without clips); rows without an alignment are
   left out, as minimap2 leaves out unmapped reads.
 - :func:`tabular_lines`: what ``swath search`` prints as tsv: BLAST's 12 tabular columns
-  (1-based inclusive), then the raw score and the CIGAR.
+  (1-based inclusive; e-values and bit scores formatted as BLAST+ formats them), then
+  the raw score and the CIGAR.
 
 The text is built column by column in numpy (:mod:`swath.results.text_columns`), and
 yielded in pieces of at most :data:`BLOCK_ROWS` rows, each ending with a newline.
@@ -38,8 +39,8 @@ from swath.errors import InvalidInput
 from swath.identity import cigar_counts
 from swath.results.text_columns import Ragged, decimal, encoded, joined
 
-__all__ = ["BLOCK_ROWS", "AlignedRows", "PrintOptions", "cigar_columns", "paf_lines",
-           "sam_header", "sam_lines", "tabular_lines"]
+__all__ = ["BLOCK_ROWS", "AlignedRows", "PrintOptions", "blast_bitscore", "blast_evalue",
+           "cigar_columns", "paf_lines", "sam_header", "sam_lines", "tabular_lines"]
 
 BLOCK_ROWS = 1 << 16       # rows per piece of text: bounds a writer's memory, not its speed
 SAM_VERSION = "1.6"
@@ -323,17 +324,60 @@ def paf_lines(rows: AlignedRows, options: PrintOptions) -> Iterator[str]:
                       _cigar_text(cigar, runs, options.cigar_m), "\n"]).text()
 
 
-def _formatted(template: str, values: np.ndarray | None, rows: int) -> Ragged:
-    """Floats by ``template``; empty cells for NaN, or for every row without values."""
+def blast_evalue(value: float) -> str:
+    """An e-value as BLAST+'s tabular output (``-outfmt 6``) prints it.
+
+    ``CBlastTabularInfo::SetScores`` (NCBI's ``tabular.cpp``), over
+    ``CAlignFormatUtil::GetScoreString``: ``0.0`` below 1e-180, ``%.2e`` below 0.0009,
+    then three, two, one and no decimals below 0.1, 1 and 10 and from 10 on.
+
+    Examples
+    --------
+    >>> [blast_evalue(v) for v in (1e-200, 1.434e-110, 8.9e-4, 0.0463, 0.4347, 9.96, 1940.2)]
+    ['0.0', '1.43e-110', '8.90e-04', '0.046', '0.43', '10.0', '1940']
+    """
+    if value < 1.0e-180:
+        return "0.0"
+    if value < 0.0009:
+        return f"{value:.2e}"
+    if value < 0.1:
+        return f"{value:.3f}"
+    if value < 1.0:
+        return f"{value:.2f}"
+    if value < 10.0:
+        return f"{value:.1f}"
+    return f"{value:.0f}"
+
+
+def blast_bitscore(value: float) -> str:
+    """A bit score as BLAST+'s tabular output prints it (``GetScoreString``): ``%4.1f``
+    (space-padded to 4 characters) up to 99.9, then the integer part (truncated, not
+    rounded; ``%3d``, so that 99.94 prints `` 99``), and ``%.3e`` beyond 99999.
+
+    Examples
+    --------
+    >>> [blast_bitscore(v) for v in (8.81, 87.84, 99.94, 302.9, 15614.2, 102800.4)]
+    [' 8.8', '87.8', ' 99', '302', '15614', '1.028e+05']
+    """
+    if value > 99999:
+        return f"{value:.3e}"
+    if value > 99.9:
+        return f"{int(value):3d}"
+    return f"{value:4.1f}"
+
+
+def _formatted(write: Callable[[float], str], values: np.ndarray | None, rows: int) -> Ragged:
+    """Floats by ``write``; empty cells for NaN, or for every row without values."""
     if values is None:
         return encoded([""] * rows)
-    return encoded(["" if v != v else template.format(v) for v in values.tolist()])
+    return encoded(["" if v != v else write(v) for v in values.tolist()])
 
 
 def tabular_lines(rows: AlignedRows) -> Iterator[str]:
     """BLAST's tabular rows (:data:`TABULAR_COLUMNS`), tab-separated: identity in percent
-    (3 decimals), 1-based inclusive coordinates, e-value (3 significant digits) and bit
-    score (1 decimal), empty where there is none; then the raw score and the CIGAR."""
+    (3 decimals), 1-based inclusive coordinates, e-value and bit score as BLAST+ prints
+    them (:func:`blast_evalue`, :func:`blast_bitscore`), empty where there is none; then
+    the raw score and the CIGAR."""
     for b in _blocks(rows):
         n = b.stop - b.start
         c = cigar_columns(rows.cigar[b])
@@ -345,7 +389,8 @@ def tabular_lines(rows: AlignedRows) -> Iterator[str]:
                       decimal(rows.query_end[b]), "\t",
                       decimal(np.asarray(rows.target_start[b], np.int64) + 1), "\t",
                       decimal(rows.target_end[b]), "\t",
-                      _formatted("{:.3g}", None if rows.evalue is None else rows.evalue[b], n),
-                      "\t", _formatted("{:.1f}", None if rows.bitscore is None
+                      _formatted(blast_evalue, None if rows.evalue is None
+                                 else rows.evalue[b], n),
+                      "\t", _formatted(blast_bitscore, None if rows.bitscore is None
                                        else rows.bitscore[b], n),
                       "\t", decimal(rows.score[b]), "\t", encoded(rows.cigar[b]), "\n"]).text()

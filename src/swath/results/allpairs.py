@@ -9,7 +9,9 @@ alignment length, mismatches and gap opens of the alignment without its terminal
 (vsearch's "internal" alignment), 1-based inclusive coordinates, e-value -1 and bit
 score 0 (vsearch computes no statistics for global alignments). ``sam`` and ``paf``
 write the kept pairs for other tools: the query of a pair a read, its target a
-reference. Each printer yields the output in pieces that end with a newline.
+reference. ``uc`` and ``centroids`` write the clusters as vsearch's ``--uc`` and
+``--centroids`` do (:mod:`swath.results.uclust`). Each printer yields the output in
+pieces that end with a newline.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from swath.alignment import cigar_runs
-from swath.results import printed
+from swath.results import printed, uclust
 from swath.results.alignments import AlignedRows, PrintOptions, paf_lines, sam_header, sam_lines
 
 if TYPE_CHECKING:       # the store module (and Zarr) loads when a result is read
@@ -40,9 +42,8 @@ BLAST6_COLUMNS = ("qseqid", "sseqid", "pident", "length", "mismatch", "gapopen",
 class AllPairsResult:
     """The result of a finished all-pairs job, read from its store.
 
-    Pairs are unordered; the query of a pair is its shorter sequence (of two as long,
-    the one given first). Indices are positions in the input, coordinates 0-based and
-    end exclusive.
+    Pairs are unordered; the query of a pair is its earlier input record (as in vsearch).
+    Indices are positions in the input, coordinates 0-based and end exclusive.
 
     Examples
     --------
@@ -58,7 +59,6 @@ class AllPairsResult:
 
         self.store: AllPairsStore = AllPairsStore.open(store)
         self.path = store
-        self._order = self.store.order()
 
     def __len__(self) -> int:
         return int(self.filtered["kept"])
@@ -80,17 +80,13 @@ class AllPairsResult:
         input indices and names, identity (0 to 1, by the job's definition), alignment
         length, mismatches, gap opens, coordinates (0-based, end exclusive), raw score and
         extended CIGAR."""
-        kept = self.store.kept_pairs()
+        kept = self.store.pairs()
         names = self.store.names()
-        query, target = self._order[kept["i"]], self._order[kept["j"]]
-        rows = [(int(query[k]), int(target[k]), str(names[kept["i"][k]]),
-                 str(names[kept["j"][k]]), float(kept["identity"][k]), int(kept["length"][k]),
-                 int(kept["mismatches"][k]), int(kept["gap_opens"][k]),
-                 int(kept["query_start"][k]), int(kept["query_end"][k]),
-                 int(kept["target_start"][k]), int(kept["target_end"][k]),
-                 int(kept["score"][k]), str(kept["cigar"][k]))
-                for k in range(len(query))]
-        return sorted(rows, key=lambda row: (row[0], row[1]))
+        columns = [kept["query"].tolist(), kept["target"].tolist(),
+                   names[kept["query"]].tolist(), names[kept["target"]].tolist(),
+                   *(kept[name].tolist() for name in TABLE_COLUMNS[4:13]),
+                   kept["cigar"].tolist()]
+        return list(zip(*columns, strict=True))
 
     def to_pandas(self) -> Any:
         """The rows of :meth:`to_table` as a ``pandas.DataFrame`` (``ALLPAIRS_COLUMNS``;
@@ -108,10 +104,7 @@ class AllPairsResult:
         StoreIncomplete
             The job kept no score matrix (``scores=False``).
         """
-        stored = self.store.scores()
-        out = np.empty_like(stored)
-        out[np.ix_(self._order, self._order)] = stored
-        return out
+        return self.store.scores()
 
     def clusters(self) -> np.ndarray:
         """The single-linkage cluster of every sequence, in input order (int64; clusters
@@ -122,9 +115,29 @@ class AllPairsResult:
         StoreIncomplete
             The job computed no clusters (``clusters=False``).
         """
-        out = np.empty(self.store.sequences, dtype=np.int64)
-        out[self._order] = self.store.clusters()
-        return out
+        return self.store.clusters()
+
+    def centroids(self) -> np.ndarray:
+        """The centroid of every sequence's single-linkage cluster, as an input index, in
+        input order (int64; a centroid is its own): of the members, the longest, of equal
+        lengths the most abundant (``size=N`` in its name), then the first by name, then
+        in input order: the seed ``vsearch --cluster_fast`` would have chosen
+        (:mod:`swath.results.uclust`).
+
+        Raises
+        ------
+        StoreIncomplete
+            The job computed no clusters (``clusters=False``).
+
+        Examples
+        --------
+        >>> import swath
+        >>> res = swath.allpairs(["ACGTACGT", "ACGTACGTA", "TTTT"], min_identity=0.8,
+        ...                      scoring=swath.Scoring.dna(), device="cpu", clusters=True)
+        >>> res.centroids().tolist()
+        [1, 1, 2]
+        """
+        return uclust.centroids(self.clusters(), self.store.lengths(), _input_names(self))
 
     def cluster_count(self) -> int | None:
         """How many clusters the store holds, or None for a job without clusters."""
@@ -137,28 +150,22 @@ class AllPairsResult:
         :meth:`to_table`: the query of a pair the row's query, with its sequence."""
         from swath.scoring import Scoring
 
-        kept = self.store.kept_pairs()
-        names = self.store.names()
-        offsets = np.asarray(self.store.array("offsets")[:], dtype=np.int64)
-        lengths = np.diff(offsets)
-        rows = np.lexsort((self._order[kept["j"]], self._order[kept["i"]]))
-        i, j = kept["i"][rows], kept["j"][rows]
+        kept = self.store.pairs()
+        names, lengths = self.store.names(), self.store.lengths()
+        i, j = kept["query"], kept["target"]
         inputs = self.store.attrs["inputs"]
         alphabet = Scoring.from_dict(inputs["scoring"]).alphabet
-        store = self.store
 
         @functools.cache
-        def residues() -> np.ndarray:     # read once, by the first sequence asked for
-            return np.asarray(store.array("residues")[:], dtype=np.uint8)
+        def sequences() -> list[np.ndarray]:     # read once, by the first sequence asked for
+            return _input_sequences(self)
 
         def sequence(row: int) -> str:
-            s = int(i[row])
-            return alphabet.decode(residues()[offsets[s]:offsets[s + 1]])
+            return alphabet.decode(sequences()[int(i[row])])
 
-        return AlignedRows(names[i], lengths[i], names[j], lengths[j], kept["score"][rows],
-                           kept["query_start"][rows], kept["query_end"][rows],
-                           kept["target_start"][rows], kept["target_end"][rows],
-                           kept["cigar"][rows], inputs["mode"], sequence)
+        return AlignedRows(names[i], lengths[i], names[j], lengths[j], kept["score"],
+                           kept["query_start"], kept["query_end"], kept["target_start"],
+                           kept["target_end"], kept["cigar"], inputs["mode"], sequence)
 
     def lines(self, format: str = "tsv", options: PrintOptions = PrintOptions()
               ) -> Iterator[str]:
@@ -166,12 +173,15 @@ class AllPairsResult:
 
         Parameters
         ----------
-        format : {"tsv", "json", "text", "sam", "paf"}
+        format : {"tsv", "json", "text", "uc", "centroids", "sam", "paf"}
             tsv: vsearch's --blast6out columns (``BLAST6_COLUMNS``), the score, the
             CIGAR; json: those and the input indices and identity fraction, one object
             per pair and line; text: a summary and the pairwise views; sam: SAM with a
             header (the pairs' targets as references, each query a read: its best pair
-            the primary record); paf: a line per pair.
+            the primary record); paf: a line per pair. The clusters (``StoreIncomplete``
+            without them): uc, vsearch's --uc records (each member aligned against its
+            cluster's centroid); centroids, the centroids as FASTA, as vsearch's
+            --centroids writes them (:mod:`swath.results.uclust`).
         options : PrintOptions
             ``cigar_m``: SAM's and PAF's CIGARs with ``M`` for ``=`` and ``X``.
 
@@ -298,12 +308,36 @@ def text_lines(result: AllPairsResult, options: PrintOptions) -> Iterator[str]:
 def _input_sequences(result: AllPairsResult) -> list[np.ndarray]:
     """The stored sequences (codes) in input order; the store keeps them sorted by length."""
     store = result.store
-    residues = np.asarray(store.array("residues")[:], dtype=np.uint8)
-    offsets = np.asarray(store.array("offsets")[:], dtype=np.int64)
+    residues, offsets = store.sorted_sequences()
     by_input: list[np.ndarray] = [np.empty(0, np.uint8)] * store.sequences
     for s, i in enumerate(store.order().tolist()):
         by_input[i] = residues[offsets[s]:offsets[s + 1]]
     return by_input
+
+
+def _input_names(result: AllPairsResult) -> list[str]:
+    """The sequences' names, in input order."""
+    return [str(name) for name in result.store.names()]
+
+
+def uc_text(result: AllPairsResult, options: PrintOptions) -> Iterator[str]:
+    """vsearch's --uc records of the clusters: each member aligned against its centroid
+    with the job's scoring and mode, its identity by the job's definition."""
+    from swath.scoring import Scoring
+
+    inputs = result.store.attrs["inputs"]
+    yield from uclust.uc_lines(_input_names(result), _input_sequences(result),
+                               result.clusters(), Scoring.from_dict(inputs["scoring"]),
+                               inputs["mode"], inputs["iddef"])
+
+
+def centroids_text(result: AllPairsResult, options: PrintOptions) -> Iterator[str]:
+    """The clusters' centroids as FASTA, as vsearch's --centroids writes them."""
+    from swath.scoring import Scoring
+
+    alphabet = Scoring.from_dict(result.store.attrs["inputs"]["scoring"]).alphabet
+    yield from uclust.centroid_fasta(_input_names(result), _input_sequences(result),
+                                     result.clusters(), alphabet)
 
 
 def sam_text(result: AllPairsResult, options: PrintOptions) -> Iterator[str]:
@@ -319,5 +353,5 @@ def paf_text(result: AllPairsResult, options: PrintOptions) -> Iterator[str]:
 
 
 PRINTERS: dict[str, Callable[[AllPairsResult, PrintOptions], Iterator[str]]] = {
-    "tsv": tsv_lines, "json": json_lines, "text": text_lines, "sam": sam_text,
-    "paf": paf_text}
+    "tsv": tsv_lines, "json": json_lines, "text": text_lines, "uc": uc_text,
+    "centroids": centroids_text, "sam": sam_text, "paf": paf_text}

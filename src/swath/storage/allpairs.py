@@ -1,40 +1,64 @@
-"""The store of an all-against-all job: layout "allpairs", version 1.
+"""The store of an all-against-all job: layout "allpairs", version 4.
 
 # n: sequences, B: sequences per block, b: blocks (ceil(n / B)), T: tiles (b (b + 1) / 2),
-# K: kept pairs of one tile, C: counters of a tile (``COUNTERS``).
+# K: kept pairs (K_t of tile t), C: counters of a tile (``COUNTERS``).
 
-The sequences are kept sorted by length (ascending, stable): sorted index ``s`` is
-input sequence ``order[s]``. Blocks are runs of B sorted sequences; the tiles are the
-upper triangle of the block matrix (block row ``bi`` <= block column ``bj``), numbered
-row by row. In a tile, the query of a pair is the sequence of the lower sorted index,
-the shorter one.
+The root is what a reader sees (``xarray.open_zarr(path)``: named variables, the names
+as coordinates, everything in input order):
 
-    name, order      (n,)  sorted order, dimension ``sequence``
-    residues         the sorted sequences' codes, concatenated; ``offsets`` (n + 1,)
-    done             (T,)  uint64, chunks (1,): a tile's mark, written last: the digest of
+    query, target    (K,) int64, dimension ``pair``: the input indices of each kept pair,
+                     ``query < target`` (the query is the earlier record, as in vsearch),
+                     sorted by (query, target); chunks of ``PAIR_CHUNK``
+    score, identity, query_start, query_end, target_start, target_end, length, matches,
+    mismatches, gap_opens, cigar
+                     (K,) the fields of each kept pair (``KEPT_FIELDS``; coordinates 0-based,
+                     end exclusive); coordinates ``query_name``, ``target_name`` (K,)
+    name             (n,) dimension ``sequence``: the input names (a coordinate), with
+    sequence_length  (n,) int64, and
+    cluster          (n,) int64, only with ``clusters``: the single-linkage cluster of each
+                     sequence (numbered by their first sequence)
+    score_matrix     (n, n) int32, dimensions (``query_sequence``, ``target_sequence``),
+                     chunks (B, B), only with ``scores``: row the query; the diagonal holds
+                     ``NO_SCORE``; coordinates ``query_sequence``, ``target_sequence`` (the
+                     names) make xarray label it
+
+The work lives in the subgroup ``work`` (``WORK``), which the root's view leaves out. The
+sequences are kept there sorted by length (ascending, stable): sorted index ``s`` is input
+sequence ``order[s]``. Blocks are runs of B sorted sequences; the tiles are the upper
+triangle of the block matrix (block row ``bi`` <= block column ``bj``), numbered row by
+row.
+
+    work/order       (n,) int64: the input index of each sorted sequence
+    work/residues    the sorted sequences' codes, concatenated; ``work/offsets`` (n + 1,)
+    work/done        (T,) uint64, chunks (1,): a tile's mark, written last: the digest of
                      what the tile wrote (``damaged`` reads it back and compares)
-    counters         (T, C) int64, chunks (1, C): pairs, length_filtered, score_filtered,
+    work/counters    (T, C) int64, chunks (1, C): pairs, length_filtered, score_filtered,
                      traced, kept
-    kept/{t}         a subgroup per tile: its kept pairs in the arrays of ``KEPT_ARRAYS``:
-                     ``index`` (K, 2) int64 (``i``, ``j``), ``values`` (K, 9) int32 (score,
-                     coordinates, length, matches, mismatches, gap opens), ``identity``
-                     (K,) float64, ``cigar`` (K,) strings; a 2-D array names its fields in
-                     its ``fields`` attribute (``i`` < ``j`` sorted indices; coordinates
-                     0-based, end exclusive, ``i`` the query)
-    score            (n, n) int32, chunks (B, B), dimensions (``query``, ``target``), only
-                     with ``scores``: row the query, sorted order; the diagonal and
-                     unwritten cells hold ``NO_SCORE``; coordinate arrays ``query`` and
-                     ``target`` (the names) make xarray label it
-    cluster          (n,) int64, only with ``clusters``: single-linkage cluster of each
-                     sorted sequence, written after every tile
+    work/kept/{t}    a subgroup per tile: its kept pairs, already in their final orientation,
+                     in the arrays of ``KEPT_ARRAYS``: ``index`` (K_t, 2) int64 (query,
+                     target: input indices), ``values`` (K_t, 9) int32 (score, coordinates,
+                     length, matches, mismatches, gap opens), ``identity`` (K_t,) float64,
+                     ``cigar`` (K_t,) strings (four writes a tile, not thirteen)
+    work/score       (n, n) int32, chunks (B, B), only with ``scores``: the score matrix in
+                     sorted order, a tile writing its own chunk and the transposed one
 
-A tile writes its kept pairs, its chunks of ``score`` (its own and the transposed
-one), its counters, then its done mark; ``finalize`` checks every tile is done, then
-marks the store complete.
+A tile writes its kept pairs, its chunks of ``work/score``, its counters, then its done
+mark. After every tile, the clusters (``write_clusters``); then ``finalize`` checks every
+tile is done and gathers the root's variables from the tiles' (the tiles' copies stay,
+so that ``swath verify`` checks every tile against its mark and a damaged root variable
+is gathered again by ``swath resume``), then marks the store complete. Every gathered
+variable's digest is in the root attributes (``"digests"``), taken chunk by chunk as it
+was written (``_whole`` reads it back the same way).
+
+``finalize`` holds in memory the sort keys of every kept pair and one of the tiles'
+arrays at a time: about 100 bytes a kept pair, and its CIGAR; the score matrix is put in
+input order in two passes of a block of B rows (about 12 B n bytes), through a transposed
+copy (``work/transposed``) that it deletes.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, ClassVar, cast
 
@@ -47,19 +71,25 @@ from swath.storage.common import (
     LayoutStore,
     StorePath,
     missing,
+    record_digest,
     value_dtype,
     write_strings,
     write_whole,
 )
+from swath.storage.integrity import Digest
 
 LAYOUT = "allpairs"
-VERSION = 3          # 1: one array per kept field; 2: done marks were flags, not digests
+# 1: one array per kept field; 2: done marks were flags, not digests; 3: kept pairs only
+# per tile, in sorted order, the query the shorter sequence
+VERSION = 4
+WORK = "work"
 RESIDUE_CHUNK = 1 << 22
+PAIR_CHUNK = 1 << 20
 NO_SCORE = int(np.iinfo(np.int32).min)     # a cell with no score: the diagonal
 COUNTERS = ("pairs", "length_filtered", "score_filtered", "traced", "kept")
 KEPT_FIELDS: dict[str, Any] = {
-    "i": np.int64,
-    "j": np.int64,
+    "query": np.int64,
+    "target": np.int64,
     "score": np.int32,
     "identity": np.float64,
     "query_start": np.int32,
@@ -75,13 +105,16 @@ KEPT_FIELDS: dict[str, Any] = {
 # the arrays of a tile's kept pairs: fields of one type side by side, so a tile writes 4;
 # each 2-D one has its own second dimension (xarray opens a tile's group as a Dataset)
 KEPT_ARRAYS: dict[str, tuple[str, ...]] = {
-    "index": ("i", "j"),
+    "index": ("query", "target"),
     "values": ("score", "query_start", "query_end", "target_start", "target_end", "length",
                "matches", "mismatches", "gap_opens"),
     "identity": ("identity",),
     "cigar": ("cigar",),
 }
 KEPT_DIMENSIONS = {"index": ("pair", "member"), "values": ("pair", "field")}
+# the root's coordinates along ``pair``: the names of each pair's sequences
+PAIR_NAMES = {"query": "query_name", "target": "target_name"}
+MATRIX_DIMENSIONS = ("query_sequence", "target_sequence")
 
 
 def tile_blocks(blocks: int) -> np.ndarray:
@@ -102,13 +135,20 @@ def empty_kept() -> dict[str, np.ndarray]:
             for name, dtype in KEPT_FIELDS.items()}
 
 
+def _work(name: str) -> str:
+    return f"{WORK}/{name}"
+
+
 class AllPairsStore(LayoutStore):
     """An all-against-all result store on disk (or behind an fsspec URL)."""
 
     LAYOUT = LAYOUT
     VERSION = VERSION
-    MARKS: ClassVar[dict[str, str]] = {"tile": "done"}
-    RECOMPUTED: ClassVar[frozenset[str]] = frozenset({"cluster"})
+    MARKS: ClassVar[dict[str, str]] = {"tile": _work("done")}
+    # what finalize gathers from the tiles (and the clusters): written again by a run
+    GATHERED: ClassVar[frozenset[str]] = frozenset({*KEPT_FIELDS, *PAIR_NAMES.values(),
+                                                   "score_matrix"})
+    RECOMPUTED: ClassVar[frozenset[str]] = GATHERED | {"cluster"}
 
     @classmethod
     def create(cls, path: StorePath, sequences: SequenceSet, *, block: int, scores: bool,
@@ -123,29 +163,32 @@ class AllPairsStore(LayoutStore):
         tiles = blocks * (blocks + 1) // 2
 
         def build(group: zarr.Group) -> None:
-            names = np.array(sequences.names, dtype=object)[order]
+            names = np.array(sequences.names, dtype=object)
             write_strings(group, "name", names, "sequence")
-            write_whole(group, "order", order.astype(np.int64), dimension_names=("sequence",))
+            write_whole(group, "sequence_length", sequences.lengths.astype(np.int64),
+                        dimension_names=("sequence",), attributes={"coordinates": "name"})
+            write_whole(group, _work("order"), order.astype(np.int64),
+                        dimension_names=("sequence",))
             lengths = sequences.lengths[order]
             residues = (np.concatenate([sequences[int(s)] for s in order]).astype(np.uint8)
                         if n else np.zeros(0, np.uint8))
-            write_whole(group, "residues", residues,
+            write_whole(group, _work("residues"), residues,
                         chunks=(min(max(len(residues), 1), RESIDUE_CHUNK),),
                         dimension_names=("residue",))
             offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
-            write_whole(group, "offsets", offsets, dimension_names=("sequence_edge",))
+            write_whole(group, _work("offsets"), offsets, dimension_names=("sequence_edge",))
             cls.create_marks(group, "tile", (tiles,), ("tile",))
-            counters = group.create_array("counters", shape=(tiles, len(COUNTERS)),
+            counters = group.create_array(_work("counters"), shape=(tiles, len(COUNTERS)),
                                           chunks=(1, len(COUNTERS)), dtype=np.int64,
                                           fill_value=0, dimension_names=("tile", "counter"))
             counters.attrs["counters"] = list(COUNTERS)
-            group.create_group("kept")
+            group.create_group(_work("kept"))
             if scores:
-                group.create_array("score", shape=(n, n), chunks=(block, block),
+                group.create_array(_work("score"), shape=(n, n), chunks=(block, block),
                                    dtype=np.int32, fill_value=NO_SCORE,
                                    dimension_names=("query", "target"))
-                write_strings(group, "query", names, "query")
-                write_strings(group, "target", names, "target")
+                for dimension in MATRIX_DIMENSIONS:
+                    write_strings(group, dimension, names, dimension)
 
         return cls._create(path, dict(sequences=n, block=block, blocks=blocks, tiles=tiles,
                                       scores=scores, clusters=clusters, **fields),
@@ -185,41 +228,57 @@ class AllPairsStore(LayoutStore):
     def block_sequences(self, b: int) -> tuple[np.ndarray, np.ndarray]:
         """Residues and offsets (from 0) of the sequences of block ``b``, read alone."""
         first, last = self.block_range(b)
-        offsets = np.asarray(self.array("offsets")[first:last + 1], dtype=np.int64)
-        residues = np.asarray(self.array("residues")[offsets[0]:offsets[-1]], dtype=np.uint8)
+        offsets = np.asarray(self.array(_work("offsets"))[first:last + 1], dtype=np.int64)
+        residues = np.asarray(self.array(_work("residues"))[offsets[0]:offsets[-1]],
+                              dtype=np.uint8)
         return residues, offsets - offsets[0]
+
+    def block_order(self, b: int) -> np.ndarray:
+        """The input index of every sequence of block ``b``."""
+        return np.asarray(self.array(_work("order"))[slice(*self.block_range(b))],
+                          dtype=np.int64)
 
     def order(self) -> np.ndarray:
         """The input index of every sorted sequence."""
-        return np.asarray(self.array("order")[:], dtype=np.int64)
+        return np.asarray(self.array(_work("order"))[:], dtype=np.int64)
 
     def names(self) -> np.ndarray:
-        """The names of the sorted sequences (object array of str)."""
+        """The names of the sequences in input order (object array of str)."""
         return np.asarray(self.array("name")[:], dtype=object)
 
+    def lengths(self) -> np.ndarray:
+        """The lengths of the sequences in input order (int64)."""
+        return np.asarray(self.array("sequence_length")[:], dtype=np.int64)
+
+    def sorted_sequences(self) -> tuple[np.ndarray, np.ndarray]:
+        """Residues and offsets of every sequence in sorted order (``order``)."""
+        return (np.asarray(self.array(_work("residues"))[:], dtype=np.uint8),
+                np.asarray(self.array(_work("offsets"))[:], dtype=np.int64))
+
     def _score_ranges(self, t: int) -> list[tuple[slice, slice]]:
-        """The chunks of ``score`` tile ``t`` writes: its own and the transposed one."""
+        """The chunks of ``work/score`` tile ``t`` writes: its own and the transposed one."""
         bi, bj = self.tile_blocks(t)
         rows, cols = (slice(*self.block_range(b)) for b in (bi, bj))
         return [(rows, cols)] if bi == bj else [(rows, cols), (cols, rows)]
 
     def unit_values(self, kind: str, t: int) -> list[np.ndarray]:
-        tile = cast(zarr.Group, self.group[f"kept/{t}"])
+        tile = cast(zarr.Group, self.group[_work(f"kept/{t}")])
         values = [np.asarray(cast(zarr.Array, tile[name])[...]) for name in KEPT_ARRAYS]
         if self.has_scores:
-            values += [np.asarray(self.array("score")[r, c]) for r, c in self._score_ranges(t)]
-        return [*values, np.asarray(self.array("counters")[t])]
+            score = self.array(_work("score"))
+            values += [np.asarray(score[r, c]) for r, c in self._score_ranges(t)]
+        return [*values, np.asarray(self.array(_work("counters"))[t])]
 
     def counters(self) -> np.ndarray:
         """Every tile's counters, ``(T, C)`` (zeros for tiles not done)."""
-        return np.asarray(self.array("counters")[:], dtype=np.int64)
+        return np.asarray(self.array(_work("counters"))[:], dtype=np.int64)
 
     def write_tile(self, t: int, kept: dict[str, np.ndarray], counters: dict[str, int],
                    score_chunks: list[np.ndarray]) -> None:
-        """Write tile ``t``: its kept pairs, its chunks of ``score`` (in the order of
-        ``_score_ranges``: its own, then the transposed one off the diagonal), its
-        counters, then its done mark."""
-        tile = cast(zarr.Group, self.group["kept"]).require_group(str(t))
+        """Write tile ``t``: its kept pairs (``query``, ``target``: input indices), its
+        chunks of ``work/score`` (in the order of ``_score_ranges``: its own, then the
+        transposed one off the diagonal), its counters, then its done mark."""
+        tile = cast(zarr.Group, self.group[_work("kept")]).require_group(str(t))
 
         def write(name: str) -> np.ndarray:
             fields = KEPT_ARRAYS[name]
@@ -242,56 +301,140 @@ class AllPairsStore(LayoutStore):
         with ThreadPoolExecutor(len(KEPT_ARRAYS)) as pool:
             written = list(pool.map(write, KEPT_ARRAYS))
         if self.has_scores:
+            score = self.array(_work("score"))
             for (rows, cols), values in zip(self._score_ranges(t), score_chunks, strict=True):
                 chunk = np.asarray(values, dtype=np.int32)
-                self.array("score")[rows, cols] = chunk
+                score[rows, cols] = chunk
                 written.append(chunk)
         count = np.array([counters[name] for name in COUNTERS], dtype=np.int64)
-        self.array("counters")[t] = count
+        self.array(_work("counters"))[t] = count
         self.mark("tile", t, *written, count)
+
+    def _tile_arrays(self, t: int, names: tuple[str, ...]) -> dict[str, np.ndarray]:
+        """Arrays ``names`` (of ``KEPT_ARRAYS``) of tile ``t``'s kept pairs."""
+        try:
+            tile = cast(zarr.Group, self.group[_work(f"kept/{t}")])
+            return {name: np.asarray(cast(zarr.Array, tile[name])[:]) for name in names}
+        except KeyError:
+            raise missing(f"the kept pairs of tile {t}", self.path) from None
 
     def kept(self, t: int) -> dict[str, np.ndarray]:
         """The kept pairs of tile ``t`` (``StoreIncomplete`` if it is not written)."""
-        try:
-            tile = cast(zarr.Group, self.group[f"kept/{t}"])
-            arrays = {name: np.asarray(cast(zarr.Array, tile[name])[:]) for name in KEPT_ARRAYS}
-        except KeyError:
-            raise missing(f"the kept pairs of tile {t}", self.path) from None
+        arrays = self._tile_arrays(t, tuple(KEPT_ARRAYS))
         kept: dict[str, np.ndarray] = {}
         for name, fields in KEPT_ARRAYS.items():
             columns = arrays[name].reshape(len(arrays[name]), len(fields))
             kept |= {field: columns[:, c] for c, field in enumerate(fields)}
         return {name: kept[name] for name in KEPT_FIELDS}
 
-    def kept_pairs(self) -> dict[str, np.ndarray]:
-        """The kept pairs of every tile, tile by tile."""
-        tiles = [self.kept(t) for t in range(self.tiles)] or [empty_kept()]
-        return {name: np.concatenate([tile[name] for tile in tiles]) for name in KEPT_FIELDS}
+    def pairs(self, first: int = 0, last: int | None = None) -> dict[str, np.ndarray]:
+        """The fields (``KEPT_FIELDS``) of the kept pairs ``first:last`` (all by default),
+        gathered by ``finalize``: sorted by (query, target)."""
+        return {name: np.asarray(self.array(name)[first:last], dtype=value_dtype(dtype))
+                for name, dtype in KEPT_FIELDS.items()}
 
     def scores(self) -> np.ndarray:
-        """The dense score matrix in sorted order (``StoreIncomplete`` without one)."""
+        """The dense score matrix in input order (``StoreIncomplete`` without one)."""
         if not self.has_scores:
             raise StoreIncomplete(f"{self.path}: the job kept no score matrix (run it with "
                                   "scores=True, or --scores)")
-        return np.asarray(self.array("score")[:], dtype=np.int32)
+        return np.asarray(self.array("score_matrix")[:], dtype=np.int32)
 
     def write_clusters(self, cluster: np.ndarray) -> None:
-        """Write the cluster of every sorted sequence."""
+        """Write the cluster of every sequence (input order)."""
         write_whole(self.group, "cluster", cluster.astype(np.int64),
-                    dimension_names=("sequence",), overwrite=True)
+                    dimension_names=("sequence",), attributes={"coordinates": "name"},
+                    overwrite=True)
         self.reload_attrs()
 
     def clusters(self) -> np.ndarray:
-        """The cluster of every sorted sequence (``StoreIncomplete`` without them)."""
+        """The cluster of every sequence, in input order (``StoreIncomplete`` without
+        them)."""
         if not self.has_clusters:
             raise StoreIncomplete(f"{self.path}: the job computed no clusters (run it with "
                                   "clusters=True, or --clusters)")
         return np.asarray(self.array("cluster")[:], dtype=np.int64)
 
     def finalize(self) -> None:
-        """Check that every tile and asked-for array is there, then mark the store
-        complete."""
+        """Check that every tile and asked-for array is there, gather the root's variables
+        from the tiles, then mark the store complete."""
         self.check_done()
         if self.has_clusters:
             self.array("cluster")   # StoreIncomplete if they were not written
+        self._gather_pairs()
+        if self.has_scores:
+            self._gather_scores()
         self._set_complete()
+
+    # gathering -----------------------------------------------------------------
+
+    def _gather_pairs(self) -> None:
+        """The root's variables along ``pair``: every tile's kept pairs, sorted by
+        (query, target), one of the tiles' arrays at a time."""
+        tiles = range(self.tiles)
+        index = np.concatenate([self._tile_arrays(t, ("index",))["index"].reshape(-1, 2)
+                                for t in tiles])
+        rank = np.lexsort((index[:, 1], index[:, 0]))
+        del index
+        names = self.names()
+        for name, fields in KEPT_ARRAYS.items():
+            values = np.concatenate([self._tile_arrays(t, (name,))[name].reshape(
+                -1, len(fields)) for t in tiles])[rank]
+            for c, field in enumerate(fields):
+                column = values[:, c].astype(value_dtype(KEPT_FIELDS[field]))
+                self._write_pairs(field, column, KEPT_FIELDS[field])
+                if field in PAIR_NAMES:
+                    self._write_pairs(PAIR_NAMES[field], names[column], str)
+
+    def _write_pairs(self, name: str, values: np.ndarray, dtype: Any) -> None:
+        """Root variable ``name`` along ``pair``, written a chunk at a time and digested as
+        ``_whole`` reads it back."""
+        chunk = min(max(len(values), 1), PAIR_CHUNK)
+        coordinates: dict[str, Any] | None = {"coordinates": " ".join(PAIR_NAMES.values())}
+        if name in PAIR_NAMES.values():      # a coordinate itself
+            coordinates = None
+        array = self.group.create_array(name, shape=values.shape, chunks=(chunk,),
+                                        dtype=dtype, dimension_names=("pair",),
+                                        attributes=coordinates, overwrite=True)
+        digest = Digest()
+        for at in range(0, len(values), chunk):
+            piece = values[at:at + chunk]
+            array[at:at + len(piece)] = piece
+            digest.update(piece)
+        record_digest(self.group, name, digest.value)
+
+    def _gather_scores(self) -> None:
+        """``score_matrix``: ``work/score`` in input order, in two passes of a block of
+        rows each: the columns of a block of sorted rows put in input order, written
+        transposed; then the same for the rows of that copy."""
+        n, block = self.sequences, self.block
+        order = self.order()
+        source = self.array(_work("score"))
+        between = self.group.create_array(_work("transposed"), shape=(n, n),
+                                          chunks=(block, block), dtype=np.int32,
+                                          fill_value=NO_SCORE, overwrite=True)
+        out = self.group.create_array("score_matrix", shape=(n, n), chunks=(block, block),
+                                      dtype=np.int32, fill_value=NO_SCORE,
+                                      dimension_names=MATRIX_DIMENSIONS, overwrite=True)
+        digest = Digest()
+        for read, write in ((source, between), (between, out)):
+            for b in range(-(-n // block)):
+                rows = slice(*self.block_range(b))
+                panel = np.empty((rows.stop - rows.start, n), dtype=np.int32)
+                panel[:, order] = read[rows, :]
+                write[:, rows] = panel.T
+                if write is out:
+                    digest.update(panel.T)
+        del self.group[_work("transposed")]
+        record_digest(self.group, "score_matrix", digest.value)
+
+    def _whole(self, name: str) -> Iterator[np.ndarray]:
+        """An array written whole, as its digest was taken: a gathered one chunk by chunk
+        along its last dimension, any other in one piece."""
+        array = self.array(name)
+        if name not in self.GATHERED:
+            yield np.asarray(array[...])
+            return
+        step, size = array.chunks[-1], array.shape[-1]
+        for at in range(0, size, step):
+            yield np.asarray(array[..., at:at + step])

@@ -307,6 +307,8 @@ class LayoutStore:
     RECOMPUTED: ClassVar[frozenset[str]] = frozenset()
     #: what a message about damage tells the user to do (``{path}``: the store's)
     REMEDY: ClassVar[str] = "`swath resume {path}` recomputes what it can"
+    #: the arrays xarray opens as coordinates (the records' names)
+    COORDINATES: ClassVar[tuple[str, ...]] = ()
 
     path: str
     group: zarr.Group
@@ -328,7 +330,8 @@ class LayoutStore:
         at ``path``. The new store, opened for writing."""
         from swath.storage.creation import creating  # creation builds on this module
 
-        with creating(path, cls.LAYOUT, cls.VERSION, fields, replace=replace) as group:
+        with creating(path, cls.LAYOUT, cls.VERSION, fields, replace=replace,
+                      coordinates=cls.COORDINATES) as group:
             fill(group)
         return cls.open(path, mode="r+", complete=False)
 

@@ -23,7 +23,7 @@ import os
 import shutil
 import socket
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -171,26 +171,30 @@ def _clear(fs: fsspec.AbstractFileSystem, inner: str) -> None:
 
 @contextmanager
 def creating(path: StorePath, layout: str, version: int, fields: dict[str, Any], *,
-             replace: bool = False) -> Iterator[zarr.Group]:
+             replace: bool = False, coordinates: Sequence[str] = ()) -> Iterator[zarr.Group]:
     """A new store's root group to fill in the ``with`` block; the store appears at
     ``path`` only when the block ends without error (see the module's docstring).
 
     Its ``"swath"`` attributes are ``layout``, ``version``, an ``id`` of this store
     (jobs check it is still theirs), ``fields``, ``"created"`` (true once the block
-    ends) and ``"complete": false``. ``replace`` puts it in place
+    ends) and ``"complete": false``. ``coordinates`` name the arrays that xarray makes
+    coordinates (CF's ``coordinates`` attribute of the root: the names of the records).
+    ``replace`` puts it in place
     of the store at ``path``; otherwise a store that appeared there in the meantime
     is left alone and the new one dropped (the caller looks again).
     """
     attrs = {"layout": layout, "version": version, "id": uuid.uuid4().hex, **fields,
              "created": False, "complete": False}
+    root: dict[str, Any] = {ROOT_KEY: attrs}
+    if coordinates:
+        root["coordinates"] = " ".join(coordinates)
     fs, inner = fsspec.core.url_to_fs(display(path))
     if not isinstance(fs, LocalFileSystem):
         # in place: held under the store's lock (the caller's, when it replaces a store),
         # which a replacement keeps while it empties the path
         with contextlib.nullcontext() if replace else store_lock(path):
             _clear(fs, inner)
-            group = zarr.open_group(display(path), mode="a", zarr_format=3,
-                                    attributes={ROOT_KEY: attrs})
+            group = zarr.open_group(display(path), mode="a", zarr_format=3, attributes=root)
             try:
                 yield group
                 update_attrs(group, created=True)
@@ -205,8 +209,7 @@ def creating(path: StorePath, layout: str, version: int, fields: dict[str, Any],
     sweep(parent, name)
     building = os.path.join(parent, f".{name}.{_NEW}-{_tag()}")
     try:
-        group = zarr.open_group(building, mode="w-", zarr_format=3,
-                                attributes={ROOT_KEY: attrs})
+        group = zarr.open_group(building, mode="w-", zarr_format=3, attributes=root)
         yield group
         update_attrs(group, created=True)
         if replace and os.path.lexists(target):

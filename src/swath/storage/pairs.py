@@ -188,6 +188,7 @@ class PairsStore(LayoutStore):
     """A batched-pairs result store on disk (or behind an fsspec URL)."""
 
     LAYOUT = LAYOUT
+    COORDINATES = ("query_name", "target_name")
     VERSION = VERSION
     MARKS: ClassVar[dict[str, str]] = {"chunk": "done"}
     UNIT_NAMES: ClassVar[dict[str, str]] = {"chunk": "chunks of pairs"}

@@ -62,6 +62,7 @@ class SearchStore(LayoutStore):
     """A search result store on disk (or behind an fsspec URL)."""
 
     LAYOUT = LAYOUT
+    COORDINATES = ("query_name", "target_name")
     VERSION = VERSION
     MARKS: ClassVar[dict[str, str]] = {"unit": "done"}
     UNIT_NAMES: ClassVar[dict[str, str]] = {"unit": "work units"}

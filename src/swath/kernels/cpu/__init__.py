@@ -13,12 +13,14 @@ from swath.kernels.cpu.traceback import align_batch, score_ends
 
 __all__ = ["align_batch", "band_scores", "band_worth", "cigar_counts", "codes", "name",
            "resident", "score_ends", "score_many", "slabs", "split_boxes", "tile_batch",
-           "tile_forward", "tile_scores"]
+           "tile_forward", "tile_scores", "trace_residues"]
 
 name: Final = "cpu"
 # the band is a scalar loop, the full score phase 16-bit lanes: the band must skip most cells
 band_worth = 1 / 16
 split_boxes = True      # the score phase costs its cells
+# about 7 bytes of host memory a residue (gathered residues, CIGAR scratch, their runs)
+trace_residues = 1 << 24
 resident = None
 slabs = None
 codes: TileCodes = tiles

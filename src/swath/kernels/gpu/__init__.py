@@ -22,11 +22,14 @@ from swath.kernels.gpu.errors import translate_errors
 
 __all__ = ["align_batch", "band_scores", "band_worth", "cigar_counts", "codes", "name",
            "resident", "score_ends", "score_many", "slabs", "split_boxes", "tile_batch",
-           "tile_forward", "tile_scores"]
+           "tile_forward", "tile_scores", "trace_residues"]
 
 name: Final = "gpu"
 band_worth = 1.0        # the banded phase is one launch a tile, the full score phase one a query
 split_boxes = False     # the score phase costs a launch per query row of a box, its cells little
+# about 4 bytes of device memory a residue (the walks' CIGAR slots, the packed text) and
+# fewer of host memory than the CPU's; direction codes stay within traceback.MEMORY_BUDGET
+trace_residues = 1 << 25
 resident: ResidentTargets = _resident
 slabs: SlabStreaming = _slabs
 codes = None

@@ -198,7 +198,8 @@ def write_database(source: str | os.PathLike[str], store: StorePath, alphabet: A
         if found is not None and not overwrite and not interrupted:
             raise OutputExists(f"{display} already exists (use --overwrite, or "
                                "overwrite=True, to replace it)")
-        with creating(store, LAYOUT, VERSION, attrs, replace=found is not None) as group:
+        with creating(store, LAYOUT, VERSION, attrs, replace=found is not None,
+                      coordinates=("names",)) as group:
             marks = _write_arrays(group, parts, np.frombuffer(buffer, dtype=np.uint8), names,
                                   progress)
             update_attrs(group, partition_digests=marks)

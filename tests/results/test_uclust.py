@@ -1,0 +1,206 @@
+"""vsearch's clustering outputs of single-linkage clusters (``swath.results.uclust``):
+centroids, ``--uc`` records and ``--centroids`` FASTA, against what vsearch itself writes
+(a file vsearch 2.22.1 wrote, kept here; and vsearch run live where it is installed)."""
+
+from __future__ import annotations
+
+import doctest
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import swath
+from swath.results import uclust
+from tests.helpers import DNA, write_fasta
+
+VSEARCH = shutil.which("vsearch")
+needs_vsearch = pytest.mark.skipif(VSEARCH is None, reason="vsearch is not installed "
+                                                            "(apt-get install vsearch)")
+
+# two clusters at identity 0.9 and a singleton: a 100-base centroid and five members (an
+# identical copy, more abundant than the others by its size=3, which makes it the
+# centroid; a mismatch; 2 deletions and 1 insertion; a prefix; a suffix), two 70/69-base
+# sequences with a deletion and a mismatch, and an 80-base singleton
+RECORDS = [
+    ("m4", "GCTAAAGACAATTACATAACATACACGTCAGCACGAAACTTGTTGGCCCATTGTGAATCGCTTAAGGGTTAAGTAAGTGTG"
+           "ATGCATACGCCTTTACTTG"),
+    ("b1", "CTGTGTCCACCCCATCGGACTGGCATTTTTATTACACTCAGAAACAGAACTCGGGTAATTTTGACAGGTC"),
+    ("cen", "GCTAAAGACAATTACATAACATACACGTCAGCACGAAACTTGTTGGCCCAGTGTGAATCGCTTAAGGGTTAAGTAAGTGT"
+            "GATGCATACGCCTTTACTTG"),
+    ("s1", "ACGCAGAGGCGCGCCCTCCTGAAGTGCGTGGACACTCGCTATGAATCTCTGATTTACCCACTCTGCCAAACTCCAGCGCG"),
+    ("m2", "GCTAAAGACAATTACATAACATACACGTCAGCACGAAACTTGTTGGCCCAGTGTGAATCGCTTAAGGGTTAAGTAAGTGTG"
+           "ATGCATACGCCTTT"),
+    ("m3", "AAAGACAATTACATAACATACACGTCAGCACGAAACTTGTTGGCCCAGTGTGAATCGCTTAAGGGTTAAGTAAGTGTGATG"
+           "CATACGCCTTTACTTG"),
+    ("m1", "GCTAAAGACAATTACATAACATACACGTCAACGAAACTTGTTGGCCCAGTGTGAATCGGCTTAAGGGTTAAGTAAGTGTGA"
+           "TGCATACGCCTTTACTTG"),
+    ("b2", "CTGTGTCCACCCCATCGGACGGCATTTTTATTACACTCAGCAACAGAACTCGGGTAATTTTGACAGGTC"),
+    ("m5;size=3", "GCTAAAGACAATTACATAACATACACGTCAGCACGAAACTTGTTGGCCCAGTGTGAATCGCTTAAGGGTTAAGT"
+                  "AAGTGTGATGCATACGCCTTTACTTG"),
+]
+CLUSTERS = [0, 1, 0, 3, 0, 0, 0, 1, 0]
+# vsearch --cluster_fast RECORDS.fasta --id 0.9 --uc OUT.uc --centroids OUT.fasta
+VSEARCH_UC = """\
+S	0	100	*	*	*	*	*	m5;size=3	*
+H	0	100	100.0	+	0	0	=	cen	m5;size=3
+H	0	100	99.0	+	0	0	100M	m4	m5;size=3
+H	0	99	97.0	+	0	0	30M2I27MD41M	m1	m5;size=3
+H	0	97	100.0	+	0	0	=	m3	m5;size=3
+H	0	95	100.0	+	0	0	=	m2	m5;size=3
+S	1	80	*	*	*	*	*	s1	*
+S	2	70	*	*	*	*	*	b1	*
+H	2	69	97.1	+	0	0	20MI49M	b2	b1
+C	0	6	*	*	*	*	*	m5;size=3	*
+C	1	1	*	*	*	*	*	s1	*
+C	2	2	*	*	*	*	*	b1	*
+"""
+VSEARCH_CENTROIDS = """\
+>m5;size=3
+GCTAAAGACAATTACATAACATACACGTCAGCACGAAACTTGTTGGCCCAGTGTGAATCGCTTAAGGGTTAAGTAAGTGT
+GATGCATACGCCTTTACTTG
+>s1
+ACGCAGAGGCGCGCCCTCCTGAAGTGCGTGGACACTCGCTATGAATCTCTGATTTACCCACTCTGCCAAACTCCAGCGCG
+>b1
+CTGTGTCCACCCCATCGGACTGGCATTTTTATTACACTCAGAAACAGAACTCGGGTAATTTTGACAGGTC
+"""
+
+
+def names() -> list[str]:
+    return [name for name, _ in RECORDS]
+
+
+def codes() -> list[np.ndarray]:
+    return [DNA.alphabet.encode(residues) for _, residues in RECORDS]
+
+
+def uc(clusters: list[int] = CLUSTERS, definition: str | int = 2, mode: str = "global",
+       device: str = "cpu") -> str:
+    return "".join(uclust.uc_lines(names(), codes(), clusters, DNA, mode, definition,
+                                   device=device))
+
+
+def test_docstring_examples_run():
+    result = doctest.testmod(uclust, optionflags=doctest.ELLIPSIS)
+    assert result.failed == 0
+    assert result.attempted > 0
+
+
+def test_uc_records_equal_vsearch_cluster_fasts_byte_for_byte():
+    assert uc() == VSEARCH_UC
+
+
+def test_uc_fields_parse_back_as_vsearch_defines_them():
+    lines = [line.split("\t") for line in uc().splitlines()]
+    assert all(len(fields) == 10 for fields in lines)
+    assert [f[0] for f in lines] == ["S", "H", "H", "H", "H", "H", "S", "S", "H", "C", "C", "C"]
+    lengths = dict(zip(names(), (len(r) for _, r in RECORDS), strict=True))
+    seeds = {f[1]: f[8] for f in lines if f[0] == "S"}
+    sizes = {f[1]: int(f[2]) for f in lines if f[0] == "C"}
+    for kind, number, length, pct, strand, six, seven, cigar, label, target in lines:
+        if kind == "S":
+            assert (int(length), pct, strand, six, seven, cigar, target) == (
+                lengths[label], "*", "*", "*", "*", "*", "*")
+        elif kind == "H":
+            assert (int(length), strand, six, seven) == (lengths[label], "+", "0", "0")
+            assert seeds[number] == target and 0 <= float(pct) <= 100
+            assert pct == f"{float(pct):.1f}"
+            assert cigar == "=" or set(cigar) <= set("0123456789MID")
+        else:
+            assert (label, pct, cigar, target) == (seeds[number], "*", "*", "*")
+    assert sum(sizes.values()) == len(RECORDS)
+    assert sizes == {"0": 6, "1": 1, "2": 2}
+
+
+def test_cigar_spans_the_member_and_the_centroid():
+    records = {line.split("\t")[8]: line.split("\t") for line in uc().splitlines()
+               if line.startswith("H")}
+    lengths = dict(zip(names(), (len(r) for _, r in RECORDS), strict=True))
+    for label, fields in records.items():
+        if fields[7] == "=":
+            continue
+        runs = [(int(n or 1), op) for n, op in re.findall(r"(\d*)([MID])", fields[7])]
+        assert sum(n for n, op in runs if op in "MD") == lengths[label]   # the member
+        assert sum(n for n, op in runs if op in "MI") == lengths[fields[9]]   # the centroid
+
+
+def test_centroid_fasta_equals_vsearchs():
+    text = "".join(uclust.centroid_fasta(names(), codes(), CLUSTERS, DNA.alphabet))
+    assert text == VSEARCH_CENTROIDS
+
+
+def test_centroids_the_longest_then_most_abundant_then_by_label_then_first():
+    assert uclust.centroids(CLUSTERS, [len(r) for _, r in RECORDS], names()).tolist() == [
+        8, 1, 8, 3, 8, 8, 8, 1, 8]
+    # equal lengths and abundances: by label; equal labels: the first given
+    assert uclust.centroids([0, 0, 0], [4, 4, 4], ["b", "a", "a"]).tolist() == [1, 1, 1]
+    assert uclust.centroids([5, 5], [4, 4], ["x;size=1", "y"]).tolist() == [0, 0]
+
+
+@pytest.mark.parametrize(("cigar", "expected"), [
+    ("5=", "5M"), ("1=", "M"), ("2=1X2=", "5M"), ("2I3=", "2D3M"), ("3=1D", "3MI"),
+    ("1I1D1=", "DIM"), ("", ""),
+])
+def test_uc_cigar_is_vsearchs_compressed_form(cigar, expected):
+    assert uclust.uc_cigar(cigar) == expected
+
+
+def test_identity_rounds_as_vsearch_computes_it():
+    """49 matches in 80 columns: vsearch prints 100.0 * 49 / 80 = 61.25 as 61.2 (the
+    fraction times 100 is 61.250000000000007, 61.3)."""
+    centroid, member = "A" * 49 + "C" * 31, "A" * 49 + "G" * 31
+    seqs = [DNA.alphabet.encode(s) for s in (centroid, member)]
+    for definition in (1, 2, "pident"):
+        line = list(uclust.uc_lines(["c", "m"], seqs, [0, 0], DNA, "global", definition,
+                                    device="cpu"))[1]
+        assert line.split("\t")[3] == "61.2"
+
+
+def test_local_alignments_cover_the_aligned_residues_and_none_is_a_star():
+    seqs = [DNA.alphabet.encode(s) for s in ("TTTTACGTACGTACGTTTTT", "GGACGTACGTACGG", "NN")]
+    lines = [line.split("\t") for line in uclust.uc_lines(
+        ["long", "mid", "short"], seqs, [0, 0, 0], DNA, "local", 2, device="cpu")]
+    cigars = {f[8]: f[7] for f in lines if f[0] == "H"}
+    # mid: its ACGTACGTACG matches; NN (N scores a mismatch against any base): no alignment
+    assert cigars == {"mid": "=", "short": "*"}
+
+
+def test_allpairs_result_centroids_and_formats(tmp_path):
+    fasta = write_fasta(tmp_path / "seqs.fasta", RECORDS)
+    res = swath.allpairs(str(fasta), scoring=DNA, min_identity=0.9, iddef=2, device="cpu",
+                         clusters=True, store=str(tmp_path / "pairs.zarr"))
+    assert res.centroids().tolist() == [8, 1, 8, 3, 8, 8, 8, 1, 8]
+    assert "".join(res.lines("uc")) == VSEARCH_UC
+    assert "".join(res.lines("centroids")) == VSEARCH_CENTROIDS
+    assert {"uc", "centroids"} <= set(swath.FORMATS["allpairs"])
+
+
+def test_a_store_without_clusters_has_no_centroids(tmp_path):
+    res = swath.allpairs(["ACGTACGT", "ACGTACGA"], scoring=DNA, min_identity=0.8,
+                         device="cpu", store=str(tmp_path / "pairs.zarr"))
+    with pytest.raises(swath.StoreIncomplete, match="computed no clusters"):
+        res.centroids()
+    with pytest.raises(swath.StoreIncomplete, match="computed no clusters"):
+        "".join(res.lines("uc"))
+
+
+@pytest.mark.gpu
+def test_members_aligned_on_the_gpu_as_on_the_cpu():
+    for mode in swath.MODES:
+        assert uc(mode=mode, device="gpu") == uc(mode=mode, device="cpu")
+
+
+@needs_vsearch
+@pytest.mark.parametrize("definition", [0, 1, 2, 3, 4])
+def test_uc_and_centroids_equal_vsearch_run_here(tmp_path: Path, definition):
+    fasta = write_fasta(tmp_path / "seqs.fasta", RECORDS)
+    out, centroids = tmp_path / "vsearch.uc", tmp_path / "centroids.fasta"
+    subprocess.run([str(VSEARCH), "--cluster_fast", str(fasta), "--id", "0.9", "--iddef",
+                    str(definition), "--uc", str(out), "--centroids", str(centroids),
+                    "--quiet"], check=True)
+    assert uc(definition=definition) == out.read_text()
+    assert "".join(uclust.centroid_fasta(names(), codes(), CLUSTERS, DNA.alphabet)) == \
+        centroids.read_text()
