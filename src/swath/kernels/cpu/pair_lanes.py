@@ -125,6 +125,10 @@ def _make_fill(mode: int, dtype: np.dtype, ends: bool) -> Any:
             lane[1, k] = zero if local else neg_inf
             lane[4, k] = m_len[k]
             lane[5, k] = n_len[k]
+        # with end costs: a vertical gap's costs in each column of the block, per lane (the
+        # end costs in the lane's last column)
+        f_goe = np.full((C, L), goe, dtype)
+        f_ge = np.full((C, L), ge, dtype)
         for j0 in range(0, cols.shape[0], C):
             for c in range(C):
                 top = zero if not global_ else T(-(end_open + end_extend * (j0 + c + 1)))
@@ -132,6 +136,12 @@ def _make_fill(mode: int, dtype: np.dtype, ends: bool) -> Any:
                     t_col[c, k] = cols[j0 + c, k]
                     f_col[c, k] = neg_inf
                     h_col[c, k] = top
+                if ends:
+                    column = T(j0 + c + 1)
+                    for k in range(L):
+                        last_col = column == lane[5, k]
+                        f_goe[c, k] = end_goe if last_col else goe
+                        f_ge[c, k] = end_ge if last_col else ge
             for k in range(L):
                 lane[0, k] = state[0, 0, k]
                 state[0, 0, k] = h_col[C - 1, k]
@@ -148,20 +158,22 @@ def _make_fill(mode: int, dtype: np.dtype, ends: bool) -> Any:
                     row_best, row_col = row[2, k], row[3, k]
                     q = residues[k]
                     pair = zero
+                    if ends:    # a horizontal gap's costs in this row (the end costs in the last)
+                        last_row = at == lane[4, k]
+                        e_goe = end_goe if last_row else goe
+                        e_ge = end_ge if last_row else ge
                     for c in range(C):
                         if ends:
-                            last_row = at == lane[4, k]
-                            last_col = T(j0 + c + 1) == lane[5, k]
-                            e_open = T(left - (end_goe if last_row else goe))
-                            e_ext = T(e - (end_ge if last_row else ge))
+                            e_open = T(left - e_goe)
+                            e_ext = T(e - e_ge)
                         else:
                             e_open = T(left - goe)
                             e_ext = T(e - ge)
                         e = max(e_open, e_ext)
                         up = h_col[c, k]
                         if ends:
-                            f_open = T(up - (end_goe if last_col else goe))
-                            f_ext = T(f_col[c, k] - (end_ge if last_col else ge))
+                            f_open = T(up - f_goe[c, k])
+                            f_ext = T(f_col[c, k] - f_ge[c, k])
                         else:
                             f_open = T(up - goe)
                             f_ext = T(f_col[c, k] - ge)

@@ -395,10 +395,10 @@ def align_batch(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: 
     cols), of query ``rows[k]`` against target ``cols[k]``; terminal gaps at ``end_gaps``
     (``(open, extend)``, global mode) where given.
 
-    Pairs that share a query (a search's kept hits) run side by side in the lane
-    kernel (a group's codes at most ``LANE_CODES_BUDGET``); the others, where the matrix
-    scores match and mismatch (DNA), side by side in the pair lane kernel, 16 or 32-bit
-    (``_pair_groups``); the rest, and pairs too large for either, one a core; pairs
+    Where the matrix scores one match and one mismatch (DNA), pairs run side by side in
+    the pair lane kernel, 16 or 32-bit (``_pair_groups``); otherwise pairs that share a
+    query (a search's kept hits) run side by side in the lane kernel (a group's codes at
+    most ``LANE_CODES_BUDGET``); the rest, and pairs too large for either, one a core; pairs
     whose direction buffer passes ``SIDE_BY_SIDE_BYTES`` one after another on one core.
     Host memory holds at most about one buffer of either budget a core, and one of the
     largest pairs.
@@ -474,7 +474,10 @@ def align_batch(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: 
                                  dirs, got, ends)
             keep(members, dirs.transpose(1, 0, 2), got)
 
-    groups, singles = _lane_groups(q_res, q_off, t_off, matrix, *wide)
+    # a matrix of one match and one mismatch score: every pair to the pair lane kernel
+    # (16-bit where it can, twice the lanes), those that share a query too
+    groups, singles = ([], np.arange(count, dtype=np.int64)) if equal is not None else \
+        _lane_groups(q_res, q_off, t_off, matrix, *wide)
     paired, singles = _pair_groups(q_off, t_off, singles, matrix, *wide, held)
     # the numba kernels release the GIL: groups and pairs run side by side on every core,
     # but pairs whose directions pass SIDE_BY_SIDE_BYTES one after another, in one task
