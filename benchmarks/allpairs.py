@@ -9,7 +9,12 @@ its own scoring (match 2, mismatch -4, gaps 20 + 2 inside, smaller at the ends) 
 ``--threads`` threads. Reported: wall seconds, pairs per second (n (n - 1) / 2 over the
 wall time), the pairs each keeps and how many both keep. Median of ``--repeats``.
 
+With ``--vsearch-defaults`` swath runs vsearch's own scoring (``swath allpairs
+--vsearch-defaults``: its end-gap costs and ``--iddef 2``) and vsearch its defaults
+(``--iddef 2``): the two should keep the same pairs.
+
     python benchmarks/allpairs.py --sequences 1000 --threads 2 --device cpu
+    python benchmarks/allpairs.py --sequences 1000 --threads 2 --device cpu --vsearch-defaults
 """
 
 from __future__ import annotations
@@ -57,6 +62,8 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--iddef", default="1")
+    parser.add_argument("--vsearch-defaults", action="store_true",
+                        help="vsearch's scoring on both sides, --iddef 2")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--vsearch", default="vsearch", help="'' to skip the peer")
     args = parser.parse_args()
@@ -67,10 +74,13 @@ def main() -> None:
     pairs = n * (n - 1) // 2
     report: dict[str, object] = {"sequences": n, "pairs": pairs}
 
+    iddef = "2" if args.vsearch_defaults else args.iddef
+    scoring = ["--vsearch-defaults"] if args.vsearch_defaults else ["--dna", "--iddef", iddef]
+
     def swath_run() -> float:
         out = scratch / f"s{time.monotonic_ns()}.zarr"
         seconds = timed([sys.executable, "-m", "swath", "allpairs", str(fasta), "-o", str(out),
-                         "--dna", "--min-identity", "0.97", "--iddef", args.iddef,
+                         *scoring, "--min-identity", "0.97", "--threads", str(args.threads),
                          "--device", args.device, "--no-progress"])
         report["swath_store"] = str(out)
         return seconds
@@ -86,7 +96,7 @@ def main() -> None:
     if args.vsearch:
         hits = scratch / "vsearch.tsv"
         command = [args.vsearch, "--allpairs_global", str(fasta), "--id", "0.97",
-                   "--iddef", args.iddef, "--blast6out", str(hits),
+                   "--iddef", iddef, "--blast6out", str(hits),
                    "--threads", str(args.threads)]
         runs = [timed(command) for _ in range(args.repeats)]
         theirs = pairs_of([line.split("\t") for line in hits.read_text().splitlines()])
