@@ -61,3 +61,25 @@ def test_out_writes_the_format_its_suffix_names(fasta, tmp_path, command, suffix
     replaced = invoke(*argv, "--out", str(out), "--overwrite")
     assert replaced.exit_code == 0, replaced.output
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []
+
+
+@pytest.mark.parametrize(("command", "option"), [
+    (["allpairs", "--dna"], "--centroids"), (["allpairs", "--dna"], "--uc"),
+    (["allpairs", "--dna"], "--out"), (["search", "--dna"], "--out"),
+    (["pairs", "--dna"], "--out"), (["align", "--dna"], "--out"),
+])
+def test_an_output_that_is_an_input_or_in_the_store_is_refused_even_with_overwrite(
+        fasta, tmp_path, command, option):
+    """--overwrite replaces a result file, never the command's own input or store: refused
+    in one line before the job runs, the input left as it was."""
+    inputs = [str(fasta)] if command[0] == "allpairs" else [str(fasta), str(fasta)]
+    store = str(tmp_path / "r.zarr")
+    argv = [command[0], *inputs, *command[1:], *([] if command[0] == "align" else ["-o", store]),
+            "--device", "cpu", "--no-progress", "--overwrite"]
+    before = fasta.read_text()
+    for target in ([str(fasta)] if command[0] == "align" else [str(fasta), f"{store}/x.txt"]):
+        refused = invoke(*argv, option, target)
+        assert refused.exit_code == 2, refused.output
+        assert "an input or the store of this command" in refused.output
+        assert len(refused.output.strip().splitlines()) == 1
+    assert fasta.read_text() == before and not Path(store).exists()

@@ -95,7 +95,8 @@ def align(query: str, target: str, output: str | None, tile_size: int | None,
       swath inspect pair.zarr --format json
       swath align --dna genome1.fa genome2.fa --score-only --format json
     """
-    fmt = out_format(out, fmt, swath.FORMATS["longpair"], "text", replace=overwrite)
+    fmt = out_format(out, fmt, swath.FORMATS["longpair"], "text", replace=overwrite,
+                     inputs=(query, target, output))
     where = cluster(scheduler, workers)
     swath.warm_up(device, client=where)
     queries = swath.read_sequences(query, scoring.alphabet, wildcard=wildcard,

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import time
+from collections.abc import Sequence
 
 import click
 
@@ -135,8 +137,10 @@ def allpairs(sequences: str, output: str, min_identity: float, iddef: str,
             raise swath.InvalidParameter(f"--vsearch-defaults sets {', '.join(clash)}: give "
                                          "one or the other")
         scoring, mode, iddef = swath.Scoring.vsearch(), "global", "2"
-    fmt = out_format(out, fmt, swath.FORMATS["allpairs"], "tsv", replace=overwrite)
-    files = cluster_files(uc, centroids, out, replace=overwrite)
+    inputs = (sequences, output)
+    fmt = out_format(out, fmt, swath.FORMATS["allpairs"], "tsv", replace=overwrite,
+                     inputs=inputs)
+    files = cluster_files(uc, centroids, out, replace=overwrite, inputs=inputs)
     clusters = clusters or bool(files) or fmt in CLUSTER_FORMATS
     started = time.perf_counter()
     with running("allpairs", device, scheduler, workers, progress) as (where, watch):
@@ -152,18 +156,18 @@ def allpairs(sequences: str, output: str, min_identity: float, iddef: str,
 
 
 def cluster_files(uc: str | None, centroids: str | None, out: str | None, *,
-                  replace: bool) -> dict[str, str]:
+                  replace: bool, inputs: Sequence[str | None]) -> dict[str, str]:
     """The files of the clusters' formats asked for (``{"uc": FILE, "centroids": FILE}``),
-    each refused before the job runs if it exists (unless ``replace``) or if another
-    output names it too."""
+    each refused before the job runs if it exists (unless ``replace``), if it is one of
+    the command's ``inputs``, or if another output names it too."""
     files = {name: path for name, path in (("uc", uc), ("centroids", centroids))
              if path is not None}
     named = [path for path in (out, *files.values()) if path is not None and path != "-"]
-    if len(set(named)) < len(named):
+    if len({os.path.realpath(path) for path in named}) < len(named):
         raise CommandError(f"--out, --uc and --centroids name the same file "
                            f"({', '.join(named)}): give each its own")
     for path in files.values():
-        check_out(path, replace=replace)
+        check_out(path, replace=replace, inputs=inputs)
     return files
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import click
@@ -28,11 +28,13 @@ out_option = click.option(
 
 
 def out_format(out: str | None, given: str | None, formats: tuple[str, ...],
-               default: str | None, *, replace: bool | None = None) -> str | None:
+               default: str | None, *, replace: bool | None = None,
+               inputs: Sequence[str | None] = ()) -> str | None:
     """The format to print: ``given``; else, for an ``out`` file, the one its suffix
     names (if ``formats`` has it) or ``default``; else None (nothing to print). An
-    existing ``out`` is refused first (:func:`check_out`), before any work is done."""
-    check_out(out, replace=replace)
+    existing ``out``, or one that is one of the command's ``inputs`` (files and stores),
+    is refused first (:func:`check_out`), before any work is done."""
+    check_out(out, replace=replace, inputs=inputs)
     if given is not None or out is None:
         return given
     suffix = os.path.splitext(out)[1].lower()
@@ -82,11 +84,23 @@ def print_result(result: Any, fmt: str | None, out: str | None, *, cigar_m: bool
         emit(result.lines(fmt, options), out, replace=replace)
 
 
-def check_out(out: str | None, *, replace: bool | None = None) -> None:
+def check_out(out: str | None, *, replace: bool | None = None,
+              inputs: Sequence[str | None] = ()) -> None:
     """Refuse an existing ``out`` unless ``replace`` (None: the command has no
-    --overwrite): called before a job runs too, so that its work is not done for a file
-    it may not write."""
-    if out is not None and out != "-" and os.path.lexists(out) and not replace:
+    --overwrite), and, whatever ``replace`` says, an ``out`` that is one of ``inputs`` (the
+    command's input files and its store) or lies in one: called before a job runs too, so
+    that its work is not done for a file it may not write."""
+    if out is None or out == "-":
+        return
+    here = os.path.realpath(out)
+    for given in inputs:
+        if given is None or given == "-" or "://" in given:
+            continue
+        there = os.path.realpath(given)
+        if here == there or here.startswith(there + os.sep):
+            raise CommandError(f"{out} is {given}, an input or the store of this command; "
+                               "swath will not write over it (choose another path)")
+    if os.path.lexists(out) and not replace:
         remedy = "remove it first" if replace is None else "--overwrite to replace it"
         raise CommandError(f"{out} exists; swath will not overwrite it (choose another --out "
                            f"path, or {remedy})")

@@ -72,7 +72,8 @@ def pairs(queries: str, targets: str, output: str, pairs_file: str | None, outfm
       swath pairs --dna reads.fq contigs.fa --pairs candidates.tsv -o aln.zarr --mode semiglobal
       swath inspect aln.zarr --format paf
     """
-    outfmt = out_format(out, outfmt, swath.FORMATS["pairs"], "tsv", replace=overwrite)
+    outfmt = out_format(out, outfmt, swath.FORMATS["pairs"], "tsv", replace=overwrite,
+                        inputs=(queries, targets, pairs_file, output))
     started = time.perf_counter()
     with running("pairs", device, scheduler, workers, progress) as (where, watch):
         result = swath.align_pairs(queries, targets, scoring, mode, device, pairs=pairs_file,

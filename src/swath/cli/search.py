@@ -75,7 +75,8 @@ def search(queries: str, database: str, output: str, top_k: int, max_evalue: flo
       swath makedb db.fasta db.swdb
       swath search queries.fasta db.swdb -o result.zarr --top-k 10 --outfmt tsv
     """
-    outfmt = out_format(out, outfmt, swath.FORMATS["search"], "tsv", replace=overwrite)
+    outfmt = out_format(out, outfmt, swath.FORMATS["search"], "tsv", replace=overwrite,
+                        inputs=(queries, database, output))
     given = {k: v for k, v in (("lambda_", lambda_), ("K", K), ("H", H)) if v is not None}
     if max_evalue is None:
         max_evalue = blast_max_evalue(scoring, mode, given or None)

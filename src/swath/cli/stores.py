@@ -96,7 +96,7 @@ def inspect(store: str, fmt: str | None, plot: str | None, out: str | None,
             cigar_m: bool) -> None:
     """Print the results of a finished search, all-pairs, batched-pairs or alignment store
     (refused if any of its data no longer match their digests)."""
-    fmt = out_format(out, fmt, FORMATS, None)
+    fmt = out_format(out, fmt, FORMATS, None, inputs=(store,))
     emit(swath.report(store, fmt, plot=plot, cigar_m=cigar_m, command=command_line()), out)
     if plot:
         click.echo(f"swath: wrote {plot}", err=True)
