@@ -31,9 +31,12 @@ from swath.identity import (
     identity_from_counts,
     least_score,
     length_can_pass,
+    surplus_fraction,
+    surplus_scheme,
     terminal_gap_columns,
 )
 from swath.identity.filters import _least_matches, _most_differences
+from swath.identity.surplus import LARGEST_DENOMINATOR
 from swath.scoring import Alphabet, Scoring
 
 DNA = Scoring.dna(match=2, mismatch=-3, gap_open=5, gap_extend=2)
@@ -205,12 +208,14 @@ def path_counts(ops: np.ndarray, lengths: np.ndarray, query: np.ndarray, target:
     last_run = np.argmax(reversed_ops != last[:, None], axis=1)
     terminal = np.where(first != 0, first_run, 0) + np.where(
         (last != 0) & (first_run < lengths), last_run, 0)
+    terminal_opens = (first != 0).astype(np.int64) + ((last != 0) & (first_run < lengths))
     diagonals = np.cumsum(np.where(ops == 1, 1, np.where(ops == 2, -1, 0)), axis=1)
     return {"score": substitution - opens * scoring.gap_open - gap_columns * scoring.gap_extend,
             "lowest": np.minimum(diagonals.min(1, initial=0), 0),
             "highest": np.maximum(diagonals.max(1, initial=0), 0),
             "matches": same.sum(1), "mismatches": (diagonal & ~same).sum(1),
-            "columns": lengths, "opens": opens, "terminal": terminal}
+            "columns": lengths, "opens": opens, "terminal": terminal,
+            "terminal_opens": terminal_opens}
 
 
 def all_alignments(query: np.ndarray, target: np.ndarray, scoring: Scoring, mode: str
@@ -443,3 +448,81 @@ def test_least_score_drops_unrelated_pairs() -> None:
         aln = swath.align(s, r, scoring=DNA, mode="global", device="cpu")
         assert identity(aln, len(s), len(r)) >= 0.97
         assert aln.score >= least_score(len(s), len(r), 0.97, DNA, residues=[0, 1, 2, 3])
+
+
+# ---------------------------------------------------------------------------------------
+# the surplus filter against every alignment
+
+
+def test_surplus_fraction_is_the_closest_below_the_threshold() -> None:
+    from fractions import Fraction
+
+    for threshold in (*THRESHOLDS, 0.29, 0.3, 0.333, 0.9, 0.95, 0.99, 0.999, 1.5, 1e-9):
+        q, d = surplus_fraction(threshold)
+        assert 1 <= d <= LARGEST_DENOMINATOR and Fraction(q, d) <= Fraction(threshold)
+        best = max(Fraction(int(Fraction(threshold) * k), k)
+                   for k in range(1, LARGEST_DENOMINATOR + 1))
+        assert Fraction(q, d) == best, threshold
+    assert surplus_fraction(0.97) == (32, 33) and surplus_fraction(0.75) == (3, 4)
+
+
+def _global_scores(counts: dict[str, np.ndarray], scoring: Scoring) -> np.ndarray:
+    """Every path's score with the scheme's end costs (``path_counts`` charges gaps alike)."""
+    end_open, end_extend = scoring.end_gaps or (scoring.gap_open, scoring.gap_extend)
+    inner_opens = counts["opens"] - counts["terminal_opens"]
+    gap_columns = counts["columns"] - counts["matches"] - counts["mismatches"]
+    substitutions = counts["score"] + counts["opens"] * scoring.gap_open \
+        + gap_columns * scoring.gap_extend
+    return (substitutions - inner_opens * scoring.gap_open
+            - (gap_columns - counts["terminal"]) * scoring.gap_extend
+            - counts["terminal_opens"] * end_open - counts["terminal"] * end_extend)
+
+
+@settings(deadline=None, max_examples=150, suppress_health_check=[HealthCheck.too_slow])
+@given(problems(max_length=7), st.none() | gaps)
+def test_surplus_scheme_scores_each_alignment_its_score_plus_its_surplus(problem: tuple,
+                                                                        ends: tuple | None
+                                                                        ) -> None:
+    """The CPU kernel's optimal score under ``surplus_scheme`` is the best, over every
+    global alignment, of its score plus ``D*M - q*den``; so a pair whose optimal
+    alignment reaches the threshold is never ruled out (terminal gaps at end costs too)."""
+    from swath.kernels.cpu.scores import score_many
+
+    scoring, query, target, _, thresholds = problem
+    if ends is not None:
+        scoring = scoring.with_end_gaps(*ends)
+    counts = all_alignments(query, target, scoring, "global")
+    scores = _global_scores(counts, scoring)
+    optimal = scores == scores.max()
+    m, n = len(query), len(target)
+    for definition in DEFINITIONS:
+        values = identity_from_counts(counts["matches"], counts["mismatches"],
+                                      counts["columns"], counts["opens"], counts["terminal"],
+                                      m, n, definition)
+        for threshold in thresholds:
+            scheme = surplus_scheme(threshold, scoring, "global", definition)
+            if scheme is None:
+                assert definition in (0, 3) or threshold <= 0
+                continue
+            q, d = surplus_fraction(threshold)
+            den = counts["columns"] - (counts["terminal"] if definition == 2 else 0)
+            surplus = d * counts["matches"] - q * den
+            assert np.all(surplus[values >= threshold] >= 0)
+            got = score_many(query.astype(np.uint8), np.array([0, m]),
+                             target.astype(np.uint8), np.array([0, n]), scheme.matrix,
+                             scheme.gap_open, scheme.gap_extend, "global", scheme.end_gaps)
+            assert int(got[0, 0]) == int((scores + surplus).max()), (definition, threshold)
+            if (optimal & (values >= threshold)).any():
+                assert got[0, 0] >= scores.max()
+
+
+def test_surplus_scheme_outside_its_definitions() -> None:
+    assert surplus_scheme(0.9, DNA, "local", 2) is None
+    assert surplus_scheme(0.9, DNA, "semiglobal", "pident") is None
+    assert surplus_scheme(0.9, DNA, "global", 0) is None
+    assert surplus_scheme(0.9, DNA, "global", 3) is None
+    assert surplus_scheme(0.0, DNA, "global", 2) is None
+    scheme = surplus_scheme(0.75, DNA, "global", 1)
+    assert scheme is not None and scheme.end_gaps == (5, 2 + 3) and scheme.gap_extend == 5
+    with pytest.raises(InvalidParameter):
+        surplus_scheme(0.9, DNA, "global", 7)

@@ -151,16 +151,19 @@ def test_a_job_traced_in_small_batches_gives_the_same_store(tmp_path, monkeypatc
     assert batched.filtered == whole.filtered
 
 
-@pytest.mark.parametrize(("options", "first_phase"), [
-    ({"iddef": 2}, False), ({"mode": "local"}, False), ({"iddef": 2, "scores": True}, True),
-    ({"iddef": "pident"}, True)])
-def test_the_first_phase_runs_only_where_a_score_can_rule_a_pair_out(options, first_phase,
-                                                                      tmp_path, monkeypatch):
-    """--iddef 2 and local mode bound no score: their pairs go straight to the traceback
+@pytest.mark.parametrize(("options", "surplus", "first_phase"), [
+    ({"iddef": 2}, True, True), ({"iddef": 2}, False, False), ({"mode": "local"}, True, False),
+    ({"iddef": 2, "scores": True}, False, True), ({"iddef": "pident"}, True, True)])
+def test_the_first_phase_runs_only_where_a_score_can_rule_a_pair_out(options, surplus,
+                                                                      first_phase, tmp_path,
+                                                                      monkeypatch):
+    """Local mode bounds no score, nor --iddef 2 on a backend without the surplus filter
+    (the GPU's): their pairs go straight to the traceback
     (``test_kept_pairs_are_exactly_those_that_reach_the_threshold`` checks what it keeps)."""
     called = []
     real = engine.first_phase
     monkeypatch.setattr(engine, "first_phase", lambda *a: called.append(1) or real(*a))
+    monkeypatch.setattr("swath.kernels.cpu.surplus_filter", surplus)
     res = run(family_set(6, DNA, 12, 60), tmp_path, min_identity=0.8, **options)
     assert bool(called) == first_phase
     assert first_phase or res.filtered["score_filtered"] == 0
@@ -224,6 +227,26 @@ def test_kept_pairs_are_exactly_those_that_reach_the_threshold(mode, min_identit
     assert counts["length_filtered"] + counts["score_filtered"] + counts["traced"] == \
         counts["pairs"]
     assert counts["kept"] == len(res) == len(want)
+
+
+@pytest.mark.parametrize("min_identity", [0.75, 0.9, 0.97])
+@pytest.mark.parametrize("scoring", [DNA, swath.Scoring.vsearch()], ids=["dna", "vsearch"])
+def test_the_surplus_filter_rules_pairs_out_and_keeps_exactly_those_that_pass(
+        scoring, min_identity, tmp_path, monkeypatch):
+    """--iddef 2 has no score bound: the identity surplus rules out pairs on the CPU, and
+    the kept pairs are those of tracing every pair (the brute force) and of the run
+    without the filter (as the GPU runs)."""
+    seqs = family_set(int(min_identity * 100), scoring, 40, 90)
+    res = run(seqs, tmp_path, scoring=scoring, min_identity=min_identity, iddef=2, block=16)
+    want = brute_force(seqs, scoring, "global", min_identity, 2)
+    table = res.to_table()
+    assert {(row[0], row[1]) for row in table} == set(want) and len(want) > 5
+    counts = res.filtered
+    assert counts["score_filtered"] > counts["pairs"] // 2 and counts["length_filtered"] == 0
+    monkeypatch.setattr("swath.kernels.cpu.surplus_filter", False)
+    every = run(seqs, tmp_path, "every.zarr", scoring=scoring, min_identity=min_identity,
+                iddef=2, block=16)
+    assert every.filtered["score_filtered"] == 0 and every.to_table() == table
 
 
 @pytest.mark.parametrize("scores", [False, True])

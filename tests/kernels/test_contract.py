@@ -48,6 +48,7 @@ def check_backend(backend: Backend, name: str, has: set[str]) -> None:
     assert backend.name == name
     check_satisfies(backend, Backend)
     assert isinstance(backend.band_worth, float) and isinstance(backend.split_boxes, bool)
+    assert isinstance(backend.surplus_filter, bool)
     for capability, protocol in CAPABILITIES.items():
         value = getattr(backend, capability)
         assert (value is not None) == (capability in has), capability

@@ -17,13 +17,17 @@ Each tile of the upper triangle of the block matrix not yet done is one task,
                               whose first-phase score is below the least score of an
                               alignment of their lengths at ``min_identity``; with the
                               first pass, skipped where that least score is no bound:
-                              local mode, ``--iddef 2``, unless scores are kept); the
+                              local mode, ``--iddef 2``, unless scores are kept); for
+                              ``--iddef 2`` in global mode on the CPU, the surplus
+                              filter instead (pairs whose optimal score under
+                              ``swath.identity.surplus_scheme``, a second full score
+                              phase, is below their optimal score); the
                               traceback (``align_batch``, in batches of bounded
                               residues: ``trace``) of the candidates left; identity
                               by the job's definition; the tile's writes and done mark
 
 so a task's memory is bounded by its tile (B x B), never by n. The filters only drop
-pairs that cannot pass (``swath.identity`` derives both bounds); each tile counts what
+pairs that cannot pass (``swath.identity`` derives the bounds); each tile counts what
 they removed. After the tiles, the clusters (single linkage of the kept pairs, a
 union-find over the tiles' kept pairs) if asked, then ``finalize``, which gathers the
 tiles' kept pairs (and the score matrix) into the store's root in input order.
@@ -50,10 +54,12 @@ import numpy as np
 from swath.engine import Progress
 from swath.identity import (
     NO_BOUND,
+    SurplusScheme,
     band_limits,
     identity_from_counts,
     least_score,
     length_can_pass,
+    surplus_scheme,
 )
 from swath.kernels import get_backend
 from swath.scoring import Scoring
@@ -124,17 +130,20 @@ def boxes(need: np.ndarray, r0: int = 0, c0: int = 0, split: bool = True
 
 
 def score_phase(job: AllPairsJob, queries: tuple[np.ndarray, np.ndarray],
-               targets: tuple[np.ndarray, np.ndarray], need: np.ndarray) -> np.ndarray:
+               targets: tuple[np.ndarray, np.ndarray], need: np.ndarray,
+               scheme: SurplusScheme | None = None) -> np.ndarray:
     """Scores of the ``need`` pairs of queries x targets (``NO_SCORE`` elsewhere, and in
-    some cells of the boxes around them: callers read only ``need``)."""
+    some cells of the boxes around them: callers read only ``need``), under the job's
+    scoring or ``scheme``."""
     backend = get_backend(job.device)
     sc = job.scoring
+    matrix, gap_open, gap_extend, end_gaps = scheme or (sc.matrix, sc.gap_open,
+                                                        sc.gap_extend, sc.end_gaps)
     out = np.full(need.shape, NO_SCORE, dtype=np.int32)
     for top, bottom, left, right in boxes(need, split=backend.split_boxes):
         q = slice_concatenated(*queries, top, bottom)
         t = slice_concatenated(*targets, left, right)
-        found = backend.score_many(*q, *t, sc.matrix, sc.gap_open, sc.gap_extend, job.mode,
-                                   sc.end_gaps)
+        found = backend.score_many(*q, *t, matrix, gap_open, gap_extend, job.mode, end_gaps)
         out[top:bottom, left:right] = np.where(need[top:bottom, left:right], found, NO_SCORE)
     return out
 
@@ -300,11 +309,16 @@ def align_tile(job: AllPairsJob, queries: tuple[np.ndarray, np.ndarray],
                              + np.bincount(targets[0], minlength=256))
     least = least_score(*lengths.distinct, job.min_identity, job.scoring, job.mode,
                         job.iddef, residues=present if len(present) else None)
-    if job.scores or np.any(least[can_pass] > NO_BOUND):
+    bound = bool(np.any(least[can_pass] > NO_BOUND))
+    surplus = None if bound or not get_backend(job.device).surplus_filter else \
+        surplus_scheme(job.min_identity, job.scoring, job.mode, job.iddef)
+    if job.scores or bound or surplus is not None:
         scores, optimal = first_phase(job, queries, targets, pairs, by_length, lengths,
                                       length_kept)
         candidate = by_length & (scores >= lengths.spread(least))
-    else:   # no score rules a pair out (local mode, --iddef 2): no first phase to run
+        if surplus is not None:     # --iddef 2: the surplus filter instead of the score's
+            candidate &= score_phase(job, queries, targets, candidate, surplus) >= scores
+    else:   # no score rules a pair out (local mode, --iddef 2 on the GPU): no first phase
         scores, optimal = np.full(pairs.shape, NO_SCORE, dtype=np.int32), False
         candidate = by_length
     i, j = np.nonzero(candidate)

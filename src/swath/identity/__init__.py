@@ -4,7 +4,9 @@
   :func:`cigar_counts`) and the identity definitions (BLAST's pident, vsearch's
   ``--iddef`` 0 to 4: :func:`identity`, :func:`identity_from_counts`);
 - :mod:`~swath.identity.filters`: what ``swath allpairs`` skips before tracing a pair
-  (:func:`length_can_pass`, :func:`least_score`, :func:`band_limits`).
+  (:func:`length_can_pass`, :func:`least_score`, :func:`band_limits`);
+- :mod:`~swath.identity.surplus`: the filter where no score bound exists (``--iddef 2``),
+  from the optimal scores under :func:`surplus_scheme`.
 """
 
 from swath.identity.definitions import (
@@ -22,17 +24,21 @@ from swath.identity.filters import (
     least_score,
     length_can_pass,
 )
+from swath.identity.surplus import SurplusScheme, surplus_fraction, surplus_scheme
 
 __all__ = [
     "COUNT_NAMES",
     "DEFINITIONS",
     "NO_BOUND",
     "UNREACHABLE",
+    "SurplusScheme",
     "band_limits",
     "cigar_counts",
     "identity",
     "identity_from_counts",
     "least_score",
     "length_can_pass",
+    "surplus_fraction",
+    "surplus_scheme",
     "terminal_gap_columns",
 ]

@@ -148,6 +148,13 @@ class Backend(Protocol):
         ...
 
     @property
+    def surplus_filter(self) -> bool:
+        """Whether all against all rules pairs out by their identity surplus where no
+        score bound exists (``--iddef 2``: a second score phase, whose terminal gaps
+        cost apart, :mod:`swath.identity.surplus`) rather than tracing every pair."""
+        ...
+
+    @property
     def split_boxes(self) -> bool:
         """Whether a score phase over scattered pairs gains from covering them with
         boxes that hug them (its cost is its cells), rather than one bounding box (its

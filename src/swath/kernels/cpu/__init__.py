@@ -12,13 +12,15 @@ from swath.kernels.cpu.tiles import tile_batch, tile_forward, tile_scores
 from swath.kernels.cpu.traceback import align_batch, score_ends
 
 __all__ = ["align_batch", "band_scores", "band_worth", "cigar_counts", "codes", "name",
-           "resident", "score_ends", "score_many", "slabs", "split_boxes", "tile_batch",
-           "tile_forward", "tile_scores", "trace_residues"]
+           "resident", "score_ends", "score_many", "slabs", "split_boxes", "surplus_filter",
+           "tile_batch", "tile_forward", "tile_scores", "trace_residues"]
 
 name: Final = "cpu"
 # the band is a scalar loop, the full score phase 16-bit lanes: the band must skip most cells
 band_worth = 1 / 16
 split_boxes = True      # the score phase costs its cells
+# two 16-bit score phases cost about a third of tracing every pair (--iddef 2)
+surplus_filter = True
 # about 7 bytes of host memory a residue (gathered residues, CIGAR scratch, their runs)
 trace_residues = 1 << 24
 resident = None

@@ -27,7 +27,8 @@ width) fit the type. Flagged pairs are re-run by a wider kernel.
 
 Global mode with end costs (``swath.kernels.end_gaps``) is a kernel of its own: row 0
 and column 0 start from them, E takes them along the query's last row, and F in lane
-k's last column (``lens[k]``); the kernel without them is unchanged.
+k's last column (``lens[k]``: the costs of a block's columns chosen once a block, so the
+cell loop stays vectorized); the kernel without them is unchanged.
 """
 
 from __future__ import annotations
@@ -103,6 +104,10 @@ def _make_kernel(mode: str, dtype: np.dtype, ends: bool) -> Any:
             # per column of the block: F, and H of the row above
             f_col = np.empty((C, L), dtype)
             h_col = np.empty((C, L), dtype)
+            # with end costs: a vertical gap's costs in each column of the block, per lane
+            # (the end costs in the lane's last column), chosen once a block
+            f_goe = np.full((C, L), goe, dtype)
+            f_ge = np.full((C, L), ge, dtype)
             for qi in range(q0, q1):
                 first = q_off[qi] + qi - q_off[q0] - q0
                 for i in range(q_off[qi + 1] - q_off[qi] + 1):
@@ -119,6 +124,11 @@ def _make_kernel(mode: str, dtype: np.dtype, ends: bool) -> Any:
                         scores = sub[residues[r]]
                         for k in range(L):
                             profile[r, c, k] = scores[col[k]]
+                    if ends:
+                        for k in range(L):
+                            last = j0 + c + 1 == lens[k]
+                            f_goe[c, k] = end_goe if last else goe
+                            f_ge[c, k] = end_ge if last else ge
                 for qi in range(q0, q1):
                     if skip[qi, g]:
                         continue
@@ -152,9 +162,7 @@ def _make_kernel(mode: str, dtype: np.dtype, ends: bool) -> Any:
                                 e = max(T(e + row_ge), T(left + row_goe))
                                 up = h_col[c, k]
                                 if ends:
-                                    last = j0 + c + 1 == lens[k]
-                                    f = max(T(f_col[c, k] + (end_ge if last else ge)),
-                                            T(up + (end_goe if last else goe)))
+                                    f = max(T(f_col[c, k] + f_ge[c, k]), T(up + f_goe[c, k]))
                                 else:
                                     f = max(T(f_col[c, k] + ge), T(up + goe))
                                 h = max(max(T(diagonal + score[c, k]), e), f)
