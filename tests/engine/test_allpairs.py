@@ -151,22 +151,23 @@ def test_a_job_traced_in_small_batches_gives_the_same_store(tmp_path, monkeypatc
     assert batched.filtered == whole.filtered
 
 
-@pytest.mark.parametrize(("options", "surplus", "first_phase"), [
-    ({"iddef": 2}, True, True), ({"iddef": 2}, False, False), ({"mode": "local"}, True, False),
-    ({"iddef": 2, "scores": True}, False, True), ({"iddef": "pident"}, True, True)])
-def test_the_first_phase_runs_only_where_a_score_can_rule_a_pair_out(options, surplus,
-                                                                      first_phase, tmp_path,
-                                                                      monkeypatch):
-    """Local mode bounds no score, nor --iddef 2 on a backend without the surplus filter
-    (the GPU's): their pairs go straight to the traceback
-    (``test_kept_pairs_are_exactly_those_that_reach_the_threshold`` checks what it keeps)."""
+@pytest.mark.parametrize(("options", "surplus", "first_phase", "rules_out"), [
+    ({"iddef": 2}, True, False, True), ({"iddef": 2}, False, False, False),
+    ({"mode": "local"}, True, False, False), ({"iddef": 2, "scores": True}, False, True, False),
+    ({"iddef": "pident"}, True, True, True)])
+def test_the_first_phase_runs_only_where_a_score_can_rule_a_pair_out(
+        options, surplus, first_phase, rules_out, tmp_path, monkeypatch):
+    """Local mode bounds no score, nor --iddef 2: its pairs go to the surplus filter on the
+    CPU, and straight to the traceback on a backend without it (the GPU's)
+    (``test_kept_pairs_are_exactly_those_that_reach_the_threshold`` checks what is kept)."""
     called = []
     real = engine.first_phase
     monkeypatch.setattr(engine, "first_phase", lambda *a: called.append(1) or real(*a))
-    monkeypatch.setattr("swath.kernels.cpu.surplus_filter", surplus)
+    if not surplus:
+        monkeypatch.setattr("swath.kernels.cpu.surplus", None)
     res = run(family_set(6, DNA, 12, 60), tmp_path, min_identity=0.8, **options)
     assert bool(called) == first_phase
-    assert first_phase or res.filtered["score_filtered"] == 0
+    assert (res.filtered["score_filtered"] > 0) == rules_out
 
 
 def test_union_find_gives_connected_components():
@@ -242,8 +243,8 @@ def test_the_surplus_filter_rules_pairs_out_and_keeps_exactly_those_that_pass(
     table = res.to_table()
     assert {(row[0], row[1]) for row in table} == set(want) and len(want) > 5
     counts = res.filtered
-    assert counts["score_filtered"] > counts["pairs"] // 2 and counts["length_filtered"] == 0
-    monkeypatch.setattr("swath.kernels.cpu.surplus_filter", False)
+    assert counts["score_filtered"] > 0 and counts["length_filtered"] == 0
+    monkeypatch.setattr("swath.kernels.cpu.surplus", None)
     every = run(seqs, tmp_path, "every.zarr", scoring=scoring, min_identity=min_identity,
                 iddef=2, block=16)
     assert every.filtered["score_filtered"] == 0 and every.to_table() == table

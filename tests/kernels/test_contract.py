@@ -16,11 +16,13 @@ from swath.kernels.backend import (
     Backend,
     ResidentTargets,
     SlabStreaming,
+    SurplusFloors,
     TileCodes,
     missing,
 )
 
-CAPABILITIES = {"resident": ResidentTargets, "slabs": SlabStreaming, "codes": TileCodes}
+CAPABILITIES = {"resident": ResidentTargets, "slabs": SlabStreaming, "codes": TileCodes,
+                "surplus": SurplusFloors}
 
 
 def methods(protocol: type) -> dict[str, Any]:
@@ -48,7 +50,6 @@ def check_backend(backend: Backend, name: str, has: set[str]) -> None:
     assert backend.name == name
     check_satisfies(backend, Backend)
     assert isinstance(backend.band_worth, float) and isinstance(backend.split_boxes, bool)
-    assert isinstance(backend.surplus_filter, bool)
     for capability, protocol in CAPABILITIES.items():
         value = getattr(backend, capability)
         assert (value is not None) == (capability in has), capability
@@ -57,7 +58,7 @@ def check_backend(backend: Backend, name: str, has: set[str]) -> None:
 
 
 def test_the_cpu_backend_satisfies_the_contract():
-    check_backend(get_backend("cpu"), "cpu", {"codes"})
+    check_backend(get_backend("cpu"), "cpu", {"codes", "surplus"})
 
 
 @pytest.mark.gpu

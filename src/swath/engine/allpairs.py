@@ -20,8 +20,10 @@ Each tile of the upper triangle of the block matrix not yet done is one task,
                               local mode, ``--iddef 2``, unless scores are kept); for
                               ``--iddef 2`` in global mode on the CPU, the surplus
                               filter instead (pairs whose optimal score under
-                              ``swath.identity.surplus_scheme``, a second full score
-                              phase, is below their optimal score); the
+                              ``swath.identity.surplus_scheme``, a full score phase,
+                              is below a lower bound of their optimal score: the
+                              better of two gapless alignments', or the optimal score
+                              where the score matrix is kept); the
                               traceback (``align_batch``, in batches of bounded
                               residues: ``trace``) of the candidates left; identity
                               by the job's definition; the tile's writes and done mark
@@ -310,17 +312,24 @@ def align_tile(job: AllPairsJob, queries: tuple[np.ndarray, np.ndarray],
     least = least_score(*lengths.distinct, job.min_identity, job.scoring, job.mode,
                         job.iddef, residues=present if len(present) else None)
     bound = bool(np.any(least[can_pass] > NO_BOUND))
-    surplus = None if bound or not get_backend(job.device).surplus_filter else \
+    floors = get_backend(job.device).surplus
+    surplus = None if bound or floors is None else \
         surplus_scheme(job.min_identity, job.scoring, job.mode, job.iddef)
-    if job.scores or bound or surplus is not None:
+    if job.scores or bound:
         scores, optimal = first_phase(job, queries, targets, pairs, by_length, lengths,
                                       length_kept)
         candidate = by_length & (scores >= lengths.spread(least))
-        if surplus is not None:     # --iddef 2: the surplus filter instead of the score's
-            candidate &= score_phase(job, queries, targets, candidate, surplus) >= scores
+    elif surplus is not None and floors is not None:
+        # --iddef 2 on the CPU: lower bounds of the optimal scores for the surplus filter
+        sc = job.scoring
+        scores = floors.gapless_scores(*queries, *targets, sc.matrix, sc.gap_open,
+                                       sc.gap_extend, sc.end_gaps)
+        optimal, candidate = False, by_length
     else:   # no score rules a pair out (local mode, --iddef 2 on the GPU): no first phase
         scores, optimal = np.full(pairs.shape, NO_SCORE, dtype=np.int32), False
         candidate = by_length
+    if surplus is not None:
+        candidate &= score_phase(job, queries, targets, candidate, surplus) >= scores
     i, j = np.nonzero(candidate)
     out = trace(job, queries, targets, i, j, scores[i, j], optimal) if len(i) else empty_kept()
     tile_pairs, by_length_pairs = int(counts.sum()), int(length_kept.sum())

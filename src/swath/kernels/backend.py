@@ -13,7 +13,11 @@ capability only one backend has is an attribute that is ``None`` on the other:
 - ``slabs`` (GPU): a long pair's tile rows on several devices, each launch reading
   the row above as the launch of the tile above computes it (:class:`SlabStreaming`);
 - ``codes`` (CPU): a tile's direction codes and the walk through them, the traceback
-  of a long pair's segments (:class:`TileCodes`).
+  of a long pair's segments (:class:`TileCodes`);
+- ``surplus`` (CPU): cheap lower bounds of global scores for the surplus filter of all
+  against all (:class:`SurplusFloors`): where the backend rules pairs out by their
+  identity surplus (``--iddef 2``: a score phase whose terminal gaps cost apart) rather
+  than tracing every pair.
 
 Kernels import neither Dask nor Zarr, do no I/O and log nothing.
 """
@@ -132,6 +136,19 @@ class TileCodes(Protocol):
         ...
 
 
+class SurplusFloors(Protocol):
+    """Lower bounds of optimal global scores, cheap: what the surplus filter compares a
+    pair's surplus score with (``swath.identity.surplus``)."""
+
+    def gapless_scores(self, q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray,
+                       t_off: np.ndarray, matrix: np.ndarray, gap_open: int, gap_extend: int,
+                       end_gaps: tuple[int, int] | None = None) -> np.ndarray:
+        """The better score of two gapless global alignments (residues side by side from
+        the starts, and from the ends; the length difference one terminal gap) of every
+        query against every target, ``(nq, nt)`` int32."""
+        ...
+
+
 class Backend(Protocol):
     """The kernels of one device: pure compute on arrays (sequences as residues and
     ``(n + 1,)`` int64 offsets)."""
@@ -145,13 +162,6 @@ class Backend(Protocol):
     def band_worth(self) -> float:
         """The banded phase (:meth:`band_scores`) replaces the full score phase where its
         cells are at most this share of the full score phase's."""
-        ...
-
-    @property
-    def surplus_filter(self) -> bool:
-        """Whether all against all rules pairs out by their identity surplus where no
-        score bound exists (``--iddef 2``: a second score phase, whose terminal gaps
-        cost apart, :mod:`swath.identity.surplus`) rather than tracing every pair."""
         ...
 
     @property
@@ -183,6 +193,12 @@ class Backend(Protocol):
     @property
     def codes(self) -> TileCodes | None:
         """Tiles with direction codes; ``None`` where the CPU backend's trace."""
+        ...
+
+    @property
+    def surplus(self) -> SurplusFloors | None:
+        """The surplus filter's lower bounds; ``None`` where all against all traces every
+        pair that no score bound rules out."""
         ...
 
     def score_many(self, q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray,

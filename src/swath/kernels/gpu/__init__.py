@@ -21,21 +21,21 @@ from swath.kernels.gpu import slabs as _slabs
 from swath.kernels.gpu.errors import translate_errors
 
 __all__ = ["align_batch", "band_scores", "band_worth", "cigar_counts", "codes", "name",
-           "resident", "score_ends", "score_many", "slabs", "split_boxes", "surplus_filter",
+           "resident", "score_ends", "score_many", "slabs", "split_boxes", "surplus",
            "tile_batch", "tile_forward", "tile_scores", "trace_residues"]
 
 name: Final = "gpu"
 band_worth = 1.0        # the banded phase is one launch a tile, the full score phase one a query
 split_boxes = False     # the score phase costs a launch per query row of a box, its cells little
-# the surplus scheme's terminal gaps cost apart: its score phase goes through traceback.cu's
-# fill, one pair a group, slower than tracing every pair (--iddef 2)
-surplus_filter = False
 # about 4 bytes of device memory a residue (the walks' CIGAR slots, the packed text) and
 # fewer of host memory than the CPU's; direction codes stay within traceback.MEMORY_BUDGET
 trace_residues = 1 << 25
 resident: ResidentTargets = _resident
 slabs: SlabStreaming = _slabs
 codes = None
+# the surplus scheme's terminal gaps cost apart: its score phase would go through
+# traceback.cu's fill, one pair a group, slower than tracing every pair (--iddef 2)
+surplus = None
 
 score_many = translate_errors(scores.score_many)
 align_batch = translate_errors(traceback.align_batch)
