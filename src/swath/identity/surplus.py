@@ -23,8 +23,9 @@ least ``S* + surplus(A)`` for every optimal alignment A (score ``S*``), so
 Exact for any ``q / D`` at most the threshold; the closer, the fewer pairs pass.
 ``M / den < q / D`` keeps ``M / den`` at least ``1 / (D * den)`` below ``q / D``, far
 more than float64's rounding, so a pair ruled out never has an identity that rounds up
-to the threshold. On 1,000 18S amplicons at 0.97 (``--iddef 2``), 13,400 pairs of
-499,500 pass, about as many as reach it.
+to the threshold. On 1,000 18S amplicons at 0.97 (``--iddef 2``, swath's DNA scheme),
+13,883 pairs of 499,500 pass against their optimal scores (13,827 reach it), 18,539
+against the better of two gapless alignments' scores (the CPU's lower bound).
 """
 
 from __future__ import annotations
