@@ -1,10 +1,11 @@
 """All against all on one and on two GPUs of one host: the job on a running dask-cuda
-cluster, and the whole command from a cold process.
+cluster, and the whole command from a cold process (``--no-command``: the jobs only).
 
 For each GPU count G (``--gpus``, default 1 and 2): a ``LocalCUDACluster`` of G workers
 (two task threads each, as ``swath allpairs`` starts on several GPUs), a first job that
-loads the workers' kernels (reported apart), then ``--repeats`` jobs, each
-``swath.allpairs(FASTA, client=...)`` timed from the call to its return; then the CLI
+loads the workers' kernels (reported apart; on ``--first``'s sequences where given),
+then ``--repeats`` jobs, each ``swath.allpairs(FASTA, client=...)`` timed from the call
+to its return; then the CLI
 command with G GPUs visible (``CUDA_VISIBLE_DEVICES``), which runs in its own process on
 one GPU and starts a cluster on two. Every store must hold the same kept pairs.
 Reported: median seconds, pairs per second, and the scaling of G GPUs over one
@@ -38,7 +39,8 @@ def kept(path: str) -> np.ndarray:
     return np.stack([pairs["query"], pairs["target"], pairs["score"]], axis=1)
 
 
-def on_cluster(fasta: str, gpus: int, repeats: int, out: str) -> dict[str, object]:
+def on_cluster(fasta: str, gpus: int, repeats: int, out: str, first_fasta: str
+               ) -> dict[str, object]:
     from dask_cuda import LocalCUDACluster
     from distributed import Client
 
@@ -47,7 +49,7 @@ def on_cluster(fasta: str, gpus: int, repeats: int, out: str) -> dict[str, objec
     with LocalCUDACluster(n_workers=gpus, threads_per_worker=2, CUDA_VISIBLE_DEVICES=visible,
                           dashboard_address=":0") as cluster, Client(cluster) as client:
         started = time.perf_counter()
-        swath.allpairs(fasta, client=client, store=f"{out}/g{gpus}-first.zarr", **job)
+        swath.allpairs(first_fasta, client=client, store=f"{out}/g{gpus}-first.zarr", **job)
         first = time.perf_counter() - started
         runs = []
         for k in range(repeats):
@@ -73,14 +75,18 @@ def main() -> None:
     parser.add_argument("--gpus", default="1,2")
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--out", default=".")
+    parser.add_argument("--first", default=None,
+                        help="the first (kernel-loading) job's FASTA; default: FASTA")
+    parser.add_argument("--no-command", action="store_true", help="the jobs only")
     args = parser.parse_args()
     with open(args.fasta) as fasta:
         n = sum(1 for line in fasta if line.startswith(">"))
     pairs = n * (n - 1) // 2
     report: dict[str, object] = {"sequences": n, "pairs": pairs}
     for gpus in (int(g) for g in args.gpus.split(",")):
-        result = on_cluster(args.fasta, gpus, args.repeats, args.out)
-        result["command"] = command(args.fasta, gpus, args.out)
+        result = on_cluster(args.fasta, gpus, args.repeats, args.out, args.first or args.fasta)
+        if not args.no_command:
+            result["command"] = command(args.fasta, gpus, args.out)
         result["pairs_per_second"] = pairs / result["job"]
         report[f"{gpus} GPU"] = result
         print(gpus, "GPU:", json.dumps(result), flush=True)

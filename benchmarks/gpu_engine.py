@@ -23,16 +23,20 @@ from swath.sequences import SequenceSet, read_sequences, sequence_set
 from swath.storage.database import Database
 
 
-def run(queries: SequenceSet, db: str, gpus: int, scratch: str) -> float:
-    """Seconds from submission to a complete store, on a fresh cluster of ``gpus`` workers."""
-    client, _ = connect(device="gpu", workers=gpus)
+def run(queries: SequenceSet, db: str, gpus: int, scratch: str, tag: str = "run") -> float:
+    """Seconds from submission to a complete store (a new one: ``tag``, the GPUs and the
+    queries name it), on a fresh cluster of ``gpus`` workers."""
+    client = connect(device="gpu", workers=gpus)[0].client
     try:
         start = time.perf_counter()
         swath.search(queries, db, top_k=10, client=client, device="gpu",
-                     store=f"{scratch}/g{gpus}-{len(queries)}.zarr")
+                     store=f"{scratch}/{tag}-g{gpus}-{len(queries)}.zarr")
         return time.perf_counter() - start
     finally:
+        cluster = client.cluster
         client.close()
+        if cluster is not None:
+            cluster.close()
 
 
 def main() -> None:
@@ -54,7 +58,7 @@ def main() -> None:
     cells = int(queries.lengths.sum()) * Database.open(args.db).residues
     scratch = tempfile.mkdtemp()
     try:
-        warm = run(base, args.db, 1, scratch)
+        warm = run(base, args.db, 1, scratch, "warm")   # not the store of a measured run
         print(f"# warm-up (compiles the kernels into the disk cache): {warm:.1f} s", flush=True)
         first = None
         for gpus in (int(g) for g in args.gpus.split(",")):
