@@ -478,8 +478,8 @@ def _global_scores(counts: dict[str, np.ndarray], scoring: Scoring) -> np.ndarra
             - counts["terminal_opens"] * end_open - counts["terminal"] * end_extend)
 
 
-@settings(deadline=None, max_examples=150, suppress_health_check=[HealthCheck.too_slow])
-@given(problems(max_length=7), st.none() | gaps)
+@settings(deadline=None, max_examples=80, suppress_health_check=[HealthCheck.too_slow])
+@given(problems(max_length=6), st.none() | gaps)
 def test_surplus_scheme_scores_each_alignment_its_score_plus_its_surplus(problem: tuple,
                                                                         ends: tuple | None
                                                                         ) -> None:

@@ -93,7 +93,6 @@ def test_source_tree_includes_exist():
     assert missing == []
 
 
-@pytest.mark.slow
 def test_wheel_and_sdist_hold_every_kernel_file(tmp_path):
     needed, _ = cuda_files(ROOT / KERNELS)
     tree = clean_copy(tmp_path / "tree")

@@ -17,8 +17,6 @@ from swath.results.allpairs import TABLE_COLUMNS
 from swath.sequences import read_sequences
 from tests.helpers import DNA, write_fasta
 
-pytestmark = pytest.mark.slow
-
 BLOCK = 8
 COLUMNS = ["qseqid", "sseqid", "pident", "length", "mismatch", "gapopen", "qstart", "qend",
            "sstart", "send", "evalue", "bitscore", "score", "cigar"]

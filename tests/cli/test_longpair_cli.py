@@ -14,8 +14,6 @@ from swath.cli import main
 from swath.storage.longpair import AlignmentStore
 from tests.helpers import DNA, write_fasta
 
-pytestmark = pytest.mark.slow
-
 A = "".join(random.Random(3).choices("ACGT", k=300))
 B = "GATTACA" + A[:120] + "TT" + A[120:200] + A[205:] + "CCGG"
 

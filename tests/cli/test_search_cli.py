@@ -11,8 +11,6 @@ from click.testing import CliRunner
 from swath.cli import main
 from tests.helpers import write_fasta
 
-pytestmark = pytest.mark.slow
-
 
 @pytest.fixture(scope="module")
 def files(tmp_path_factory):

@@ -392,7 +392,6 @@ def test_bad_input_is_refused(sequences, options, message, tmp_path):
         run(sequences, tmp_path, **options)
 
 
-@pytest.mark.slow
 def test_on_a_distributed_client(client, tmp_path):
     seqs = family_set(9, DNA, 20, 90)
     on_cluster = run(seqs, tmp_path, "c.zarr", client=client, scores=True, clusters=True)

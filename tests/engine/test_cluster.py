@@ -50,7 +50,6 @@ def _double(x: int) -> int:
     return 2 * x
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["in process", "on a cluster"])
 def test_runners_report_each_result_and_raise_task_errors(kind, request):
     """Both runners call back once per task with its result, and re-raise a task's

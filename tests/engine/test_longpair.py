@@ -19,8 +19,6 @@ from swath.storage.longpair import AlignmentStore
 from swath.testing import rescore
 from tests.helpers import DNA, PROTEIN, lose_worker_at, related_pair, whole_matrix
 
-pytestmark = pytest.mark.slow
-
 
 def random_jobs(seed, count, lengths):
     """``count`` related pairs of random lengths, protein and DNA in turn, each with a
@@ -196,7 +194,7 @@ def kill_then_resume(tmp_path, mode, kind, check):
     return phases
 
 
-@pytest.mark.kills
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["local", "global"])
 def test_killed_at_random_points_then_resumed(tmp_path, mode):
     """SIGKILL the client at several points of phase 1 to 3; `swath resume` finishes it
@@ -209,7 +207,7 @@ def test_killed_at_random_points_then_resumed(tmp_path, mode):
     assert "tiles" in kill_then_resume(tmp_path, mode, "full", check)
 
 
-@pytest.mark.kills
+@pytest.mark.slow
 def test_splits_killed_at_random_points_then_resumed(tmp_path, monkeypatch):
     """The same for a job without origins (the path by splits, traced in small
     segments): resumed, the alignment of an uninterrupted run."""
@@ -231,7 +229,7 @@ def test_splits_killed_at_random_points_then_resumed(tmp_path, monkeypatch):
     assert "tiles" in kill_then_resume(tmp_path, "local", "splits", check)
 
 
-@pytest.mark.kills
+@pytest.mark.slow
 def test_scores_only_killed_then_resumed(tmp_path):
     """The same for a scores-only job: the score and end cell of an uninterrupted run."""
     want = whole_matrix(*killed_pair(), DNA, "local")

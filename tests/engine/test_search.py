@@ -21,8 +21,6 @@ from swath.storage.database import write_database
 from swath.storage.results import SearchStore
 from tests.helpers import PROTEIN, lose_worker_at, write_fasta
 
-pytestmark = pytest.mark.slow
-
 
 @pytest.fixture(scope="module")
 def data(tmp_path_factory):

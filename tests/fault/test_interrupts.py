@@ -154,7 +154,7 @@ def _kill_loop(job: Job, tmp_path: Path, trials: int, seed: int) -> int:
     return killed
 
 
-@pytest.mark.kills
+@pytest.mark.slow
 def test_killed_jobs_and_resumes_finish_identically(job: Job, tmp_path: Path) -> None:
     trials = 20 if FULL else 2
     assert _kill_loop(job, tmp_path, trials=trials, seed=7) >= trials // 2
@@ -201,7 +201,7 @@ def _kill_in_creation(job: Job | PairsJob, tmp_path: Path, points: list[int]) ->
 CREATION_POINTS = 20
 
 
-@pytest.mark.kills
+@pytest.mark.slow
 def test_kills_during_creation_leave_no_stuck_store(job: Job, tmp_path: Path) -> None:
     every = list(range(1, CREATION_POINTS + 1))
     _kill_in_creation(job, tmp_path, every if FULL else [9, CREATION_POINTS])
@@ -252,7 +252,7 @@ def pairs_job(tmp_path_factory: pytest.TempPathFactory) -> PairsJob:
     return PairsJob(tmp_path_factory.mktemp("pairs"))
 
 
-@pytest.mark.kills
+@pytest.mark.slow
 def test_a_killed_pairs_job_resumes_identically(pairs_job: PairsJob, tmp_path: Path) -> None:
     """A kill once a random number of the 10 chunks are marked done: the store is
     unfinished, and resumes to the uninterrupted columns."""
@@ -267,7 +267,7 @@ def test_a_killed_pairs_job_resumes_identically(pairs_job: PairsJob, tmp_path: P
     pairs_job.finish(store)
 
 
-@pytest.mark.kills
+@pytest.mark.slow
 def test_kills_during_pairs_creation_leave_no_stuck_store(pairs_job: PairsJob,
                                                           tmp_path: Path) -> None:
     """While the queries are taken in, and at the rename into place (a pairs store: 8

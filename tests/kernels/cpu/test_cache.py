@@ -6,8 +6,6 @@ import os
 import subprocess
 import sys
 
-import pytest
-
 SEARCH = """
 import numpy as np
 import swath
@@ -19,7 +17,6 @@ score_many(q, np.array([0, 30]), t, np.arange(0, 301, 30), sc.matrix, 11, 1, "lo
 """
 
 
-@pytest.mark.slow
 def test_a_second_process_compiles_no_search_kernel():
     """A kernel that misses numba's cache in every process costs each command its compile
     time and adds an entry to the cache each time. The machine's own cache serves (the

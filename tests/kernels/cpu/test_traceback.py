@@ -28,7 +28,6 @@ SCRIPT = textwrap.dedent("""
 """)
 
 
-@pytest.mark.slow
 def test_two_50kbp_sequences_align_in_under_2_gb():
     done = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True,
                           check=True, timeout=600)

@@ -13,7 +13,6 @@ from tests.helpers import DNA, EDGE_LENGTHS, PROTEIN, packed, related
 pytestmark = pytest.mark.gpu
 
 
-@pytest.mark.slow
 def test_long_query_against_long_target():
     """A 40,000-residue query against a 100,000-residue target: 79 passes, spilled rows."""
     rng = np.random.default_rng(4)
