@@ -299,14 +299,19 @@ def problems(draw: st.DrawFn, max_length: int = 8) -> tuple:
     return scoring, query, target, codes, thresholds
 
 
+def identities(counts: dict[str, np.ndarray], m: int, n: int, definition: str | int
+               ) -> np.ndarray:
+    """The identity of every enumerated path under ``definition``."""
+    return identity_from_counts(counts["matches"], counts["mismatches"], counts["columns"],
+                                counts["opens"], counts["terminal"], m, n, definition)
+
+
 def check_filters(mode: str, scoring: Scoring, query: np.ndarray, target: np.ndarray,
                   codes: npt.ArrayLike | None, thresholds: tuple) -> None:
     counts = all_alignments(query, target, scoring, mode)
     m, n = len(query), len(target)
     for definition in DEFINITIONS:
-        values = identity_from_counts(counts["matches"], counts["mismatches"],
-                                      counts["columns"], counts["opens"], counts["terminal"],
-                                      m, n, definition)
+        values = identities(counts, m, n, definition)
         for threshold in thresholds:
             passing = values >= threshold
             bound = int(least_score(m, n, threshold, scoring, mode, definition,
@@ -362,9 +367,7 @@ def test_filters_on_every_length_pair(scoring: Scoring, mode: str) -> None:
             same = np.full(m, worst_match), np.full(n, worst_match)
             counts = all_alignments(*same, scoring, mode)
             for definition in DEFINITIONS:
-                values = identity_from_counts(counts["matches"], counts["mismatches"],
-                                              counts["columns"], counts["opens"],
-                                              counts["terminal"], m, n, definition)
+                values = identities(counts, m, n, definition)
                 for threshold in THRESHOLDS:
                     can = bool(length_can_pass(m, n, threshold, definition, mode))
                     assert can == bool((values >= threshold).any()), (definition, threshold)
@@ -496,9 +499,7 @@ def test_surplus_scheme_scores_each_alignment_its_score_plus_its_surplus(problem
     optimal = scores == scores.max()
     m, n = len(query), len(target)
     for definition in DEFINITIONS:
-        values = identity_from_counts(counts["matches"], counts["mismatches"],
-                                      counts["columns"], counts["opens"], counts["terminal"],
-                                      m, n, definition)
+        values = identities(counts, m, n, definition)
         for threshold in thresholds:
             scheme = surplus_scheme(threshold, scoring, "global", definition)
             if scheme is None:
