@@ -49,6 +49,7 @@ def _make_kernel(dtype: np.dtype) -> Any:
     T = dtype.type
     L = LANES[dtype]
     floor = _floor(dtype)
+    sign = T(8 * dtype.itemsize - 1)     # a right shift by this spreads the sign bit
 
     @jit(parallel=True)
     def kernel(q_res, q_off, cols_all, col_off, lens_all, first, last, sub, gap_open,
@@ -114,16 +115,23 @@ def _make_kernel(dtype: np.dtype) -> Any:
                         j = i - lo - w              # the cell's column
                         scores = score[min(max(j - 1, 0), ncols - 1)]
                         above, diagonal, cells = row[w], row[w + 1], new[w + 1]
-                        before, column0, at = j < 0, j == 0, T(w)
+                        at = T(w)
+                        # all ones where true: left of column 0, on column 0
+                        before, column0 = T(-1 if j < 0 else 0), T(-1 if j == 0 else 0)
                         for k in range(L):
                             left = lane[0, k]
                             f = lane[1, k]
                             up = max(T(above[1, k] - ge), T(above[0, k] - gf))
                             f = max(T(f - ge), T(left - gf))
                             cell = max(max(T(diagonal[0, k] + scores[k]), up), f)
-                            off = before | (at < lane[2, k]) | (at > lane[3, k])
-                            cell = neg if off else (edge if column0 else max(cell, neg))
-                            up = neg if off | column0 else max(up, neg)
+                            # off the lane's band or left of column 0: all ones (the sign
+                            # bit of a difference, spread); selects by masks, which AVX2
+                            # vectorizes where it leaves compares and branches scalar
+                            off = T(T(T(at - lane[2, k]) | T(lane[3, k] - at)) >> sign) | before
+                            cell = T(T(edge & column0) | T(max(cell, neg) & ~column0))
+                            cell = T(T(cell & ~off) | T(neg & off))
+                            gap = off | column0
+                            up = T(T(max(up, neg) & ~gap) | T(neg & gap))
                             cells[0, k] = cell
                             cells[1, k] = up
                             lane[0, k] = cell
@@ -158,7 +166,8 @@ def band_scores(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: 
     # 16 bits where the values and the diagonals (a band spans at most m + n + 1) fit them
     narrow = np.dtype(np.int16)
     longest = int(m.max()) + int(n.max())
-    dtype = narrow if longest < np.iinfo(narrow).max and fits_every_mode(
+    # the kernel's band masks subtract diagonal offsets of up to 2 (m + n) + 1
+    dtype = narrow if 2 * longest + 1 < np.iinfo(narrow).max and fits_every_mode(
         int(m.max()), int(n.max()), matrix, gap_open, gap_extend, narrow,
         floor=_floor(narrow)) else np.dtype(np.int32)
     lanes = LANES[dtype]
