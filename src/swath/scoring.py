@@ -77,6 +77,21 @@ class Alphabet:
 MAX_GAP = 1 << 20
 
 
+def widest_gaps(gap_open: int, gap_extend: int, end_gaps: tuple[int, int] | None
+                ) -> tuple[int, int]:
+    """Gap costs at least those of every gap, interior or terminal: the larger of the
+    interior and the end costs, each (what value and score bounds take).
+
+    Examples
+    --------
+    >>> widest_gaps(18, 2, (1, 1)), widest_gaps(5, 2, None), widest_gaps(3, 1, (4, 0))
+    ((18, 2), (5, 2), (4, 1))
+    """
+    if end_gaps is None:
+        return gap_open, gap_extend
+    return max(gap_open, end_gaps[0]), max(gap_extend, end_gaps[1])
+
+
 def _check_gaps(gap_open: int, gap_extend: int, names: tuple[str, str] = ("gap_open", "gap_extend")
                 ) -> tuple[int, int]:
     for name, value in zip(names, (gap_open, gap_extend), strict=True):

@@ -23,7 +23,7 @@ import numpy.typing as npt
 from swath.constants import MODES
 from swath.errors import InvalidParameter
 from swath.identity.definitions import check_definition, identity_from_counts
-from swath.scoring import Scoring
+from swath.scoring import Scoring, widest_gaps
 
 __all__ = ["NO_BOUND", "UNREACHABLE", "band_limits", "least_score", "length_can_pass"]
 
@@ -428,9 +428,8 @@ def least_score(m: npt.ArrayLike, n: npt.ArrayLike, threshold: float, scoring: S
     else:
         match, mismatch = _substitution_extremes(scoring, residues)
         # terminal gaps may cost otherwise: the larger costs bound every gap's
-        gap_open, gap_extend = (max(inside, end) for inside, end in zip(
-            (scoring.gap_open, scoring.gap_extend),
-            scoring.end_gaps or (scoring.gap_open, scoring.gap_extend), strict=True))
+        gap_open, gap_extend = widest_gaps(scoring.gap_open, scoring.gap_extend,
+                                           scoring.end_gaps)
         column = gap_open + gap_extend
         if kind == 0:
             bound = _cdhit(qm, tn, threshold, match, mismatch, column)

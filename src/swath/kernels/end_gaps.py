@@ -22,11 +22,3 @@ def end_costs(gap_open: int, gap_extend: int, mode: str,
         raise InvalidParameter(f"end gap costs {tuple(end_gaps)} apply in global mode only, "
                                f"not {mode}")
     return int(end_gaps[0]), int(end_gaps[1])
-
-
-def widest(gap_open: int, gap_extend: int, ends: tuple[int, int] | None) -> tuple[int, int]:
-    """Gap costs at least those of every gap, interior or terminal (what value bounds
-    take)."""
-    if ends is None:
-        return gap_open, gap_extend
-    return max(gap_open, ends[0]), max(gap_extend, ends[1])

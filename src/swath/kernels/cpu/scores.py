@@ -23,7 +23,8 @@ from swath.kernels.cpu.lanes import (
     padded_matrix,
     query_chunks,
 )
-from swath.kernels.end_gaps import end_costs, widest
+from swath.kernels.end_gaps import end_costs
+from swath.scoring import widest_gaps
 
 WIDTHS = {"local": (np.int8, np.int16, np.int32), "global": (np.int16, np.int32),
           "semiglobal": (np.int16, np.int32)}
@@ -40,7 +41,7 @@ def _round(dtype: np.dtype, mode: str, q_res: np.ndarray, q_off: np.ndarray, t_r
     cols, col_off, lens = pack_lanes(t_res, t_off, order, lanes, pad=matrix.shape[0],
                                      multiple=BLOCK_COLUMNS)
     # the kernel runs every packed column: bounds over the packed widths
-    wide_open, wide_extend = widest(gap_open, gap_extend, ends)
+    wide_open, wide_extend = widest_gaps(gap_open, gap_extend, ends)
     low, high = score_bounds(np.diff(q_off)[:, None], np.diff(col_off)[None, :], matrix,
                              wide_open, wide_extend, mode)
     skip = ~fits(low, high, dtype, wide_extend)
@@ -68,7 +69,7 @@ def score_many(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: n
     ends = end_costs(gap_open, gap_extend, mode, end_gaps)
     scores = np.zeros((nq, nt), dtype=np.int32)
     pending = np.ones((nq, nt), dtype=bool)
-    spread = int(np.abs(matrix).max()) + sum(widest(gap_open, gap_extend, ends))
+    spread = int(np.abs(matrix).max()) + sum(widest_gaps(gap_open, gap_extend, ends))
     widths = [np.dtype(w) for w in WIDTHS[mode] if 4 * spread < np.iinfo(w).max]
     first, *rest = widths
     out, pending = _round(first, mode, q_res, q_off, t_res, t_off, np.arange(nt), matrix,

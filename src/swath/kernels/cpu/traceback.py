@@ -58,7 +58,8 @@ from swath.kernels.cpu._jit import jit
 from swath.kernels.cpu.cores import on_every_core
 from swath.kernels.cpu.lane_traceback import BLOCK_COLUMNS, LANES, lane_fill
 from swath.kernels.cpu.lanes import pack_lanes, padded_matrix
-from swath.kernels.end_gaps import end_costs, widest
+from swath.kernels.end_gaps import end_costs
+from swath.scoring import widest_gaps
 from swath.sequences import take_concatenated
 
 LANE_CODES_BUDGET = 1 << 28   # bytes of direction codes one lane group may fill
@@ -323,7 +324,7 @@ def _lane_groups(q_res: np.ndarray, q_off: np.ndarray, t_off: np.ndarray, matrix
                  gap_open: int, gap_extend: int) -> tuple[list[np.ndarray], np.ndarray]:
     """Pairs that share a query, in groups of 2 to ``LANES`` of similar target lengths for
     the lane kernel; and the pairs left to the one-pair kernel (gap costs: the widest,
-    ``end_gaps.widest``)."""
+    ``swath.scoring.widest_gaps``)."""
     t_len = np.diff(t_off)
     by_query: dict[bytes, list[int]] = {}
     for k in range(len(q_off) - 1):
@@ -358,7 +359,7 @@ def _pair_groups(q_off: np.ndarray, t_off: np.ndarray, singles: np.ndarray, matr
     query and target lengths together; and the pairs left to the one-pair kernel (any
     matrix but ``pair_lanes.equal_scores``' form over the residues ``present``, values
     past 32 bits, a group's codes past ``LANE_CODES_BUDGET``; gap costs: the widest,
-    ``end_gaps.widest``)."""
+    ``swath.scoring.widest_gaps``)."""
     if pair_lanes.equal_scores(matrix, present) is None or not len(singles):
         return [], singles
     m, n = np.diff(q_off)[singles], np.diff(t_off)[singles]
@@ -413,7 +414,7 @@ def align_batch(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: 
     count = len(q_off) - 1
     code = MODE_CODES[mode]
     ends = end_costs(gap_open, gap_extend, mode, end_gaps)
-    wide = widest(gap_open, gap_extend, ends)
+    wide = widest_gaps(gap_open, gap_extend, ends)
     scores = np.zeros(count, dtype=np.int64)
     coords = np.zeros((count, 4), dtype=np.int64)
     sizes = np.zeros(count, dtype=np.int64)
