@@ -275,6 +275,7 @@ def test_kills_during_pairs_creation_leave_no_stuck_store(pairs_job: PairsJob,
     _kill_in_creation(pairs_job, tmp_path, [2, 21])
 
 
+@pytest.mark.slow
 def test_damaged_chunks_are_refused_then_recomputed(job: Job, tmp_path: Path) -> None:
     store = tmp_path / "r.zarr"
     assert job.run(store).returncode == 0
@@ -307,6 +308,7 @@ def test_a_rebuilt_database_is_refused_on_resume(job: Job, tmp_path: Path) -> No
     assert "holds another search" in _swath(*argv).stderr
 
 
+@pytest.mark.slow
 def test_resume_from_another_directory(job: Job, tmp_path: Path) -> None:
     from swath.storage.results import SearchStore
 
@@ -331,6 +333,7 @@ def _mount_tmpfs(path: Path, size: str) -> None:
         pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.decode().strip()}")
 
 
+@pytest.mark.slow
 def test_a_full_disk_refuses_in_one_line_and_resumes(job: Job, tmp_path: Path) -> None:
     disk = tmp_path / "disk"
     _mount_tmpfs(disk, "16m")
