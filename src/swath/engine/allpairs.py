@@ -28,11 +28,20 @@ Each tile of the upper triangle of the block matrix not yet done is one task,
                               residues: ``trace``) of the candidates left; identity
                               by the job's definition; the tile's writes and done mark
 
-so a task's memory is bounded by its tile (B x B), never by n. The filters only drop
+then, once every tile is done,
+
+    swath-rank-{run}          the order of the kept pairs in the root (sorted by query,
+                              target; ``AllPairsStore.pair_rank``)
+    swath-gather-{run}-{g}    one group of the root's variables along ``pair`` written
+                              in that order (``GATHERS``: the CIGARs, each pair's query
+                              and its name, its target and its name, the other fields)
+
+so a tile task's memory is bounded by its tile (B x B), never by n. The filters only drop
 pairs that cannot pass (``swath.identity`` derives the bounds); each tile counts what
 they removed. After the tiles, the clusters (single linkage of the kept pairs, a
-union-find over the tiles' kept pairs) if asked, then ``finalize``, which gathers the
-tiles' kept pairs (and the score matrix) into the store's root in input order.
+union-find over the tiles' kept pairs) if asked, then the gathers (``gather``: the
+tiles' kept pairs into the store's root in input order, a task a group of its variables),
+then ``finalize`` (the score matrix, the digests, the complete mark).
 
 The query of a pair is its earlier input record, as in vsearch. A tile aligns a pair
 with its row (the shorter sequence) as the query; where the column's record is the
@@ -68,6 +77,7 @@ from swath.scoring import Scoring
 from swath.sequences import SequenceSet, slice_concatenated
 from swath.storage.allpairs import (
     COUNTERS,
+    GATHERS,
     KEPT_FIELDS,
     LAYOUT,
     NO_SCORE,
@@ -460,9 +470,9 @@ def clusters(store: AllPairsStore) -> np.ndarray:
 
 def run(job: AllPairsJob, client: Any, progress: Progress | None = None) -> AllPairsStore:
     """Run every tile not yet done on ``client`` (a runner of ``engine.cluster`` or a
-    ``distributed.Client``), then the clusters, then finalize the store (which gathers
-    the tiles' kept pairs); a finished store whose data match their digests is left as
-    it is.
+    ``distributed.Client``), then the clusters, then the gathers of the tiles' kept pairs
+    (``gather``), then finalize the store; a finished store whose data match their
+    digests is left as it is.
 
     ``progress("allpairs", tiles done, tiles, pairs done)`` is called at the start and
     as each tile finishes.
@@ -504,7 +514,7 @@ def run(job: AllPairsJob, client: Any, progress: Progress | None = None) -> AllP
         store.check_done()
         if store.has_clusters:
             store.write_clusters(clusters(store))
-        store.finalize()
+        store.finalize(gather(job, client, run_id))
         totals = dict(zip(COUNTERS, store.counters().sum(axis=0).tolist(), strict=True))
         logger.info("%s: %d tiles in %.3f s, %d pairs: %d ruled out by length, %d by score, "
                     "%d traced, %d kept; finalized in %.3f s", job.store, len(todo),
@@ -512,6 +522,37 @@ def run(job: AllPairsJob, client: Any, progress: Progress | None = None) -> AllP
                     totals["score_filtered"], totals["traced"], totals["kept"],
                     time.perf_counter() - ran)
     return store
+
+
+def _pair_rank(job: AllPairsJob) -> np.ndarray:
+    store = AllPairsStore.open(job.store, complete=False)
+    store.check_id(job.store_id)
+    return store.pair_rank()
+
+
+def _gather_unit(job: AllPairsJob, rank: np.ndarray, unit: tuple[str, tuple[str, ...]]
+                 ) -> dict[str, int]:
+    store = AllPairsStore.open(job.store, mode="r+", complete=False)
+    store.check_id(job.store_id)
+    return store.gather_pairs(rank, unit)
+
+
+def gather(job: AllPairsJob, client: Any, run_id: str) -> dict[str, int]:
+    """Gather the root's variables along ``pair`` from the tiles as tasks on ``client``
+    (one that ranks the kept pairs, then one per unit of ``GATHERS``, which run at once
+    where there are workers for them: the CIGARs and the pairs' names are each a few
+    seconds of string work a million pairs); their digests, for ``finalize``."""
+    import dask
+
+    from swath.engine.cluster import runner
+
+    rank = dask.delayed(_pair_rank, pure=False)(job, dask_key_name=f"swath-rank-{run_id}")
+    tasks = [dask.delayed(_gather_unit, pure=False)(
+        job, rank, unit, dask_key_name=f"swath-gather-{run_id}-{k}")
+        for k, unit in enumerate(GATHERS)]
+    digests: dict[str, int] = {}
+    runner(client).each(tasks, digests.update)
+    return digests
 
 
 def prepare(store_path: str, sequences: SequenceSet, scoring: Scoring, *, mode: str,

@@ -43,17 +43,20 @@ row.
                      sorted order, a tile writing its own chunk and the transposed one
 
 A tile writes its kept pairs, its chunks of ``work/score``, its counters, then its done
-mark. After every tile, the clusters (``write_clusters``); then ``finalize`` checks every
-tile is done and gathers the root's variables from the tiles' (the tiles' copies stay,
-so that ``swath verify`` checks every tile against its mark and a damaged root variable
-is gathered again by ``swath resume``), then marks the store complete. Every gathered
-variable's digest is in the root attributes (``"digests"``), taken chunk by chunk as it
-was written (``_whole`` reads it back the same way).
+mark. After every tile, the clusters (``write_clusters``); then the root's variables along
+``pair`` are gathered from the tiles' (``pair_rank``, then ``gather_pairs`` for each unit of
+``GATHERS``, apart: a job runs them as tasks at once), and ``finalize`` checks every tile
+is done, records the gathered variables' digests (or gathers them itself), puts the score
+matrix in input order and marks the store complete. The tiles' copies stay, so that
+``swath verify`` checks every tile against its mark and a damaged root variable is
+gathered again by ``swath resume``. Every gathered variable's digest is in the root
+attributes (``"digests"``), taken chunk by chunk as it was written (``_whole`` reads it
+back the same way).
 
-``finalize`` holds in memory the sort keys of every kept pair and one of the tiles'
-arrays at a time: about 100 bytes a kept pair, and its CIGAR; the score matrix is put in
-input order in two passes of a block of B rows (about 12 B n bytes), through a transposed
-copy (``work/transposed``) that it deletes.
+The gathers hold the rank of every kept pair (8 bytes), and each the tiles' values of its
+unit (the CIGARs and the names as Python strings, about 60 bytes a pair each); the score
+matrix is put in input order in two passes of a block of B rows (about 12 B n bytes),
+through a transposed copy (``work/transposed``) that it deletes.
 """
 
 from __future__ import annotations
@@ -72,6 +75,7 @@ from swath.storage.common import (
     StorePath,
     missing,
     record_digest,
+    record_digests,
     value_dtype,
     write_strings,
     write_whole,
@@ -114,6 +118,11 @@ KEPT_ARRAYS: dict[str, tuple[str, ...]] = {
 KEPT_DIMENSIONS = {"index": ("pair", "member"), "values": ("pair", "field")}
 # the root's coordinates along ``pair``: the names of each pair's sequences
 PAIR_NAMES = {"query": "query_name", "target": "target_name"}
+# what finalize gathers, in units that may run apart (a job's tasks): a tiles' array and
+# its fields to write (the strings, each pair's names and CIGAR, take the longest)
+GATHERS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("cigar", ("cigar",)), ("index", ("query",)), ("index", ("target",)),
+    ("values", KEPT_ARRAYS["values"]), ("identity", ("identity",)))
 MATRIX_DIMENSIONS = ("query_sequence", "target_sequence")
 
 
@@ -355,40 +364,60 @@ class AllPairsStore(LayoutStore):
                                   "clusters=True, or --clusters)")
         return np.asarray(self.array("cluster")[:], dtype=np.int64)
 
-    def finalize(self) -> None:
+    def finalize(self, digests: dict[str, int] | None = None) -> None:
         """Check that every tile and asked-for array is there, gather the root's variables
-        from the tiles, then mark the store complete."""
+        from the tiles (unless ``digests`` says they were: the digests of the variables
+        that ``gather_pairs`` wrote, each ``GATHERS`` unit once), then mark the store
+        complete."""
         self.check_done()
         if self.has_clusters:
             self.array("cluster")   # StoreIncomplete if they were not written
-        self._gather_pairs()
+        if digests is None:
+            rank = self.pair_rank()
+            digests = {}
+            for unit in GATHERS:
+                digests |= self.gather_pairs(rank, unit)
+        if set(digests) != {*KEPT_FIELDS, *PAIR_NAMES.values()}:
+            raise ValueError(f"{self.path}: gathered {sorted(digests)}, not every variable "
+                             "along pair")
+        record_digests(self.group, digests)
         if self.has_scores:
             self._gather_scores()
         self._set_complete()
 
     # gathering -----------------------------------------------------------------
 
-    def _gather_pairs(self) -> None:
-        """The root's variables along ``pair``: every tile's kept pairs, sorted by
-        (query, target), one of the tiles' arrays at a time."""
-        tiles = range(self.tiles)
+    def pair_rank(self) -> np.ndarray:
+        """Where the root's order takes each kept pair from: the positions, in every
+        tile's kept pairs one tile after another, of the pairs sorted by (query,
+        target)."""
         index = np.concatenate([self._tile_arrays(t, ("index",))["index"].reshape(-1, 2)
-                                for t in tiles])
-        rank = np.lexsort((index[:, 1], index[:, 0]))
-        del index
-        names = self.names()
-        for name, fields in KEPT_ARRAYS.items():
-            values = np.concatenate([self._tile_arrays(t, (name,))[name].reshape(
-                -1, len(fields)) for t in tiles])[rank]
-            for c, field in enumerate(fields):
-                column = values[:, c].astype(value_dtype(KEPT_FIELDS[field]))
-                self._write_pairs(field, column, KEPT_FIELDS[field])
-                if field in PAIR_NAMES:
-                    self._write_pairs(PAIR_NAMES[field], names[column], str)
+                                for t in range(self.tiles)])
+        return np.lexsort((index[:, 1], index[:, 0]))
 
-    def _write_pairs(self, name: str, values: np.ndarray, dtype: Any) -> None:
-        """Root variable ``name`` along ``pair``, written a chunk at a time and digested as
-        ``_whole`` reads it back."""
+    def gather_pairs(self, rank: np.ndarray, unit: tuple[str, tuple[str, ...]]
+                     ) -> dict[str, int]:
+        """Write the root's variables of one ``GATHERS`` unit (a tiles' array and the
+        fields of it to write; the names of a pair's sequences with their index) from
+        every tile's, in ``rank`` order (``pair_rank``); their digests. Units write apart
+        (tasks of a job may run them at once): the digests are recorded by ``finalize``."""
+        name, fields = unit
+        columns = KEPT_ARRAYS[name]
+        values = np.concatenate([self._tile_arrays(t, (name,))[name].reshape(
+            -1, len(columns)) for t in range(self.tiles)])
+        digests = {}
+        for field in fields:
+            column = values[rank, columns.index(field)].astype(
+                value_dtype(KEPT_FIELDS[field]))
+            digests[field] = self._write_pairs(field, column, KEPT_FIELDS[field])
+            if field in PAIR_NAMES:
+                digests[PAIR_NAMES[field]] = self._write_pairs(
+                    PAIR_NAMES[field], self.names()[column], str)
+        return digests
+
+    def _write_pairs(self, name: str, values: np.ndarray, dtype: Any) -> int:
+        """Root variable ``name`` along ``pair``, written a chunk at a time; its digest,
+        taken as ``_whole`` reads it back."""
         chunk = min(max(len(values), 1), PAIR_CHUNK)
         coordinates: dict[str, Any] | None = {"coordinates": " ".join(PAIR_NAMES.values())}
         if name in PAIR_NAMES.values():      # a coordinate itself
@@ -401,7 +430,7 @@ class AllPairsStore(LayoutStore):
             piece = values[at:at + chunk]
             array[at:at + len(piece)] = piece
             digest.update(piece)
-        record_digest(self.group, name, digest.value)
+        return digest.value
 
     def _gather_scores(self) -> None:
         """``score_matrix``: ``work/score`` in input order, in two passes of a block of

@@ -57,6 +57,7 @@ __all__ = [
     "open_group",
     "open_store",
     "record_digest",
+    "record_digests",
     "store_layout",
     "swath_attrs",
     "update_attrs",
@@ -560,8 +561,13 @@ def write_whole(group: zarr.Group, name: str, data: np.ndarray, **create: Any) -
 def record_digest(group: zarr.Group, name: str, value: int) -> None:
     """Record ``value``, the digest of array ``name`` (written whole), in the store's
     attributes (``"digests"``), where :meth:`LayoutStore.damaged` checks it."""
+    record_digests(group, {name: value})
+
+
+def record_digests(group: zarr.Group, values: dict[str, int]) -> None:
+    """:func:`record_digest` of several arrays at once (one write of the attributes)."""
     attrs = swath_attrs(group)
-    attrs["digests"] = {**attrs.get("digests", {}), name: value}
+    attrs["digests"] = {**attrs.get("digests", {}), **values}
     group.attrs[ROOT_KEY] = attrs
 
 
