@@ -106,7 +106,9 @@ def test_import_is_light():
 
 @pytest.mark.parametrize("module", ["swath.api", "swath.scoring", "swath.alignment",
                                     "swath.testing", "swath.kernels",
-                                    "swath.sequences.readers"])
+                                    "swath.sequences.readers", "swath.sequences.encoding",
+                                    "swath.storage.integrity", "swath.storage.allpairs",
+                                    "swath.engine.allpairs"])
 def test_docstring_examples_run(module):
     import importlib
 

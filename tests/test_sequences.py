@@ -651,3 +651,20 @@ def test_dna_read_as_protein_is_warned_about_once(tmp_path, caplog):
     warned = [r.getMessage() for r in caplog.records]
     assert len(warned) == 1 and warned[0].startswith(f"{dna}: the sequences hold only A, C, G")
     assert "--dna" in warned[0]
+
+
+@pytest.mark.parametrize("mean", [3, 300])
+def test_taking_short_and_long_sequences_gives_the_same(mean):
+    """``take_concatenated`` takes short items (CIGARs, names) by one index and long ones
+    by slices: both give every item's residues, in the order asked, repeats included."""
+    from swath.sequences import take_concatenated
+
+    rng = np.random.default_rng(mean)
+    lengths = rng.integers(0, 2 * mean, 50)
+    offsets = np.concatenate([[0], np.cumsum(lengths)])
+    residues = rng.integers(0, 255, offsets[-1]).astype(np.uint8)
+    index = rng.integers(0, 50, 80)
+    got, at = take_concatenated(residues, offsets, index)
+    want = [residues[offsets[k]:offsets[k + 1]] for k in index]
+    assert at.tolist() == np.concatenate([[0], np.cumsum([len(w) for w in want])]).tolist()
+    assert got.tolist() == np.concatenate(want).tolist()

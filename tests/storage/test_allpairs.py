@@ -17,6 +17,7 @@ from swath.storage.allpairs import (
     COUNTERS,
     KEPT_FIELDS,
     NO_SCORE,
+    TILE_FIELDS,
     AllPairsStore,
     empty_kept,
     tile_blocks,
@@ -34,6 +35,17 @@ def create(tmp_path, seqs=SEQS, block=3, scores=True, clusters=True):
 
 def counters(pairs=0, kept=0):
     return dict.fromkeys(COUNTERS, 0) | {"pairs": pairs, "kept": kept}
+
+
+def tile_kept(pairs, cigars, **fields):
+    """A tile's kept pairs as the engine hands them to ``write_tile`` (zeros but for
+    ``fields``): (query, target) ``pairs``, their CIGARs (strings) one buffer."""
+    pairs = np.array(pairs, dtype=np.int64).reshape(-1, 2)
+    kept = {name: np.zeros(len(pairs), dtype) for name, dtype in TILE_FIELDS.items()}
+    kept |= {"query": pairs[:, 0], "target": pairs[:, 1], **fields}
+    kept["cigar_length"] = np.array([len(c) for c in cigars], dtype=np.int32)
+    kept["cigar_text"] = np.frombuffer("".join(cigars).encode(), np.uint8)
+    return kept
 
 
 def test_tiles_are_the_upper_triangle_row_by_row():
@@ -63,9 +75,7 @@ def test_equal_lengths_keep_their_input_order(tmp_path):
 
 def test_a_tile_round_trips_and_only_finalize_completes_the_store(tmp_path):
     store = create(tmp_path)
-    kept = {name: np.zeros(2, dtype) for name, dtype in KEPT_FIELDS.items() if dtype is not str}
-    kept |= {"query": np.array([1, 2]), "target": np.array([6, 4]), "score": np.array([5, 7]),
-             "cigar": np.array(["2=", "1=1X"], dtype=object)}
+    kept = tile_kept([(1, 6), (2, 4)], ["2=", "1=1X"], score=np.array([5, 7]))
     chunk = np.arange(9, dtype=np.int32).reshape(3, 3)
     store.write_tile(1, kept, counters(9, 2), [chunk, chunk.T])
     assert store.done().tolist() == [False, True, False, False, False, False]
@@ -74,7 +84,7 @@ def test_a_tile_round_trips_and_only_finalize_completes_the_store(tmp_path):
     assert got["query"].tolist() == [1, 2] and got["cigar"].tolist() == ["2=", "1=1X"]
     assert got["target"].tolist() == [6, 4] and got["score"].tolist() == [5, 7]
     tile = xarray.open_zarr(store.path, group="work/kept/1", consolidated=False)
-    assert dict(tile.sizes) == {"pair": 2, "member": 2, "field": 9}
+    assert dict(tile.sizes) == {"pair": 2, "member": 2, "field": 9, "cigar_character": 6}
     assert tile["values"].attrs["fields"][0] == "score"
     assert store.counters()[1].tolist() == [9, 0, 0, 0, 2]
     scores = np.asarray(store.array("work/score")[:])       # sorted order, as tiles write
@@ -143,23 +153,22 @@ def test_a_job_without_scores_or_clusters_says_so(tmp_path):
         store.kept(0)
 
 
-def finished(tmp_path, kept_by_tile, block=3, scores=True):
+def finished(tmp_path, kept_by_tile, block=3, scores=True, finalize=True):
     """A store of SEQS whose tiles keep ``kept_by_tile[t]`` ((query, target) input
     indices; score: 10 query + target), each tile writing its chunks of the score
-    matrix: 100 row + column of the sorted indices; finalized."""
+    matrix: 100 row + column of the sorted indices; finalized (or not)."""
     store = create(tmp_path, block=block, scores=scores)
     sorted_scores = np.add.outer(100 * np.arange(7), np.arange(7)).astype(np.int32)
     np.fill_diagonal(sorted_scores, NO_SCORE)
     for t in range(store.tiles):
         pairs = np.array(kept_by_tile.get(t, []), dtype=np.int64).reshape(-1, 2)
-        kept = {name: np.zeros(len(pairs), dtype) for name, dtype in KEPT_FIELDS.items()
-                if dtype is not str}
-        kept |= {"query": pairs[:, 0], "target": pairs[:, 1],
-                 "score": 10 * pairs[:, 0] + pairs[:, 1],
-                 "cigar": np.array([f"{q}={t}X" for q, t in pairs], dtype=object)}
+        kept = tile_kept(pairs, [f"{q}={t}X" for q, t in pairs],
+                         score=10 * pairs[:, 0] + pairs[:, 1])
         chunks = [sorted_scores[r, c] for r, c in store._score_ranges(t)] if scores else []
         store.write_tile(t, kept, counters(kept=len(pairs)), chunks)
     store.write_clusters(np.arange(7, dtype=np.int64))
+    if not finalize:
+        return store, sorted_scores
     store.finalize()
     return AllPairsStore.open(store.path), sorted_scores
 
@@ -227,9 +236,51 @@ def test_a_store_of_an_older_version_is_refused_in_one_line(tmp_path):
 
     store, _ = finished(tmp_path, {})
     group = open_group(store.path, mode="r+")
-    group.attrs[ROOT_KEY] = {**group.attrs[ROOT_KEY], "version": 3}
+    group.attrs[ROOT_KEY] = {**group.attrs[ROOT_KEY], "version": 4}
     with pytest.raises(swath.FormatVersionError,
-                       match=r"a\.zarr is a 'allpairs' store version 3, this swath reads "
-                             r"'allpairs' version 4 \(it was written by an older swath: write "
+                       match=r"a\.zarr is a 'allpairs' store version 4, this swath reads "
+                             r"'allpairs' version 5 \(it was written by an older swath: write "
                              r"it again with this one\)$"):
         swath.open(store.path)
+
+
+def test_gathers_of_a_few_chunks_each_in_any_order_make_the_root_finalize_makes(
+        tmp_path, monkeypatch):
+    """The gathers a job runs as tasks (``create_pairs``, then each on its own, here in
+    reverse order) write the same root, chunk for chunk, as finalize's own gathering, and
+    their chunk digests make digests that ``verify`` holds and a damaged chunk fails."""
+    import swath.storage.allpairs as layout
+
+    monkeypatch.setattr(layout, "PAIR_CHUNK", 2)        # 7 kept pairs: 4 chunks
+    monkeypatch.setattr(layout, "GATHER_CHUNKS", 1)
+    tiles = {0: [(1, 4), (2, 4)], 2: [(0, 1)], 5: [(0, 3), (0, 2)], 4: [(3, 5), (2, 6)]}
+    whole, _ = finished(tmp_path / "whole", tiles)
+    store, _ = finished(tmp_path / "parts", tiles, finalize=False)
+    gathers = store.create_pairs()
+    assert [(kind, list(chunks)) for kind, chunks in gathers] == [
+        ("index", [0]), ("index", [1]), ("index", [2]), ("index", [3]), ("cigar", [0]),
+        ("cigar", [1]), ("cigar", [2]), ("cigar", [3]), ("values", [0, 1, 2, 3]),
+        ("identity", [0, 1, 2, 3])]
+    order, digests = store.pair_order(), {}
+    for kind, chunks in reversed(gathers):
+        layout.merge_digests(digests, store.gather_pairs(order, kind, chunks))
+    store.finalize(digests)
+    done = AllPairsStore.open(store.path)
+    for name, values in whole.pairs().items():
+        assert done.pairs()[name].tolist() == values.tolist(), name
+    assert done.array("cigar").chunks == (2,)
+    assert done.attrs["digests"] == whole.attrs["digests"]
+    assert done.verify()["array"] == 24
+    chunk = tmp_path / "parts" / "a.zarr" / "cigar" / "c" / "1"
+    chunk.write_bytes(b"garbage")
+    assert AllPairsStore.open(store.path).damaged()["array"] == ["cigar"]
+
+
+def test_finalize_refuses_digests_of_a_variable_not_gathered_whole(tmp_path):
+    store, _ = finished(tmp_path, {0: [(1, 4)]}, finalize=False)
+    store.create_pairs()
+    order, digests = store.pair_order(), {}
+    for kind in ("index", "values", "identity"):
+        digests |= store.gather_pairs(order, kind, range(1))
+    with pytest.raises(ValueError, match="cigar was not gathered whole"):
+        store.finalize(digests)

@@ -30,11 +30,12 @@ Each tile of the upper triangle of the block matrix not yet done is one task,
 
 then, once every tile is done,
 
-    swath-rank-{run}          the order of the kept pairs in the root (sorted by query,
-                              target; ``AllPairsStore.pair_rank``)
-    swath-gather-{run}-{g}    one group of the root's variables along ``pair`` written
-                              in that order (``GATHERS``: the CIGARs, each pair's query
-                              and its name, its target and its name, the other fields)
+    swath-order-{run}         the order of the kept pairs in the root (sorted by query,
+                              target; ``AllPairsStore.pair_order``)
+    swath-gather-{run}-{g}    some chunks of a kind of the root's variables along ``pair``
+                              written in that order (``GATHERS``: the pairs' indices and
+                              names, or their CIGARs, ``GATHER_CHUNKS`` chunks a task; the
+                              other fields, all chunks)
 
 so a tile task's memory is bounded by its tile (B x B), never by n. The filters only drop
 pairs that cannot pass (``swath.identity`` derives the bounds); each tile counts what
@@ -55,6 +56,7 @@ others, each pair in its own orientation; a kept score matrix then holds both di
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 from dataclasses import dataclass
@@ -74,16 +76,17 @@ from swath.identity import (
 )
 from swath.kernels import get_backend
 from swath.scoring import Scoring
-from swath.sequences import SequenceSet, slice_concatenated
+from swath.sequences import SequenceSet, slice_concatenated, take_concatenated
 from swath.storage.allpairs import (
+    CIGAR_TEXT,
     COUNTERS,
-    GATHERS,
-    KEPT_FIELDS,
     LAYOUT,
     NO_SCORE,
+    TILE_FIELDS,
     VERSION,
     AllPairsStore,
     empty_kept,
+    merge_digests,
 )
 
 logger = logging.getLogger(__name__)
@@ -223,7 +226,7 @@ def trace(job: AllPairsJob, queries: tuple[np.ndarray, np.ndarray],
           scores: np.ndarray, optimal: bool, budget: int | None = None
           ) -> dict[str, np.ndarray]:
     """Align query ``rows[k]`` with target ``cols[k]`` for every k; the fields
-    (``KEPT_FIELDS``; ``query``, ``target`` the tile's own indices) of the alignments whose
+    (``TILE_FIELDS``; ``query``, ``target`` the tile's own indices) of the alignments whose
     identity reaches the job's threshold. ``scores`` are the first phase's: the optimal scores, or
     lower bounds of them.
 
@@ -239,7 +242,7 @@ def trace(job: AllPairsJob, queries: tuple[np.ndarray, np.ndarray],
                                        else budget)]
     if not parts:
         return empty_kept()
-    return {name: np.concatenate([part[name] for part in parts]) for name in KEPT_FIELDS}
+    return {name: np.concatenate([part[name] for part in parts]) for name in TILE_FIELDS}
 
 
 PAIR_RESIDUES = 32      # a pair's fixed-size arrays (scores, coordinates, offsets, counts)
@@ -283,7 +286,6 @@ def _trace_batch(job: AllPairsJob, queries: tuple[np.ndarray, np.ndarray],
                                  counts["gap_opens"], counts["terminal"], q_lens[rows],
                                  t_lens[cols], job.iddef)
     keep = np.flatnonzero(value >= job.min_identity)
-    text_all = text.tobytes().decode("ascii")
     fields: dict[str, np.ndarray] = {
         "query": rows, "target": cols, "score": got, "identity": value,
         "length": counts["columns"], "matches": counts["matches"],
@@ -291,10 +293,10 @@ def _trace_batch(job: AllPairsJob, queries: tuple[np.ndarray, np.ndarray],
     for k, name in enumerate(("query_start", "query_end", "target_start", "target_end")):
         fields[name] = coords[:, k]
     out = {name: np.asarray(fields[name])[keep].astype(dtype)
-           for name, dtype in KEPT_FIELDS.items() if name != "cigar"}
-    out["cigar"] = np.array([text_all[text_at[k]:text_at[k + 1]] for k in keep.tolist()],
-                            dtype=object)
-    return {name: out[name] for name in KEPT_FIELDS}
+           for name, dtype in TILE_FIELDS.items() if name in fields}
+    out[CIGAR_TEXT], at = take_concatenated(text, np.asarray(text_at, np.int64), keep)
+    out["cigar_length"] = np.diff(at).astype(np.int32)
+    return {name: out[name] for name in TILE_FIELDS}
 
 
 def _symmetric(job: AllPairsJob) -> bool:
@@ -349,7 +351,8 @@ def align_tile(job: AllPairsJob, queries: tuple[np.ndarray, np.ndarray],
     return out, counters, scores
 
 
-_SWAP_GAPS = str.maketrans("ID", "DI")
+_SWAP_GAPS = np.array([{ord("I"): ord("D"), ord("D"): ord("I")}.get(c, c) for c in range(256)],
+                      dtype=np.uint8)     # a CIGAR's letters, I and D swapped
 
 
 def earlier_first(kept: dict[str, np.ndarray], queries: np.ndarray, targets: np.ndarray
@@ -361,12 +364,16 @@ def earlier_first(kept: dict[str, np.ndarray], queries: np.ndarray, targets: np.
 
     Examples
     --------
-    >>> kept = {"query": np.array([0]), "target": np.array([0]), "query_start": np.array([1]),
-    ...         "query_end": np.array([5]), "target_start": np.array([0]),
-    ...         "target_end": np.array([3]), "cigar": np.array(["3=1I"], dtype=object)}
-    >>> turned = earlier_first(kept, np.array([7]), np.array([2]))
-    >>> [turned[k].tolist() for k in ("query", "target", "query_start", "target_end", "cigar")]
-    [[2], [7], [0], [5], ['3=1D']]
+    >>> kept = {"query": np.array([0, 0]), "target": np.array([0, 1]),
+    ...         "query_start": np.array([1, 0]), "query_end": np.array([5, 2]),
+    ...         "target_start": np.array([0, 0]), "target_end": np.array([3, 3]),
+    ...         "cigar_length": np.array([4, 4]),
+    ...         "cigar_text": np.frombuffer(b"3=1I2=1D", np.uint8)}
+    >>> turned = earlier_first(kept, np.array([7]), np.array([2, 9]))
+    >>> [turned[k].tolist() for k in ("query", "target", "query_start", "target_end")]
+    [[2, 7], [7, 9], [0, 0], [5, 3]]
+    >>> turned["cigar_text"].tobytes()
+    b'3=1D2=1D'
     """
     query, target = queries[kept["query"]], targets[kept["target"]]
     turn = query > target
@@ -374,9 +381,10 @@ def earlier_first(kept: dict[str, np.ndarray], queries: np.ndarray, targets: np.
     out["query"], out["target"] = np.where(turn, target, query), np.where(turn, query, target)
     for a, b in (("query_start", "target_start"), ("query_end", "target_end")):
         out[a], out[b] = np.where(turn, kept[b], kept[a]), np.where(turn, kept[a], kept[b])
-    cigar = np.array(kept["cigar"], dtype=object)
-    cigar[turn] = [str(c).translate(_SWAP_GAPS) for c in cigar[turn]]
-    out["cigar"] = cigar
+    text = kept[CIGAR_TEXT].copy()
+    letters = np.repeat(turn, kept["cigar_length"])
+    text[letters] = _SWAP_GAPS[text[letters]]
+    out[CIGAR_TEXT] = text
     return out
 
 
@@ -400,7 +408,7 @@ def run_tile(job: AllPairsJob, t: int) -> tuple[int, int]:
         out, counters, forward = align_tile(job, rows, cols, pairs, pairs & earlier)
         turned, counted, reverse = align_tile(job, cols, rows, pairs.T, (pairs & ~earlier).T)
         parts = earlier_first(out, *inputs), earlier_first(turned, *inputs[::-1])
-        out = {name: np.concatenate([part[name] for part in parts]) for name in KEPT_FIELDS}
+        out = {name: np.concatenate([part[name] for part in parts]) for name in TILE_FIELDS}
         counters = {name: counters[name] + counted[name] for name in COUNTERS}
     store.write_tile(t, out, counters,
                      _score_chunks(bi == bj, pairs, forward, reverse) if job.scores else [])
@@ -524,34 +532,36 @@ def run(job: AllPairsJob, client: Any, progress: Progress | None = None) -> AllP
     return store
 
 
-def _pair_rank(job: AllPairsJob) -> np.ndarray:
+def _pair_order(job: AllPairsJob) -> tuple[np.ndarray, np.ndarray]:
     store = AllPairsStore.open(job.store, complete=False)
     store.check_id(job.store_id)
-    return store.pair_rank()
+    return store.pair_order()
 
 
-def _gather_unit(job: AllPairsJob, rank: np.ndarray, unit: tuple[str, tuple[str, ...]]
-                 ) -> dict[str, int]:
+def _gather(job: AllPairsJob, order: tuple[np.ndarray, np.ndarray], kind: str,
+            chunks: range) -> dict[str, dict[int, int]]:
     store = AllPairsStore.open(job.store, mode="r+", complete=False)
     store.check_id(job.store_id)
-    return store.gather_pairs(rank, unit)
+    return store.gather_pairs(order, kind, chunks)
 
 
-def gather(job: AllPairsJob, client: Any, run_id: str) -> dict[str, int]:
-    """Gather the root's variables along ``pair`` from the tiles as tasks on ``client``
-    (one that ranks the kept pairs, then one per unit of ``GATHERS``, which run at once
-    where there are workers for them: the CIGARs and the pairs' names are each a few
-    seconds of string work a million pairs); their digests, for ``finalize``."""
+def gather(job: AllPairsJob, client: Any, run_id: str) -> dict[str, dict[int, int]]:
+    """Gather the root's variables along ``pair`` from the tiles as tasks on ``client``:
+    one that orders the kept pairs, then the gathers of ``create_pairs`` (a few chunks of
+    the strings each, the numbers whole), which run at once where there are workers for
+    them; the digest of every chunk of every variable, for ``finalize``."""
     import dask
 
     from swath.engine.cluster import runner
 
-    rank = dask.delayed(_pair_rank, pure=False)(job, dask_key_name=f"swath-rank-{run_id}")
-    tasks = [dask.delayed(_gather_unit, pure=False)(
-        job, rank, unit, dask_key_name=f"swath-gather-{run_id}-{k}")
-        for k, unit in enumerate(GATHERS)]
-    digests: dict[str, int] = {}
-    runner(client).each(tasks, digests.update)
+    store = AllPairsStore.open(job.store, mode="r+", complete=False)
+    gathers = store.create_pairs()
+    order = dask.delayed(_pair_order, pure=False)(job, dask_key_name=f"swath-order-{run_id}")
+    tasks = [dask.delayed(_gather, pure=False)(
+        job, order, kind, chunks, dask_key_name=f"swath-gather-{run_id}-{k}")
+        for k, (kind, chunks) in enumerate(gathers)]
+    digests: dict[str, dict[int, int]] = {}
+    runner(client).each(tasks, functools.partial(merge_digests, digests))
     return digests
 
 

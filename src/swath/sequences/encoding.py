@@ -214,6 +214,9 @@ def check_codes(codes: np.ndarray, alphabet: Alphabet, name: str) -> np.ndarray:
     return codes if codes.dtype == np.uint8 else codes.astype(np.uint8)
 
 
+SHORT = 64     # items of at most this many residues on average are taken by one index
+
+
 def take_concatenated(residues: np.ndarray, offsets: np.ndarray, index: np.ndarray
                       ) -> tuple[np.ndarray, np.ndarray]:
     """Sequences ``index`` (in that order, repeats allowed) of a concatenated set, as
@@ -230,6 +233,9 @@ def take_concatenated(residues: np.ndarray, offsets: np.ndarray, index: np.ndarr
     np.cumsum(ends - starts, out=out_offsets[1:])
     if not len(index):
         return residues[:0].copy(), out_offsets
+    if out_offsets[-1] <= SHORT * len(index):   # CIGARs, names: one fancy index
+        at = np.repeat(starts - out_offsets[:-1], ends - starts) + np.arange(out_offsets[-1])
+        return residues[at], out_offsets
     # slices joined, not one fancy index (an int64 per residue): far faster for amplicons
     return np.concatenate([residues[start:end] for start, end in
                            zip(starts.tolist(), ends.tolist(), strict=True)]), out_offsets

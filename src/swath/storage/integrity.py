@@ -18,7 +18,7 @@ from typing import TypeVar
 
 import numpy as np
 
-__all__ = ["Digest", "check", "digest"]
+__all__ = ["Digest", "check", "digest", "digest_strings"]
 
 _K = TypeVar("_K")
 
@@ -36,9 +36,15 @@ def _parts(values: np.ndarray) -> list[bytes | memoryview]:
             text = [v.encode() for v in strings]
             data = b"".join(text)
             lengths = np.array([len(t) for t in text], dtype=np.int64)
-        return [repr(values.shape).encode(), b"str", lengths.view(np.uint8).data, data]
+        return _string_parts(values.shape, lengths, data)
     flat = np.ascontiguousarray(values).reshape(-1).view(np.uint8)
     return [repr(values.shape).encode(), values.dtype.str.encode(), flat.data]
+
+
+def _string_parts(shape: tuple[int, ...], lengths: np.ndarray, data: bytes | memoryview
+                  ) -> list[bytes | memoryview]:
+    return [repr(shape).encode(), b"str", np.ascontiguousarray(lengths, dtype=np.int64)
+            .view(np.uint8).data, data]
 
 
 class Digest:
@@ -51,7 +57,10 @@ class Digest:
 
     def update(self, value: np.ndarray) -> None:
         """Digest one more array after those before."""
-        for part in _parts(np.asarray(value)):
+        self._feed(_parts(np.asarray(value)))
+
+    def _feed(self, parts: list[bytes | memoryview]) -> None:
+        for part in parts:
             self._crc, self._adler = zlib.crc32(part, self._crc), zlib.adler32(part, self._adler)
 
     @property
@@ -76,6 +85,21 @@ def digest(*values: np.ndarray) -> int:
     True
     """
     return _digest_all(values)
+
+
+def digest_strings(text: np.ndarray, lengths: np.ndarray) -> int:
+    """:func:`digest` of a 1-D array of strings given as their UTF-8 bytes one after
+    another (uint8) and their lengths in bytes: the same value, without a string object.
+
+    Examples
+    --------
+    >>> text = np.frombuffer("3=é".encode(), np.uint8)
+    >>> digest_strings(text, np.array([2, 2])) == digest(np.array(["3=", "é"]))
+    True
+    """
+    total = Digest()
+    total._feed(_string_parts((len(lengths),), lengths, np.ascontiguousarray(text).data))
+    return total.value
 
 
 def _digest_all(values: Iterable[np.ndarray]) -> int:
