@@ -176,8 +176,10 @@ def band_scores(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: 
     groups = len(col_off) - 1
     slots = np.full(groups * lanes, -1, dtype=np.int64)
     slots[:nt] = order
-    lane_first = np.where(slots >= 0, first[:, np.maximum(slots, 0)], 0)
-    lane_last = np.where(slots >= 0, last[:, np.maximum(slots, 0)], -1)
+    # C order whatever the shapes (F or neither by the count of lane groups): numba would
+    # compile the kernel again, 10 to 20 s, for each layout it is given
+    lane_first = np.ascontiguousarray(np.where(slots >= 0, first[:, np.maximum(slots, 0)], 0))
+    lane_last = np.ascontiguousarray(np.where(slots >= 0, last[:, np.maximum(slots, 0)], -1))
     out = np.empty((nq, groups, lanes), dtype=np.int32)
     numba.set_parallel_chunksize(1)
     _make_kernel(dtype)(q_res, q_off, cols, col_off, lens,
