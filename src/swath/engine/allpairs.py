@@ -32,6 +32,7 @@ then, once every tile is done,
 
     swath-order-{run}         the order of the kept pairs in the root (sorted by query,
                               target; ``AllPairsStore.pair_order``)
+    swath-cigars-{run}        every tile's CIGARs, read once (``tile_cigars``)
     swath-gather-{run}-{g}    some chunks of a kind of the root's variables along ``pair``
                               written in that order (``GATHERS``: the pairs' indices and
                               names, or their CIGARs, ``GATHER_CHUNKS`` chunks a task; the
@@ -466,8 +467,8 @@ def clusters(store: AllPairsStore) -> np.ndarray:
     one tile at a time."""
     parent = np.arange(store.sequences, dtype=np.int64)
     for t in range(store.tiles):
-        kept = store.kept(t)
-        union(parent, kept["query"], kept["target"])
+        index = store.tile_index(t)
+        union(parent, index[:, 0], index[:, 1])
     _, number = np.unique(_roots(parent), return_inverse=True)
     return number.astype(np.int64)
 
@@ -538,18 +539,27 @@ def _pair_order(job: AllPairsJob) -> tuple[np.ndarray, np.ndarray]:
     return store.pair_order()
 
 
+def _tile_cigars(job: AllPairsJob) -> tuple[np.ndarray, np.ndarray]:
+    store = AllPairsStore.open(job.store, complete=False)
+    store.check_id(job.store_id)
+    return store.tile_cigars()
+
+
 def _gather(job: AllPairsJob, order: tuple[np.ndarray, np.ndarray], kind: str,
-            chunks: range) -> dict[str, dict[int, int]]:
+            chunks: range, cigars: tuple[np.ndarray, np.ndarray] | None
+            ) -> dict[str, dict[int, int]]:
     store = AllPairsStore.open(job.store, mode="r+", complete=False)
     store.check_id(job.store_id)
-    return store.gather_pairs(order, kind, chunks)
+    return store.gather_pairs(order, kind, chunks, cigars)
 
 
 def gather(job: AllPairsJob, client: Any, run_id: str) -> dict[str, dict[int, int]]:
     """Gather the root's variables along ``pair`` from the tiles as tasks on ``client``:
-    one that orders the kept pairs, then the gathers of ``create_pairs`` (a few chunks of
-    the strings each, the numbers whole), which run at once where there are workers for
-    them; the digest of every chunk of every variable, for ``finalize``."""
+    one that orders the kept pairs and one that reads the tiles' CIGARs (each tile's
+    array is read once: a read is mostly Zarr's round trips, a few ms), then the gathers
+    of ``create_pairs`` (a few chunks of the strings each, the numbers whole), which run
+    at once where there are workers for them; the digest of every chunk of every
+    variable, for ``finalize``."""
     import dask
 
     from swath.engine.cluster import runner
@@ -557,9 +567,10 @@ def gather(job: AllPairsJob, client: Any, run_id: str) -> dict[str, dict[int, in
     store = AllPairsStore.open(job.store, mode="r+", complete=False)
     gathers = store.create_pairs()
     order = dask.delayed(_pair_order, pure=False)(job, dask_key_name=f"swath-order-{run_id}")
+    cigars = dask.delayed(_tile_cigars, pure=False)(job, dask_key_name=f"swath-cigars-{run_id}")
     tasks = [dask.delayed(_gather, pure=False)(
-        job, order, kind, chunks, dask_key_name=f"swath-gather-{run_id}-{k}")
-        for k, (kind, chunks) in enumerate(gathers)]
+        job, order, kind, chunks, cigars if kind == "cigar" else None,
+        dask_key_name=f"swath-gather-{run_id}-{k}") for k, (kind, chunks) in enumerate(gathers)]
     digests: dict[str, dict[int, int]] = {}
     runner(client).each(tasks, functools.partial(merge_digests, digests))
     return digests

@@ -93,6 +93,7 @@ VERSION = 5
 WORK = "work"
 RESIDUE_CHUNK = 1 << 22
 PAIR_CHUNK = 1 << 20
+READERS = 16            # threads reading the tiles' arrays for a gather
 GATHER_CHUNKS = 2       # the root's chunks of strings (names, CIGARs) one gather writes
 NO_SCORE = int(np.iinfo(np.int32).min)     # a cell with no score: the diagonal
 COUNTERS = ("pairs", "length_filtered", "score_filtered", "traced", "kept")
@@ -370,12 +371,21 @@ class AllPairsStore(LayoutStore):
         kept["cigar"] = cigar_strings(kept[CIGAR_TEXT], kept["cigar_length"])
         return {name: kept[name] for name in KEPT_FIELDS}
 
+    def tile_index(self, t: int) -> np.ndarray:
+        """The (query, target) input indices of tile ``t``'s kept pairs, ``(K_t, 2)``."""
+        return self._tile_arrays(t, ("index",))["index"].reshape(-1, 2)
+
     def _all_tiles(self, name: str) -> np.ndarray:
         """Tiles' array ``name`` (of ``KEPT_ARRAYS``), one tile's after another."""
         fields = KEPT_ARRAYS[name]
         shape = (-1, len(fields)) if len(fields) > 1 else (-1,)
-        return np.concatenate([self._tile_arrays(t, (name,))[name].reshape(shape)
-                               for t in range(self.tiles)])
+
+        def read(t: int) -> np.ndarray:
+            return self._tile_arrays(t, (name,))[name].reshape(shape)
+
+        # many reads in flight: each is mostly round trips to Zarr's I/O loop
+        with ThreadPoolExecutor(READERS) as pool:
+            return np.concatenate(list(pool.map(read, range(self.tiles))))
 
     def pairs(self, first: int = 0, last: int | None = None) -> dict[str, np.ndarray]:
         """The fields (``KEPT_FIELDS``) of the kept pairs ``first:last`` (all by default),
@@ -413,10 +423,10 @@ class AllPairsStore(LayoutStore):
         if self.has_clusters:
             self.array("cluster")   # StoreIncomplete if they were not written
         if digests is None:
-            order = self.pair_order()
+            order, cigars = self.pair_order(), self.tile_cigars()
             digests = {}
             for kind, part in self.create_pairs():
-                merge_digests(digests, self.gather_pairs(order, kind, part))
+                merge_digests(digests, self.gather_pairs(order, kind, part, cigars))
         chunks = list(range(self._pair_chunks()))
         for name in PAIR_VARIABLES:
             if sorted(digests.get(name, {})) != chunks:
@@ -459,12 +469,19 @@ class AllPairsStore(LayoutStore):
         rank = np.lexsort((index[:, 1], index[:, 0]))
         return rank, index[rank]
 
-    def gather_pairs(self, order: tuple[np.ndarray, np.ndarray], kind: str, chunks: range
+    def tile_cigars(self) -> tuple[np.ndarray, np.ndarray]:
+        """Every tile's CIGARs one tile after another: their text and offsets."""
+        lengths = self._all_tiles("cigar_length").astype(np.int64)
+        return self._all_tiles("cigar"), np.concatenate([[0], np.cumsum(lengths)])
+
+    def gather_pairs(self, order: tuple[np.ndarray, np.ndarray], kind: str, chunks: range,
+                     cigars: tuple[np.ndarray, np.ndarray] | None = None
                      ) -> dict[str, dict[int, int]]:
         """Write ``chunks`` of the root's variables of one kind of ``GATHERS`` from the
         tiles', in the ``order`` of ``pair_order``, into the arrays ``create_pairs``
         made; the digest of each chunk written. Gathers of other chunks or kinds write
-        other chunks: a job runs them at once."""
+        other chunks: a job runs them at once. ``cigars``: ``tile_cigars``, read once for
+        every gather of the CIGARs (read here if not given)."""
         rank, index = order
         if not len(chunks):
             return {}
@@ -475,10 +492,8 @@ class AllPairsStore(LayoutStore):
             columns = {"query": index[first:last, 0], "target": index[first:last, 1]}
             columns |= {label: names[columns[field]] for field, label in PAIR_NAMES.items()}
         elif kind == "cigar":
-            lengths = self._all_tiles("cigar_length").astype(np.int64)
-            offsets = np.concatenate([[0], np.cumsum(lengths)])
-            text, at = take_concatenated(self._all_tiles("cigar"), offsets, rank[first:last])
-            columns = {"cigar": (text, at)}
+            text, offsets = self.tile_cigars() if cigars is None else cigars
+            columns = {"cigar": take_concatenated(text, offsets, rank[first:last])}
         else:
             values = self._all_tiles(kind).reshape(len(rank), -1)[rank[first:last]]
             columns = {field: values[:, c] for c, field in enumerate(KEPT_ARRAYS[kind])}
