@@ -32,11 +32,12 @@ then, once every tile is done,
 
     swath-order-{run}         the order of the kept pairs in the root (sorted by query,
                               target; ``AllPairsStore.pair_order``)
-    swath-cigars-{run}        every tile's CIGARs, read once (``tile_cigars``)
+    swath-read-{run}-{kind}   every tile's arrays of a kind of ``GATHERS``, read once
+                              (``tile_values``; none for the indices)
     swath-gather-{run}-{g}    some chunks of a kind of the root's variables along ``pair``
                               written in that order (``GATHERS``: the pairs' indices and
-                              names, or their CIGARs, ``GATHER_CHUNKS`` chunks a task; the
-                              other fields, all chunks)
+                              names, their CIGARs, their other fields; ``GATHER_CHUNKS``
+                              chunks a task)
 
 so a tile task's memory is bounded by its tile (B x B), never by n. The filters only drop
 pairs that cannot pass (``swath.identity`` derives the bounds); each tile counts what
@@ -81,6 +82,7 @@ from swath.sequences import SequenceSet, slice_concatenated, take_concatenated
 from swath.storage.allpairs import (
     CIGAR_TEXT,
     COUNTERS,
+    GATHERS,
     LAYOUT,
     NO_SCORE,
     TILE_FIELDS,
@@ -539,25 +541,24 @@ def _pair_order(job: AllPairsJob) -> tuple[np.ndarray, np.ndarray]:
     return store.pair_order()
 
 
-def _tile_cigars(job: AllPairsJob) -> tuple[np.ndarray, np.ndarray]:
+def _tile_values(job: AllPairsJob, kind: str) -> Any:
     store = AllPairsStore.open(job.store, complete=False)
     store.check_id(job.store_id)
-    return store.tile_cigars()
+    return store.tile_values(kind)
 
 
 def _gather(job: AllPairsJob, order: tuple[np.ndarray, np.ndarray], kind: str,
-            chunks: range, cigars: tuple[np.ndarray, np.ndarray] | None
-            ) -> dict[str, dict[int, int]]:
+            chunks: range, tiles: Any) -> dict[str, dict[int, int]]:
     store = AllPairsStore.open(job.store, mode="r+", complete=False)
     store.check_id(job.store_id)
-    return store.gather_pairs(order, kind, chunks, cigars)
+    return store.gather_pairs(order, kind, chunks, tiles)
 
 
 def gather(job: AllPairsJob, client: Any, run_id: str) -> dict[str, dict[int, int]]:
     """Gather the root's variables along ``pair`` from the tiles as tasks on ``client``:
-    one that orders the kept pairs and one that reads the tiles' CIGARs (each tile's
-    array is read once: a read is mostly Zarr's round trips, a few ms), then the gathers
-    of ``create_pairs`` (a few chunks of the strings each, the numbers whole), which run
+    one that orders the kept pairs and one a kind of ``GATHERS`` that reads the tiles'
+    arrays of that kind (each tile's array is read once: a read is mostly Zarr's round
+    trips, a few ms), then the gathers of ``create_pairs`` (a few chunks each), which run
     at once where there are workers for them; the digest of every chunk of every
     variable, for ``finalize``."""
     import dask
@@ -567,10 +568,11 @@ def gather(job: AllPairsJob, client: Any, run_id: str) -> dict[str, dict[int, in
     store = AllPairsStore.open(job.store, mode="r+", complete=False)
     gathers = store.create_pairs()
     order = dask.delayed(_pair_order, pure=False)(job, dask_key_name=f"swath-order-{run_id}")
-    cigars = dask.delayed(_tile_cigars, pure=False)(job, dask_key_name=f"swath-cigars-{run_id}")
+    tiles = {kind: dask.delayed(_tile_values, pure=False)(
+        job, kind, dask_key_name=f"swath-read-{run_id}-{kind}") for kind in GATHERS}
     tasks = [dask.delayed(_gather, pure=False)(
-        job, order, kind, chunks, cigars if kind == "cigar" else None,
-        dask_key_name=f"swath-gather-{run_id}-{k}") for k, (kind, chunks) in enumerate(gathers)]
+        job, order, kind, chunks, tiles[kind], dask_key_name=f"swath-gather-{run_id}-{k}")
+        for k, (kind, chunks) in enumerate(gathers)]
     digests: dict[str, dict[int, int]] = {}
     runner(client).each(tasks, functools.partial(merge_digests, digests))
     return digests

@@ -94,7 +94,7 @@ WORK = "work"
 RESIDUE_CHUNK = 1 << 22
 PAIR_CHUNK = 1 << 20
 READERS = 16            # threads reading the tiles' arrays for a gather
-GATHER_CHUNKS = 2       # the root's chunks of strings (names, CIGARs) one gather writes
+GATHER_CHUNKS = 2       # the root's chunks of a kind of variables one gather writes
 NO_SCORE = int(np.iinfo(np.int32).min)     # a cell with no score: the diagonal
 COUNTERS = ("pairs", "length_filtered", "score_filtered", "traced", "kept")
 KEPT_FIELDS: dict[str, Any] = {
@@ -134,8 +134,7 @@ KEPT_DIMENSIONS = {"index": ("pair", "member"), "values": ("pair", "field"),
 PAIR_NAMES = {"query": "query_name", "target": "target_name"}
 # the root's variables along ``pair``
 PAIR_VARIABLES = (*KEPT_FIELDS, *PAIR_NAMES.values())
-# what each kind of gather writes of them: the strings (each pair's names and CIGAR, the
-# longest) ``GATHER_CHUNKS`` chunks a gather, the numbers all chunks at once
+# what each kind of gather writes of them, ``GATHER_CHUNKS`` chunks a gather
 GATHERS: dict[str, tuple[str, ...]] = {
     "index": ("query", "target", *PAIR_NAMES.values()), "cigar": ("cigar",),
     "values": KEPT_ARRAYS["values"], "identity": ("identity",)}
@@ -423,10 +422,11 @@ class AllPairsStore(LayoutStore):
         if self.has_clusters:
             self.array("cluster")   # StoreIncomplete if they were not written
         if digests is None:
-            order, cigars = self.pair_order(), self.tile_cigars()
+            order = self.pair_order()
+            tiles = {kind: self.tile_values(kind) for kind in GATHERS}
             digests = {}
             for kind, part in self.create_pairs():
-                merge_digests(digests, self.gather_pairs(order, kind, part, cigars))
+                merge_digests(digests, self.gather_pairs(order, kind, part, tiles[kind]))
         chunks = list(range(self._pair_chunks()))
         for name in PAIR_VARIABLES:
             if sorted(digests.get(name, {})) != chunks:
@@ -456,10 +456,8 @@ class AllPairsStore(LayoutStore):
                 attributes=None if name in PAIR_NAMES.values() else
                 {"coordinates": " ".join(PAIR_NAMES.values())}, overwrite=True)
         every = self._pair_chunks()
-        return [(kind, range(first, min(first + step, every)))
-                for kind, step in (("index", GATHER_CHUNKS), ("cigar", GATHER_CHUNKS),
-                                   ("values", every), ("identity", every))
-                for first in range(0, every, max(step, 1))]
+        return [(kind, range(first, min(first + GATHER_CHUNKS, every)))
+                for kind in GATHERS for first in range(0, every, GATHER_CHUNKS)]
 
     def pair_order(self) -> tuple[np.ndarray, np.ndarray]:
         """The root's order of the kept pairs: the position of each, sorted by (query,
@@ -469,33 +467,39 @@ class AllPairsStore(LayoutStore):
         rank = np.lexsort((index[:, 1], index[:, 0]))
         return rank, index[rank]
 
-    def tile_cigars(self) -> tuple[np.ndarray, np.ndarray]:
-        """Every tile's CIGARs one tile after another: their text and offsets."""
-        lengths = self._all_tiles("cigar_length").astype(np.int64)
-        return self._all_tiles("cigar"), np.concatenate([[0], np.cumsum(lengths)])
+    def tile_values(self, kind: str) -> Any:
+        """What the gathers of ``kind`` (of ``GATHERS``) read of the tiles, every tile's
+        one after another: the CIGARs' text and offsets, or the array (``values``,
+        ``identity``); None for ``index`` (``pair_order`` holds it)."""
+        if kind == "index":
+            return None
+        if kind == "cigar":
+            lengths = self._all_tiles("cigar_length").astype(np.int64)
+            return self._all_tiles("cigar"), np.concatenate([[0], np.cumsum(lengths)])
+        return self._all_tiles(kind)
 
     def gather_pairs(self, order: tuple[np.ndarray, np.ndarray], kind: str, chunks: range,
-                     cigars: tuple[np.ndarray, np.ndarray] | None = None
-                     ) -> dict[str, dict[int, int]]:
+                     tiles: Any = None) -> dict[str, dict[int, int]]:
         """Write ``chunks`` of the root's variables of one kind of ``GATHERS`` from the
         tiles', in the ``order`` of ``pair_order``, into the arrays ``create_pairs``
         made; the digest of each chunk written. Gathers of other chunks or kinds write
-        other chunks: a job runs them at once. ``cigars``: ``tile_cigars``, read once for
-        every gather of the CIGARs (read here if not given)."""
+        other chunks: a job runs them at once. ``tiles``: ``tile_values(kind)``, read once
+        for every gather of the kind (read here if not given)."""
         rank, index = order
         if not len(chunks):
             return {}
         first, last = chunks[0] * PAIR_CHUNK, min((chunks[-1] + 1) * PAIR_CHUNK, len(rank))
+        tiles = self.tile_values(kind) if tiles is None else tiles
         columns: dict[str, Any]
         if kind == "index":
             names = self.names()
             columns = {"query": index[first:last, 0], "target": index[first:last, 1]}
             columns |= {label: names[columns[field]] for field, label in PAIR_NAMES.items()}
         elif kind == "cigar":
-            text, offsets = self.tile_cigars() if cigars is None else cigars
+            text, offsets = tiles
             columns = {"cigar": take_concatenated(text, offsets, rank[first:last])}
         else:
-            values = self._all_tiles(kind).reshape(len(rank), -1)[rank[first:last]]
+            values = tiles.reshape(len(rank), -1)[rank[first:last]]
             columns = {field: values[:, c] for c, field in enumerate(KEPT_ARRAYS[kind])}
         return {name: self._write_pairs(name, first, values)
                 for name, values in columns.items()}
