@@ -39,7 +39,7 @@ from typing import Any
 import numba
 import numpy as np
 
-from swath.kernels.cpu._jit import jit
+from swath.kernels.cpu._jit import jit, readonly
 
 LANES = {np.dtype(np.int8): 64, np.dtype(np.int16): 32, np.dtype(np.int32): 16}
 BLOCK_COLUMNS = 8   # C: columns swept together
@@ -234,7 +234,7 @@ def pack_lanes(res: np.ndarray, off: np.ndarray, order: np.ndarray, lanes: int, 
     col_off = np.zeros(ngroups + 1, dtype=np.int64)
     np.cumsum(-(-lens.max(axis=1) // multiple) * multiple, out=col_off[1:])
     cols = np.empty((int(col_off[-1]), lanes), dtype=np.uint8)
-    _fill_cols(res, off, slots, col_off, pad, cols)
+    _fill_cols(readonly(res), readonly(off), slots, col_off, pad, cols)
     return cols, col_off, lens
 
 

@@ -15,6 +15,7 @@ import numpy as np
 
 from swath.errors import InvalidParameter
 from swath.kernels.bounds import fits, score_bounds
+from swath.kernels.cpu._jit import readonly
 from swath.kernels.cpu.lanes import (
     BLOCK_COLUMNS,
     LANES,
@@ -52,7 +53,7 @@ def _round(dtype: np.dtype, mode: str, q_res: np.ndarray, q_off: np.ndarray, t_r
         numba.set_parallel_chunksize(1)
         end_open, end_extend = ends or (gap_open, gap_extend)
         lane_kernel(mode, dtype, ends is not None)(
-            q_res, q_off, query_chunks(q_off), cols, col_off, lens, skip,
+            readonly(q_res), readonly(q_off), query_chunks(q_off), cols, col_off, lens, skip,
             padded_matrix(matrix, dtype), gap_open, gap_extend, end_open, end_extend,
             out.reshape(nq, ngroups, lanes), flags.reshape(nq, ngroups, lanes))
     back = np.empty(len(order), dtype=np.int64)

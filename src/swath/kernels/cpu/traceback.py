@@ -54,7 +54,7 @@ from swath.constants import (
 from swath.kernels import bounds
 from swath.kernels.bounds import fits_every_mode
 from swath.kernels.cpu import pair_lanes
-from swath.kernels.cpu._jit import jit
+from swath.kernels.cpu._jit import jit, readonly
 from swath.kernels.cpu.cores import on_every_core
 from swath.kernels.cpu.lane_traceback import BLOCK_COLUMNS, LANES, lane_fill
 from swath.kernels.cpu.lanes import pack_lanes, padded_matrix
@@ -146,8 +146,8 @@ def _fill(q: np.ndarray, t: np.ndarray, sub: np.ndarray, gap_open: int, gap_exte
           ) -> tuple[int, int, int]:
     """Fill the direction codes of one pair; (score, end row, end column)."""
     end_open, end_extend = end_gaps or (gap_open, gap_extend)
-    return _make_fill(end_gaps is not None)(q, t, sub, gap_open, gap_extend, end_open,
-                                            end_extend, mode, dirs)
+    return _make_fill(end_gaps is not None)(readonly(q), readonly(t), readonly(sub), gap_open,
+                                            gap_extend, end_open, end_extend, mode, dirs)
 
 
 @jit
@@ -436,7 +436,8 @@ def align_batch(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: 
         np.cumsum(2 * (lengths[0][members] + lengths[1][members]) + 1, out=starts[1:])
         text = np.empty(int(starts[-1]), dtype=np.uint8)
         out = np.empty((3, len(members)), dtype=np.int64)
-        _walk_lanes(dirs, code, ends, members, q_res, q_off, t_res, t_off, starts, text, out)
+        _walk_lanes(dirs, code, np.ascontiguousarray(ends), members, readonly(q_res),
+                    readonly(q_off), readonly(t_res), readonly(t_off), starts, text, out)
         scores[members] = ends[0]
         coords[members] = np.stack([out[0], ends[1], out[1], ends[2]], axis=1)
         sizes[members] = out[2]
