@@ -43,8 +43,8 @@ so a tile task's memory is bounded by its tile (B x B), never by n. The filters 
 pairs that cannot pass (``swath.identity`` derives the bounds); each tile counts what
 they removed. After the tiles, the clusters (single linkage of the kept pairs, a
 union-find over the tiles' kept pairs) if asked, then the gathers (``gather``: the
-tiles' kept pairs into the store's root in input order, a task a group of its variables),
-then ``finalize`` (the score matrix, the digests, the complete mark).
+tiles' kept pairs into the store's root in input order, two chunks of a kind of its
+variables a task), then ``finalize`` (the score matrix, the digests, the complete mark).
 
 The query of a pair is its earlier input record, as in vsearch. A tile aligns a pair
 with its row (the shorter sequence) as the query; where the column's record is the
