@@ -391,11 +391,18 @@ def earlier_first(kept: dict[str, np.ndarray], queries: np.ndarray, targets: np.
     return out
 
 
+def job_store(job: AllPairsJob) -> AllPairsStore:
+    """The job's store, open for writing, checked to be the one the job was made for
+    (a store replaced since is not written)."""
+    store = AllPairsStore.open(job.store, mode="r+", complete=False)
+    store.check_id(job.store_id)
+    return store
+
+
 def run_tile(job: AllPairsJob, t: int) -> tuple[int, int]:
     """Compute and write tile ``t``, then mark it done; (pairs, kept pairs)."""
     started = time.perf_counter()
-    store = AllPairsStore.open(job.store, mode="r+", complete=False)
-    store.check_id(job.store_id)
+    store = job_store(job)
     bi, bj = store.tile_blocks(t)
     rows, cols = store.block_sequences(bi), store.block_sequences(bj)
     inputs = store.block_order(bi), store.block_order(bj)
@@ -496,8 +503,7 @@ def run(job: AllPairsJob, client: Any, progress: Progress | None = None) -> AllP
     from swath.storage.locking import store_lock
 
     with store_lock(job.store):
-        store = AllPairsStore.open(job.store, mode="r+", complete=False)
-        store.check_id(job.store_id)
+        store = job_store(job)
         store.recompute_damaged()
         todo = np.flatnonzero(~store.done()).tolist()
         done = store.tiles - len(todo)
@@ -536,22 +542,16 @@ def run(job: AllPairsJob, client: Any, progress: Progress | None = None) -> AllP
 
 
 def _pair_order(job: AllPairsJob) -> tuple[np.ndarray, np.ndarray]:
-    store = AllPairsStore.open(job.store, complete=False)
-    store.check_id(job.store_id)
-    return store.pair_order()
+    return job_store(job).pair_order()
 
 
 def _tile_values(job: AllPairsJob, kind: str) -> Any:
-    store = AllPairsStore.open(job.store, complete=False)
-    store.check_id(job.store_id)
-    return store.tile_values(kind)
+    return job_store(job).tile_values(kind)
 
 
 def _gather(job: AllPairsJob, order: tuple[np.ndarray, np.ndarray], kind: str,
             chunks: range, tiles: Any) -> dict[str, dict[int, int]]:
-    store = AllPairsStore.open(job.store, mode="r+", complete=False)
-    store.check_id(job.store_id)
-    return store.gather_pairs(order, kind, chunks, tiles)
+    return job_store(job).gather_pairs(order, kind, chunks, tiles)
 
 
 def gather(job: AllPairsJob, client: Any, run_id: str) -> dict[str, dict[int, int]]:
@@ -565,8 +565,7 @@ def gather(job: AllPairsJob, client: Any, run_id: str) -> dict[str, dict[int, in
 
     from swath.engine.cluster import runner
 
-    store = AllPairsStore.open(job.store, mode="r+", complete=False)
-    gathers = store.create_pairs()
+    gathers = job_store(job).create_pairs()
     order = dask.delayed(_pair_order, pure=False)(job, dask_key_name=f"swath-order-{run_id}")
     tiles = {kind: dask.delayed(_tile_values, pure=False)(
         job, kind, dask_key_name=f"swath-read-{run_id}-{kind}") for kind in GATHERS}

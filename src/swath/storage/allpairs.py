@@ -158,6 +158,11 @@ def empty_kept() -> dict[str, np.ndarray]:
     return {name: np.empty(0, dtype=dtype) for name, dtype in TILE_FIELDS.items()}
 
 
+def _chunks(kept: int) -> int:
+    """The root's chunks of ``kept`` pairs along ``pair``."""
+    return -(-kept // PAIR_CHUNK)
+
+
 def merge_digests(into: dict[str, dict[int, int]], more: dict[str, dict[int, int]]) -> None:
     """Add a gather's chunk digests (``gather_pairs``) to those of the others (in place)."""
     for name, values in more.items():
@@ -427,7 +432,7 @@ class AllPairsStore(LayoutStore):
             digests = {}
             for kind, part in self.create_pairs():
                 merge_digests(digests, self.gather_pairs(order, kind, part, tiles[kind]))
-        chunks = list(range(self._pair_chunks()))
+        chunks = list(range(_chunks(self._kept_pairs())))
         for name in PAIR_VARIABLES:
             if sorted(digests.get(name, {})) != chunks:
                 raise ValueError(f"{self.path}: {name} was not gathered whole")
@@ -439,15 +444,14 @@ class AllPairsStore(LayoutStore):
 
     # gathering -----------------------------------------------------------------
 
-    def _pair_chunks(self) -> int:
-        kept = int(self.counters()[:, COUNTERS.index("kept")].sum())
-        return -(-kept // PAIR_CHUNK)
+    def _kept_pairs(self) -> int:
+        return int(self.counters()[:, COUNTERS.index("kept")].sum())
 
     def create_pairs(self) -> list[tuple[str, range]]:
         """Create the root's variables along ``pair`` (empty, as long as the tiles keep
         pairs, in chunks of ``PAIR_CHUNK``); the gathers that fill them, each a kind of
         ``GATHERS`` and the chunks it writes."""
-        kept = int(self.counters()[:, COUNTERS.index("kept")].sum())
+        kept = self._kept_pairs()
         chunk = min(max(kept, 1), PAIR_CHUNK)
         for name in PAIR_VARIABLES:
             dtype = KEPT_FIELDS.get(name, str)
@@ -455,7 +459,7 @@ class AllPairsStore(LayoutStore):
                 name, shape=(kept,), chunks=(chunk,), dtype=dtype, dimension_names=("pair",),
                 attributes=None if name in PAIR_NAMES.values() else
                 {"coordinates": " ".join(PAIR_NAMES.values())}, overwrite=True)
-        every = self._pair_chunks()
+        every = _chunks(kept)
         return [(kind, range(first, min(first + GATHER_CHUNKS, every)))
                 for kind in GATHERS for first in range(0, every, GATHER_CHUNKS)]
 
