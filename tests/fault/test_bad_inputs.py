@@ -128,6 +128,9 @@ def _cases() -> Iterator[tuple[str, list[str], str]]:
         for name, path in outputs.items():
             fragment = path.split("/")[0] if path != "." else "current directory"
             yield f"{command}-output-{name}", [*argv, path], fragment
+    for name in ("a-file", "foreign-zarr", "a-database"):     # refused before it starts
+        yield f"align-on-a-cluster-output-{name}", [*writers["align"], outputs[name],
+                                                    "--workers", "2"], outputs[name]
     for command in ("inspect", "resume", "verify"):
         for name, path in {"missing": "nothing.zarr", "file": "a_file.txt",
                            "empty-dir": "emptydir", "foreign": "foreign.zarr"}.items():

@@ -333,16 +333,22 @@ def _mount_tmpfs(path: Path, size: str) -> None:
         pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.decode().strip()}")
 
 
+def _fill(disk: Path, left: int) -> Path:
+    """A file filling ``disk`` but ``left`` bytes."""
+    free = os.statvfs(disk).f_bavail * os.statvfs(disk).f_frsize
+    filler = disk / "filler"
+    filler.write_bytes(b"\0" * (free - left))
+    return filler
+
+
 @pytest.mark.slow
 def test_a_full_disk_refuses_in_one_line_and_resumes(job: Job, tmp_path: Path) -> None:
     disk = tmp_path / "disk"
     _mount_tmpfs(disk, "16m")
     try:
-        free = os.statvfs(disk).f_bavail * os.statvfs(disk).f_frsize
         outcomes = set()
         for left in (64 << 10, 1 << 20):      # creation fails, or a unit does
-            filler = disk / "filler"
-            filler.write_bytes(b"\0" * (free - left))
+            filler = _fill(disk, left)
             store = disk / "r.zarr"
             full = job.run(store)
             assert full.returncode == 2, full.stderr
@@ -353,6 +359,24 @@ def test_a_full_disk_refuses_in_one_line_and_resumes(job: Job, tmp_path: Path) -
             job.finish(store)
             subprocess.run(["rm", "-rf", str(store)], check=True)
         assert outcomes == {False, True}       # both: during creation and mid-job
+    finally:
+        subprocess.run(["umount", str(disk)], check=False)
+
+
+@pytest.mark.slow
+def test_a_full_disk_on_a_local_cluster_is_one_line(job: Job, tmp_path: Path) -> None:
+    """Units failing on a local cluster's workers (``--workers 2``; on a host of several
+    GPUs, the default) are the command's one line: neither the cluster's notice (quiet
+    without progress) nor each worker's log of its failed tasks joins it."""
+    disk = tmp_path / "disk"
+    _mount_tmpfs(disk, "16m")
+    try:
+        _fill(disk, 1 << 20)
+        full = _swath(*job.argv(disk / "r.zarr"), "--workers", "2")
+        assert full.returncode == 2, full.stderr
+        lines = full.stderr.strip().splitlines()
+        assert len(lines) == 1 and "No space left on device" in lines[0], lines
+        assert (disk / "r.zarr").exists()                 # it failed mid-job
     finally:
         subprocess.run(["umount", str(disk)], check=False)
 

@@ -97,7 +97,8 @@ def align(query: str, target: str, output: str | None, tile_size: int | None,
     """
     fmt = out_format(out, fmt, swath.FORMATS["longpair"], "text", replace=overwrite,
                      inputs=(query, target, output))
-    where = cluster(scheduler, workers)
+    report = show_progress(progress)
+    where = cluster(scheduler, workers, report)
     swath.warm_up(device, client=where)
     queries = swath.read_sequences(query, scoring.alphabet, wildcard=wildcard,
                                    limit=None if all_pairs else 1)
@@ -107,7 +108,6 @@ def align(query: str, target: str, output: str | None, tile_size: int | None,
         raise CommandError(f"-o keeps the store of one pair; {query} against {target} makes "
                            f"{count} pairs (give one record in each file, or align many "
                            "pairs with `swath pairs`)")
-    report = show_progress(progress)
     shown = fmt or (None if output else "text")      # with -o, printed only when asked
     texts: list[str] = []
     for i in range(len(queries)):

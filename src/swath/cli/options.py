@@ -59,6 +59,8 @@ DEFAULT_MATRIX = "BLOSUM62"
 DEFAULT_MATCH = 2
 DEFAULT_MISMATCH = -3
 
+logger = logging.getLogger(__name__)
+
 
 # ---------------------------------------------------------------------------------
 # Errors
@@ -436,8 +438,15 @@ workers_option = click.option(
          "GPU, where the job runs in this process; one per GPU on several].")
 
 
-def cluster(scheduler: str | None, workers: int | None) -> swath.Cluster:
+def cluster(scheduler: str | None, workers: int | None, progress: bool) -> swath.Cluster:
     """Where a command's job runs (``--scheduler``, ``--workers``); a local cluster started
-    for it is named on stderr with its dashboard (not a job in this process)."""
-    return swath.Cluster(scheduler, workers,
-                         started=lambda where: click.echo(f"swath: running {where}", err=True))
+    for it is named with its dashboard (not a job in this process): on stderr where
+    progress is shown, else in the log (``-v``), so that a quiet command's stderr holds
+    only its warnings and errors."""
+    def started(where: str) -> None:
+        if progress:
+            click.echo(f"swath: running {where}", err=True)
+        else:
+            logger.info("running %s", where)
+
+    return swath.Cluster(scheduler, workers, started=started)

@@ -126,7 +126,8 @@ def running(job: str, device: str, scheduler: str | None, workers: int | None,
     import swath
     from swath.cli.options import cluster, show_progress
 
-    where = cluster(scheduler, workers)
+    shown = show_progress(progress)
+    where = cluster(scheduler, workers, shown)
     swath.warm_up(device, client=where, job=job)
-    with progress_bars(show_progress(progress)) as bars:
+    with progress_bars(shown) as bars:
         yield where, Watch(bars)

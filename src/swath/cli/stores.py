@@ -51,8 +51,9 @@ def resume(store: str, device: str, scheduler: str | None, workers: int | None,
     try:
         swath.open(store)
     except (StoreIncomplete, StoreDamaged):
-        with progress_bars(show_progress(progress)) as bar:
-            swath.resume(store, device=device, client=cluster(scheduler, workers),
+        shown = show_progress(progress)
+        with progress_bars(shown) as bar:
+            swath.resume(store, device=device, client=cluster(scheduler, workers, shown),
                          progress=bar)
         click.echo(f"swath: {store} is complete", err=True)
         return

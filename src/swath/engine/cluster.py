@@ -24,6 +24,11 @@ from swath.errors import InvalidParameter
 
 logger = logging.getLogger(__name__)
 
+#: the level of Dask's own log records a local cluster's processes print: a failed task
+#: reaches the caller as its exception (one line from the command line), not also as
+#: every worker's "Compute Failed" record with its traceback on stderr
+WORKER_LOGS = logging.CRITICAL
+
 POLL = 0.5      # seconds between a long call's progress reports
 
 
@@ -207,14 +212,16 @@ def connect(scheduler: str | None = None, workers: int | None = None, device: st
                            "this process (pip install 'swath[gpu]' for all)", gpus)
             return InProcess(1 if tile_tasks else threads_per_gpu, "GPU"), False
         cluster = LocalCUDACluster(n_workers=workers or gpus,
-                                   threads_per_worker=1 if tile_tasks else threads_per_gpu)
+                                   threads_per_worker=1 if tile_tasks else threads_per_gpu,
+                                   silence_logs=WORKER_LOGS)
         return OnCluster(Client(cluster, set_as_default=False)), True
     n = workers or 1
     share = max(1, threads // n)
     # worker processes get numba's thread count (threads share the caller's)
     extra = {"env": {THREADS_VARIABLE: str(share)}} if processes else {}
     cluster = LocalCluster(n_workers=n, threads_per_worker=share if tile_tasks else 1,
-                           processes=processes, dashboard_address=":0", **extra)
+                           processes=processes, dashboard_address=":0",
+                           silence_logs=WORKER_LOGS, **extra)
     return OnCluster(Client(cluster, set_as_default=False)), True
 
 

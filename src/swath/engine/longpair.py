@@ -647,8 +647,12 @@ def _align_pair(path: str, query: np.ndarray, target: np.ndarray, scoring: Any, 
                 progress: Progress | None, overwrite: bool
                 ) -> Alignment | PairScore:
     from swath.engine.cluster import session
+    from swath.storage.creation import check_output
+    from swath.storage.longpair import LAYOUT, VERSION
 
     kind = tile_device(device)
+    # a path that cannot take the store is refused before a cluster starts
+    check_output(path, LAYOUT, VERSION, what="alignment", overwrite=overwrite)
     with session(client, device=kind, tile_tasks=True) as (where, _):
         origins = traceback and kind == "cpu"
         tile = ((tile_size, tile_size) if tile_size else

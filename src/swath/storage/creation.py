@@ -77,6 +77,37 @@ def _check_not_cwd(path: StorePath) -> None:
             raise _refuse(path, "is the current directory (or holds it)")
 
 
+def check_output(path: StorePath, layout: str, version: int, *, what: str,
+                 overwrite: bool = False) -> dict[str, Any] | None:
+    """What is at ``path`` where a ``layout`` store may be written there: None for
+    nothing, else the ``"swath"`` attributes of a swath store to reopen or (with
+    ``overwrite``) replace. A job checks its output so before it starts any cluster.
+
+    Raises
+    ------
+    OutputExists
+        The path is the current directory (or holds it), holds something swath did not
+        write, or, without ``overwrite``, a swath store of another layout.
+    FormatVersionError
+        The path holds a store of this layout written by another swath version (and
+        ``overwrite`` is false).
+    """
+    _check_not_cwd(path)
+    attrs = found_at(path)
+    if attrs == {}:
+        raise _refuse(path, "exists and is not a swath store")
+    if attrs is not None and not overwrite:
+        if attrs["layout"] != layout:
+            raise OutputExists(f"{display(path)} is a swath {attrs['layout']!r} store, not "
+                               f"a {what} store (choose another output path, or "
+                               "--overwrite to replace it)")
+        if attrs.get("version") != version:
+            raise FormatVersionError(
+                f"{display(path)} is a {layout!r} store version {attrs.get('version')}, "
+                f"this swath writes version {version} (--overwrite replaces it)")
+    return attrs
+
+
 def reopen_or_create(path: StorePath, layout: str, version: int,
                      inputs: dict[str, Any] | Callable[[], dict[str, Any]],
                      create: Callable[[bool], object], *, what: str, differs: str,
@@ -90,26 +121,15 @@ def reopen_or_create(path: StorePath, layout: str, version: int,
     Raises
     ------
     OutputExists
-        The path holds something swath did not write, another swath store, or a store
-        of another job (``differs`` says what may differ), and ``overwrite`` is false.
+        As :func:`check_output`, or the path holds a store of another job (``differs``
+        says what may differ) and ``overwrite`` is false.
     FormatVersionError
-        The path holds a store of this layout written by another swath version.
+        As :func:`check_output`.
     """
-    _check_not_cwd(path)
     for _ in range(3):
-        attrs = found_at(path)
+        attrs = check_output(path, layout, version, what=what, overwrite=overwrite)
         replace = attrs is not None
-        if attrs == {}:
-            raise _refuse(path, "exists and is not a swath store")
         if attrs is not None and not overwrite:
-            if attrs["layout"] != layout:
-                raise OutputExists(f"{display(path)} is a swath {attrs['layout']!r} store, not "
-                                   f"a {what} store (choose another output path, or "
-                                   "--overwrite to replace it)")
-            if attrs.get("version") != version:
-                raise FormatVersionError(
-                    f"{display(path)} is a {layout!r} store version {attrs.get('version')}, "
-                    f"this swath writes version {version} (--overwrite replaces it)")
             if attrs.get("created") is True:
                 if attrs.get("inputs") != (inputs() if callable(inputs) else inputs):
                     raise OutputExists(f"{display(path)} holds another {what} ({differs}); "
