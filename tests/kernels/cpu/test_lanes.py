@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from swath.kernels.bounds import score_bounds
+from swath.kernels.cpu._jit import readonly
 from swath.kernels.cpu.lanes import (
     BLOCK_COLUMNS,
     LANES,
@@ -27,7 +28,9 @@ def run_narrow(mode: str, query: np.ndarray, targets: list[np.ndarray], dtype=np
     groups = len(col_off) - 1
     out = np.zeros((1, groups, LANES[narrow]), dtype=narrow)
     flags = np.zeros((1, groups, LANES[narrow]), dtype=np.uint8)
-    lane_kernel(mode, narrow)(query, np.array([0, len(query)]), np.array([0, 1]), cols, col_off,
+    # read-only query arrays, as score_many passes them: the kernel it compiled
+    lane_kernel(mode, narrow)(readonly(query), readonly(np.array([0, len(query)])),
+                              np.array([0, 1]), cols, col_off,
                               lens, np.zeros((1, groups), dtype=bool),
                               padded_matrix(PROTEIN.matrix, narrow), 11, 1, 11, 1, out, flags)
     return out.reshape(-1)[np.argsort(order)], flags.reshape(-1)[np.argsort(order)]

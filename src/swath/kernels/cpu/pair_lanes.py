@@ -43,7 +43,7 @@ from swath.constants import (
     SOURCE_F,
     SOURCE_START,
 )
-from swath.kernels.cpu._jit import jit
+from swath.kernels.cpu._jit import jit, readonly
 
 BLOCK_COLUMNS = 2  # C: columns swept together (a byte of codes holds two)
 U8 = np.uint8
@@ -237,7 +237,7 @@ def pack(res: np.ndarray, off: np.ndarray, members: np.ndarray, codes: np.ndarra
     lengths[:len(members)] = off[members + 1] - off[members]
     width = -(-int(lengths.max()) // multiple) * multiple
     out = np.empty((width, len(lengths)), dtype=dtype)
-    _pack(res, off, members, codes, out)
+    _pack(readonly(res), readonly(off), readonly(members), readonly(codes), out)
     return out, lengths
 
 

@@ -49,7 +49,7 @@ from swath.constants import (
     STATE_H,
     STATE_START,
 )
-from swath.kernels.cpu._jit import jit
+from swath.kernels.cpu._jit import jit, readonly
 from swath.kernels.cpu.cores import on_every_core
 from swath.kernels.cpu.traceback import _walk, codes_shape
 from swath.kernels.tile_origins import Best, check_origins, matrix_wide
@@ -287,9 +287,20 @@ def _run(q: np.ndarray, t: np.ndarray, sub: np.ndarray, gap_open: int, gap_exten
     bottom = np.empty((4, len(t)), dtype=np.int64)
     right = np.empty((4, len(q)), dtype=np.int64)
     best = np.empty(4, dtype=np.int64)
-    _make_tile(local, origins, False)(q, t, sub, gap_open, gap_extend, strip, top[0], top[1],
-                                      left[0], left[1], bottom, right, _NO_CODES, best)
+    _make_tile(local, origins, False)(*_inputs(q, t, sub), gap_open, gap_extend, strip,
+                                      *_edges(top, left), bottom, right, _NO_CODES, best)
     return bottom, right, best
+
+
+def _inputs(*arrays: np.ndarray) -> tuple[np.ndarray, ...]:
+    return tuple(readonly(a) for a in arrays)
+
+
+def _edges(top: tuple[np.ndarray, np.ndarray], left: tuple[np.ndarray, np.ndarray]
+           ) -> tuple[np.ndarray, ...]:
+    """A tile's input edges in the kernel's one form: read-only int64 C arrays (numba
+    compiles a kernel again for int32 edges, or writable ones)."""
+    return _inputs(*(np.asarray(a, dtype=np.int64) for a in (*top, *left)))
 
 
 def tile_codes(q: np.ndarray, t: np.ndarray, sub: np.ndarray, gap_open: int, gap_extend: int,
@@ -299,8 +310,8 @@ def tile_codes(q: np.ndarray, t: np.ndarray, sub: np.ndarray, gap_open: int, gap
     (no origins: any size)."""
     dirs = np.empty(codes_shape(len(q), len(t)), dtype=np.uint8)
     empty = np.empty((4, 0), dtype=np.int64)
-    _make_tile(local, False, True)(q, t, sub, gap_open, gap_extend, strip, top[0], top[1],
-                                   left[0], left[1], empty, empty, dirs,
+    _make_tile(local, False, True)(*_inputs(q, t, sub), gap_open, gap_extend, strip,
+                                   *_edges(top, left), empty, empty, dirs,
                                    np.empty(4, dtype=np.int64))
     return dirs
 
