@@ -8,8 +8,9 @@ then ``--repeats`` jobs, each ``swath.allpairs(FASTA, client=...)`` timed from t
 to its return; then the CLI
 command with G GPUs visible (``CUDA_VISIBLE_DEVICES``), which runs in its own process on
 one GPU and starts a cluster on two. Every store must hold the same kept pairs.
-Reported: median seconds, pairs per second, and the scaling of G GPUs over one
-(time on one / (G x time on G); 1.0 is linear).
+Reported: median seconds, pairs per second, the scaling of G GPUs over one
+(time on one / (G x time on G); 1.0 is linear), and each job's task phases (each kind of
+task's count, compute seconds and span: where the time of the job goes).
 
     python benchmarks/allpairs_scaling.py A1_20000.fasta --out $OUT
 """
@@ -42,7 +43,7 @@ def kept(path: str) -> np.ndarray:
 def on_cluster(fasta: str, gpus: int, repeats: int, out: str, first_fasta: str
                ) -> dict[str, object]:
     from dask_cuda import LocalCUDACluster
-    from distributed import Client
+    from distributed import Client, get_task_stream
 
     job = {"scoring": Scoring.dna(2, -3, 5, 2), "min_identity": 0.97, "device": "gpu"}
     visible = ",".join(str(g) for g in range(gpus))
@@ -51,13 +52,33 @@ def on_cluster(fasta: str, gpus: int, repeats: int, out: str, first_fasta: str
         started = time.perf_counter()
         swath.allpairs(first_fasta, client=client, store=f"{out}/g{gpus}-first.zarr", **job)
         first = time.perf_counter() - started
-        runs = []
+        runs, phases = [], []
         for k in range(repeats):
             started = time.perf_counter()
-            swath.allpairs(fasta, client=client, store=f"{out}/g{gpus}-{k}.zarr", **job)
+            with get_task_stream(client=client) as stream:
+                swath.allpairs(fasta, client=client, store=f"{out}/g{gpus}-{k}.zarr", **job)
             runs.append(time.perf_counter() - started)
+            phases.append(task_phases(stream.data))
     return {"first_job": first, "jobs": runs, "job": statistics.median(runs),
-            "store": f"{out}/g{gpus}-0.zarr"}
+            "store": f"{out}/g{gpus}-0.zarr", "phases": phases}
+
+
+def task_phases(tasks: list[dict]) -> dict[str, dict[str, float]]:
+    """Each kind of task of a job (its key's prefix: ``swath-read``, ``swath-gather``...):
+    how many ran, their summed compute seconds, and when the first started and the last
+    ended, in seconds from the job's first task."""
+    spans: dict[str, list[tuple[float, float]]] = {}
+    for task in tasks:
+        key = task["key"][0] if isinstance(task["key"], tuple) else task["key"]
+        prefix = "-".join(str(key).split("-")[:2])
+        for part in task["startstops"]:
+            if part["action"] == "compute":
+                spans.setdefault(prefix, []).append((part["start"], part["stop"]))
+    origin = min(start for span in spans.values() for start, _ in span)
+    return {prefix: {"tasks": len(span), "compute_s": round(sum(b - a for a, b in span), 2),
+                     "from_s": round(min(a for a, _ in span) - origin, 2),
+                     "to_s": round(max(b for _, b in span) - origin, 2)}
+            for prefix, span in sorted(spans.items())}
 
 
 def command(fasta: str, gpus: int, out: str) -> float:
