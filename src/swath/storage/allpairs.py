@@ -64,6 +64,7 @@ through a transposed copy (``work/transposed``) that it deletes.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, ClassVar, cast
@@ -84,6 +85,7 @@ from swath.storage.common import (
     write_whole,
 )
 from swath.storage.integrity import Digest, digest, digest_strings
+from swath.storage.string_chunks import create_string_array, utf8_buffer, write_string_chunk
 
 LAYOUT = "allpairs"
 # 1: one array per kept field; 2: done marks were flags, not digests; 3: kept pairs only
@@ -455,10 +457,11 @@ class AllPairsStore(LayoutStore):
         chunk = min(max(kept, 1), PAIR_CHUNK)
         for name in PAIR_VARIABLES:
             dtype = KEPT_FIELDS.get(name, str)
-            self.group.create_array(
-                name, shape=(kept,), chunks=(chunk,), dtype=dtype, dimension_names=("pair",),
-                attributes=None if name in PAIR_NAMES.values() else
-                {"coordinates": " ".join(PAIR_NAMES.values())}, overwrite=True)
+            create = functools.partial(self.group.create_array, dtype=dtype) \
+                if dtype is not str else functools.partial(create_string_array, self.group)
+            create(name, shape=(kept,), chunks=(chunk,), dimension_names=("pair",),
+                   attributes=None if name in PAIR_NAMES.values() else
+                   {"coordinates": " ".join(PAIR_NAMES.values())}, overwrite=True)
         every = _chunks(kept)
         return [(kind, range(first, min(first + GATHER_CHUNKS, every)))
                 for kind in GATHERS for first in range(0, every, GATHER_CHUNKS)]
@@ -496,9 +499,10 @@ class AllPairsStore(LayoutStore):
         tiles = self.tile_values(kind) if tiles is None else tiles
         columns: dict[str, Any]
         if kind == "index":
-            names = self.names()
+            names = utf8_buffer(self.names())
             columns = {"query": index[first:last, 0], "target": index[first:last, 1]}
-            columns |= {label: names[columns[field]] for field, label in PAIR_NAMES.items()}
+            columns |= {label: take_concatenated(*names, columns[field])
+                        for field, label in PAIR_NAMES.items()}
         elif kind == "cigar":
             text, offsets = tiles
             columns = {"cigar": take_concatenated(text, offsets, rank[first:last])}
@@ -510,23 +514,23 @@ class AllPairsStore(LayoutStore):
 
     def _write_pairs(self, name: str, first: int, values: Any) -> dict[int, int]:
         """Root variable ``name`` from pair ``first`` on (whole chunks, the last one to
-        the end), a chunk at a time: CIGARs as their text and offsets, strings, numbers;
-        each chunk's digest, by its index."""
+        the end), a chunk at a time: strings (CIGARs, names) as their UTF-8 bytes and
+        offsets, written as encoded chunks (``string_chunks``), or numbers; each chunk's
+        digest, by its index."""
         array = self.array(name)
         digests = {}
-        text: np.ndarray | None = None
         if isinstance(values, tuple):
             text, at = values
-            values = cigar_strings(text, np.diff(at))
+            for start in range(0, len(at) - 1, PAIR_CHUNK):
+                ends = at[start:start + PAIR_CHUNK + 1]
+                piece, sizes = text[ends[0]:ends[-1]], np.diff(ends)
+                write_string_chunk(array, (first + start) // PAIR_CHUNK, piece, sizes)
+                digests[(first + start) // PAIR_CHUNK] = digest_strings(piece, sizes)
+            return digests
         for start in range(0, len(values), PAIR_CHUNK):
             piece = values[start:start + PAIR_CHUNK]
             array[first + start:first + start + len(piece)] = piece
-            if text is None:
-                digests[(first + start) // PAIR_CHUNK] = digest(piece)
-            else:
-                ends = at[start:start + len(piece) + 1]
-                digests[(first + start) // PAIR_CHUNK] = digest_strings(
-                    text[ends[0]:ends[-1]], np.diff(ends))
+            digests[(first + start) // PAIR_CHUNK] = digest(piece)
         return digests
 
     def _gather_scores(self) -> None:

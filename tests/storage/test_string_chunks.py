@@ -1,0 +1,42 @@
+"""Chunks of a string array written from a byte buffer read back, by Zarr, as the strings."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import zarr
+
+from swath.storage.string_chunks import (
+    create_string_array,
+    utf8_buffer,
+    write_string_chunk,
+)
+
+
+def _strings(count: int, seed: int) -> list[str]:
+    rng = np.random.default_rng(seed)
+    letters = list("ACGT=XIDé;size") + [""]
+    return ["".join(rng.choice(letters, rng.integers(0, 12))) for _ in range(count)]
+
+
+@pytest.mark.parametrize("count", [1, 7, 10, 23])
+def test_chunks_read_back_as_the_strings(tmp_path, count):
+    """Every chunk, the last one short of the chunk size, empty and non-ASCII strings."""
+    strings = _strings(count, count)
+    group = zarr.open_group(str(tmp_path / "s.zarr"), mode="w")
+    array = create_string_array(group, "s", shape=(count,), chunks=(5,))
+    text, offsets = utf8_buffer(strings)
+    for chunk, start in enumerate(range(0, count, 5)):
+        ends = offsets[start:start + 6]
+        write_string_chunk(array, chunk, text[ends[0]:ends[-1]], np.diff(ends))
+    again = zarr.open_group(str(tmp_path / "s.zarr"), mode="r")["s"]
+    assert again[:].tolist() == strings
+    assert again[3:count].tolist() == strings[3:]
+
+
+def test_a_chunk_past_the_array_is_refused(tmp_path):
+    group = zarr.open_group(str(tmp_path / "s.zarr"), mode="w")
+    array = create_string_array(group, "s", shape=(7,), chunks=(5,))
+    text, offsets = utf8_buffer(["a", "b", "c"])
+    with pytest.raises(ValueError, match="do not fit"):
+        write_string_chunk(array, 1, text, np.diff(offsets))
