@@ -15,7 +15,7 @@ from swath.storage.string_chunks import (
 
 def _strings(count: int, seed: int) -> list[str]:
     rng = np.random.default_rng(seed)
-    letters = list("ACGT=XIDé;size") + [""]
+    letters = [*"ACGT=XIDé;size", ""]
     return ["".join(rng.choice(letters, rng.integers(0, 12))) for _ in range(count)]
 
 
