@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 import zarr
 
 from swath.storage.string_chunks import (
     create_string_array,
+    encode_strings,
+    take_strings,
     utf8_buffer,
     write_string_chunk,
 )
@@ -40,3 +44,16 @@ def test_a_chunk_past_the_array_is_refused(tmp_path):
     text, offsets = utf8_buffer(["a", "b", "c"])
     with pytest.raises(ValueError, match="do not fit"):
         write_string_chunk(array, 1, text, np.diff(offsets))
+
+
+def test_taken_strings_encode_as_zarr_encodes_them():
+    """Strings taken by index (repeats, empty and non-ASCII ones) give the bytes of those
+    strings, and their chunk the bytes Zarr's own vlen-utf8 codec makes of them."""
+    numcodecs = pytest.importorskip("numcodecs")
+    strings = _strings(200, 7)
+    index = np.random.default_rng(8).integers(0, len(strings), 500)
+    text, offsets = take_strings(*utf8_buffer(strings), index)
+    want = [strings[i] for i in index]
+    assert [bytes(text[a:b]).decode() for a, b in itertools.pairwise(offsets)] == want
+    assert bytes(encode_strings(text, np.diff(offsets))) == bytes(
+        numcodecs.VLenUTF8().encode(np.array(want, dtype=object)))

@@ -73,7 +73,7 @@ import numpy as np
 import zarr
 
 from swath.errors import StoreIncomplete
-from swath.sequences import SequenceSet, take_concatenated
+from swath.sequences import SequenceSet
 from swath.storage.common import (
     LayoutStore,
     StorePath,
@@ -85,7 +85,12 @@ from swath.storage.common import (
     write_whole,
 )
 from swath.storage.integrity import Digest, digest, digest_strings
-from swath.storage.string_chunks import create_string_array, utf8_buffer, write_string_chunk
+from swath.storage.string_chunks import (
+    create_string_array,
+    take_strings,
+    utf8_buffer,
+    write_string_chunk,
+)
 
 LAYOUT = "allpairs"
 # 1: one array per kept field; 2: done marks were flags, not digests; 3: kept pairs only
@@ -502,11 +507,11 @@ class AllPairsStore(LayoutStore):
         if kind == "index":
             names = utf8_buffer(self.names())
             columns = {"query": index[first:last, 0], "target": index[first:last, 1]}
-            columns |= {label: take_concatenated(*names, columns[field])
+            columns |= {label: take_strings(*names, columns[field])
                         for field, label in PAIR_NAMES.items()}
         elif kind == "cigar":
             text, offsets = tiles
-            columns = {"cigar": take_concatenated(text, offsets, rank[first:last])}
+            columns = {"cigar": take_strings(text, offsets, rank[first:last])}
         else:
             values = tiles.reshape(len(rank), -1)[rank[first:last]]
             columns = {field: values[:, c] for c, field in enumerate(KEPT_ARRAYS[kind])}
