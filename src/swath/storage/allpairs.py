@@ -85,12 +85,6 @@ from swath.storage.common import (
     write_whole,
 )
 from swath.storage.integrity import Digest, digest, digest_strings
-from swath.storage.string_chunks import (
-    create_string_array,
-    take_strings,
-    utf8_buffer,
-    write_string_chunk,
-)
 
 LAYOUT = "allpairs"
 # 1: one array per kept field; 2: done marks were flags, not digests; 3: kept pairs only
@@ -458,6 +452,10 @@ class AllPairsStore(LayoutStore):
         """Create the root's variables along ``pair`` (empty, as long as the tiles keep
         pairs, in chunks of ``PAIR_CHUNK``); the gathers that fill them, each a kind of
         ``GATHERS`` and the chunks it writes."""
+        # the string writers (numba's loops) are imported by the writers only, not by
+        # every reader of a store
+        from swath.storage.string_chunks import create_string_array
+
         kept = self._kept_pairs()
         chunk = min(max(kept, 1), PAIR_CHUNK)
         for name in PAIR_VARIABLES:
@@ -498,6 +496,8 @@ class AllPairsStore(LayoutStore):
         made; the digest of each chunk written. Gathers of other chunks or kinds write
         other chunks: a job runs them at once. ``tiles``: ``tile_values(kind)``, read once
         for every gather of the kind (read here if not given)."""
+        from swath.storage.string_chunks import take_strings, utf8_buffer
+
         rank, index = order
         if not len(chunks):
             return {}
@@ -523,6 +523,8 @@ class AllPairsStore(LayoutStore):
         the end), a chunk at a time: strings (CIGARs, names) as their UTF-8 bytes and
         offsets, written as encoded chunks (``string_chunks``), or numbers; each chunk's
         digest, by its index."""
+        from swath.storage.string_chunks import write_string_chunk
+
         array = self.array(name)
         digests = {}
         if isinstance(values, tuple):

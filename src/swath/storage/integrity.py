@@ -14,7 +14,7 @@ from __future__ import annotations
 import zlib
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -27,18 +27,28 @@ def _parts(values: np.ndarray) -> list[bytes | memoryview]:
     """What a digest reads of an array: its shape, its dtype and its bytes (of strings,
     their lengths and their UTF-8 bytes, whatever their numpy dtype)."""
     if values.dtype.kind in "OTU":
-        strings = [str(v) for v in values.ravel()]
-        joined = "".join(strings)
-        if joined.isascii():        # a character a byte: the lengths without encoding each
-            data = joined.encode("ascii")
-            lengths = np.fromiter(map(len, strings), dtype=np.int64, count=len(strings))
-        else:
-            text = [v.encode() for v in strings]
-            data = b"".join(text)
-            lengths = np.array([len(t) for t in text], dtype=np.int64)
+        data, lengths = utf8_bytes(values.ravel())
         return _string_parts(values.shape, lengths, data)
     flat = np.ascontiguousarray(values).reshape(-1).view(np.uint8)
     return [repr(values.shape).encode(), values.dtype.str.encode(), flat.data]
+
+
+def utf8_bytes(strings: Iterable[Any]) -> tuple[bytes, np.ndarray]:
+    """The UTF-8 bytes of ``strings`` one after another, and each one's length in bytes
+    (int64).
+
+    Examples
+    --------
+    >>> utf8_bytes(["ab", "é", ""])
+    (b'ab\\xc3\\xa9', array([2, 2, 0]))
+    """
+    strings = [str(v) for v in strings]
+    joined = "".join(strings)
+    if joined.isascii():        # a character a byte: the lengths without encoding each
+        return (joined.encode("ascii"),
+                np.fromiter(map(len, strings), dtype=np.int64, count=len(strings)))
+    text = [v.encode() for v in strings]
+    return b"".join(text), np.array([len(t) for t in text], dtype=np.int64)
 
 
 def _string_parts(shape: tuple[int, ...], lengths: np.ndarray, data: bytes | memoryview

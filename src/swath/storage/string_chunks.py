@@ -25,6 +25,8 @@ from zarr.codecs import VLenUTF8Codec, ZstdCodec
 from zarr.core.buffer import default_buffer_prototype
 from zarr.core.sync import sync
 
+from swath.storage.integrity import utf8_bytes
+
 #: the zstd of the arrays made here (Zarr's default for strings): level, checksum
 _LEVEL, _CHECKSUM = 0, False
 _COUNT = 4          # bytes of an item's length, and of the chunk's count
@@ -126,7 +128,7 @@ def utf8_buffer(strings: Any) -> tuple[np.ndarray, np.ndarray]:
     >>> bytes(text).decode(), offsets.tolist()
     ('abé', [0, 2, 4, 4])
     """
-    encoded = [str(item).encode() for item in strings]
-    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
-    np.cumsum([len(item) for item in encoded], out=offsets[1:])
-    return np.frombuffer(b"".join(encoded), dtype=np.uint8), offsets
+    data, lengths = utf8_bytes(strings)
+    offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    return np.frombuffer(data, dtype=np.uint8), offsets
