@@ -9,6 +9,7 @@ import pytest
 
 from swath.engine import cluster
 from swath.engine.cluster import Cluster, InProcess, OnCluster, connect, runner, session
+from swath.errors import InvalidParameter
 
 
 @pytest.mark.parametrize("tile_tasks", [False, True])
@@ -31,6 +32,16 @@ def test_several_workers_start_a_local_cluster():
         assert own and isinstance(where, OnCluster) and where.workers == 2
         threads = [w["nthreads"] for w in where.client.scheduler_info()["workers"].values()]
     assert threads == [max(1, (os.cpu_count() or 1) // 2)] * 2
+
+
+@pytest.mark.parametrize("device", ["auto", "gpu"])
+def test_more_gpu_workers_than_gpus_are_refused(device, monkeypatch):
+    """A GPU cluster runs a worker per GPU: ``--workers 2`` on one GPU is one line naming
+    the way to CPU workers, before any cluster starts (dask-cuda's own error is a
+    traceback)."""
+    monkeypatch.setattr("swath.kernels.gpu_count", lambda: 1)
+    with pytest.raises(InvalidParameter, match=r"--workers 2: 1 GPU is visible.*--device cpu"):
+        connect(workers=2, device=device)
 
 
 def test_a_cluster_is_started_by_the_jobs_session_and_named():

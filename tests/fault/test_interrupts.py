@@ -365,14 +365,15 @@ def test_a_full_disk_refuses_in_one_line_and_resumes(job: Job, tmp_path: Path) -
 
 @pytest.mark.slow
 def test_a_full_disk_on_a_local_cluster_is_one_line(job: Job, tmp_path: Path) -> None:
-    """Units failing on a local cluster's workers (``--workers 2``; on a host of several
-    GPUs, the default) are the command's one line: neither the cluster's notice (quiet
-    without progress) nor each worker's log of its failed tasks joins it."""
+    """Units failing on a local cluster's workers (``--workers 2`` on the CPU, on any host;
+    on a host of several GPUs, the default) are the command's one line: neither the
+    cluster's notice (quiet without progress) nor each worker's log of its failed tasks
+    joins it."""
     disk = tmp_path / "disk"
     _mount_tmpfs(disk, "16m")
     try:
         _fill(disk, 1 << 20)
-        full = _swath(*job.argv(disk / "r.zarr"), "--workers", "2")
+        full = _swath(*job.argv(disk / "r.zarr"), "--workers", "2", "--device", "cpu")
         assert full.returncode == 2, full.stderr
         lines = full.stderr.strip().splitlines()
         assert len(lines) == 1 and "No space left on device" in lines[0], lines

@@ -435,7 +435,8 @@ scheduler_option = click.option(
 workers_option = click.option(
     "--workers", type=click.IntRange(min=1), default=None,
     help="Workers of a local Dask cluster [processes; default: none on the CPU or one "
-         "GPU, where the job runs in this process; one per GPU on several].")
+         "GPU, where the job runs in this process; one per GPU on several; on GPUs at "
+         "most one per GPU].")
 
 
 def cluster(scheduler: str | None, workers: int | None, progress: bool) -> swath.Cluster:

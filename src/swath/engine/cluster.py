@@ -174,9 +174,9 @@ def connect(scheduler: str | None = None, workers: int | None = None, device: st
 
     ``scheduler``: the address of a running scheduler. Without one: this process
     (:class:`InProcess`) when at most one GPU is used and ``workers`` is at most 1;
-    else a local cluster: one worker per GPU (dask-cuda) when GPUs are used, or
-    ``workers`` CPU worker processes of one Dask thread each, whose numba kernels share
-    the cores.
+    else a local cluster: one worker per GPU (dask-cuda) when GPUs are used (``workers``
+    at most the GPUs: :class:`InvalidParameter` past them), or ``workers`` CPU worker
+    processes of one Dask thread each, whose numba kernels share the cores.
 
     Threads: GPU search tasks get two, not one: one task's host work (top-k, downloads)
     then overlaps another's kernels (S1 runs faster so). With ``tile_tasks`` (a long
@@ -205,6 +205,10 @@ def connect(scheduler: str | None = None, workers: int | None = None, device: st
     from distributed import Client, LocalCluster
 
     if gpus:
+        if workers is not None and workers > gpus:
+            raise InvalidParameter(
+                f"--workers {workers}: {gpus} GPU{'s are' if gpus > 1 else ' is'} visible, "
+                "and a GPU cluster runs one worker per GPU (--device cpu for CPU workers)")
         try:
             from dask_cuda import LocalCUDACluster
         except ImportError:
