@@ -4,8 +4,9 @@ A scheduler in this process, one ``dask worker`` with the GPU (two threads) and
 ``--cpu-workers`` workers without one (``CUDA_VISIBLE_DEVICES`` empty, one thread each,
 ``NUMBA_NUM_THREADS`` of ``--cpu-threads``); ``swath.allpairs(..., device="auto")`` so each
 tile runs on whatever its worker has. Reported: the mixed job's seconds, the tiles each kind
-of worker took, the same job on the GPU alone in this process, and whether both stores hold
-the same kept pairs.
+of worker took (a tile and its copy both counted, ``copies`` apart: tiles copied from a
+straggler to an idle worker, ``engine.stragglers``), the same job on the GPU alone in this
+process, and whether both stores hold the same kept pairs.
 
     python benchmarks/allpairs_mixed.py A1_2000.fasta --block 256
 """
@@ -56,12 +57,15 @@ def main() -> None:
             for process in workers:
                 process.terminate()
     tiles = {"gpu": 0, "cpu": 0}
+    copies = {"gpu": 0, "cpu": 0}         # copies of straggling tiles (engine.stragglers)
     for task in stream.data:
         if "allpairs" in str(task["key"]):
-            tiles["gpu" if names[task["worker"]] == "gpu" else "cpu"] += 1
+            kind = "gpu" if names[task["worker"]] == "gpu" else "cpu"
+            (copies if str(task["key"]).endswith("-copy") else tiles)[kind] += 1
     started = time.perf_counter()
     alone = swath.allpairs(args.fasta, store=f"{args.out}/alone.zarr", device="gpu", **job)
     print(json.dumps({"mixed_seconds": round(mixed_seconds, 2), "tiles": tiles,
+                      "copies": copies,
                       "gpu_alone_seconds": round(time.perf_counter() - started, 2),
                       "kept": len(mixed), "same_kept_pairs": mixed.to_table() == alone.to_table()}))
 

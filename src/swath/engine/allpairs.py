@@ -27,6 +27,10 @@ Each tile of the upper triangle of the block matrix not yet done is one task,
                               traceback (``align_batch``, in batches of bounded
                               residues: ``trace``) of the candidates left; identity
                               by the job's definition; the tile's writes and done mark
+                              (on a cluster under the scheduler's lock of the tile, and
+                              only if no copy of the task wrote it first: a tile
+                              straggling on a slow worker is copied to an idle faster
+                              one, ``engine.stragglers``)
 
 then, once every tile is done,
 
@@ -67,6 +71,7 @@ from typing import Any
 import numpy as np
 
 from swath.engine import Progress
+from swath.engine.stragglers import first_writer
 from swath.identity import (
     NO_BOUND,
     SurplusScheme,
@@ -400,9 +405,12 @@ def job_store(job: AllPairsJob) -> AllPairsStore:
 
 
 def run_tile(job: AllPairsJob, t: int) -> tuple[int, int]:
-    """Compute and write tile ``t``, then mark it done; (pairs, kept pairs)."""
+    """Compute and write tile ``t``, then mark it done; (pairs, kept pairs). A tile done
+    meanwhile by a copy of this task (``engine.stragglers``) is left as it is."""
     started = time.perf_counter()
     store = job_store(job)
+    if store.is_done("tile", t):
+        return _written(store, t)
     bi, bj = store.tile_blocks(t)
     rows, cols = store.block_sequences(bi), store.block_sequences(bj)
     inputs = store.block_order(bi), store.block_order(bj)
@@ -420,11 +428,21 @@ def run_tile(job: AllPairsJob, t: int) -> tuple[int, int]:
         parts = earlier_first(out, *inputs), earlier_first(turned, *inputs[::-1])
         out = {name: np.concatenate([part[name] for part in parts]) for name in TILE_FIELDS}
         counters = {name: counters[name] + counted[name] for name in COUNTERS}
-    store.write_tile(t, out, counters,
-                     _score_chunks(bi == bj, pairs, forward, reverse) if job.scores else [])
+    # a copy of this task may run beside it (engine.stragglers): the first writes
+    with first_writer(f"swath-tile-{job.store_id}-{t}"):
+        if store.is_done("tile", t):
+            return _written(store, t)
+        store.write_tile(t, out, counters, _score_chunks(bi == bj, pairs, forward, reverse)
+                         if job.scores else [])
     logger.debug("tile %d (%d, %d): %s in %.3f s", t, bi, bj, counters,
                  time.perf_counter() - started)
     return counters["pairs"], counters["kept"]
+
+
+def _written(store: AllPairsStore, t: int) -> tuple[int, int]:
+    """(pairs, kept pairs) of tile ``t`` as written."""
+    counters = store.counters(t)
+    return int(counters[COUNTERS.index("pairs")]), int(counters[COUNTERS.index("kept")])
 
 
 def _score_chunks(diagonal: bool, pairs: np.ndarray, forward: np.ndarray,
@@ -521,17 +539,20 @@ def run(job: AllPairsJob, client: Any, progress: Progress | None = None) -> AllP
                 progress("allpairs", done, store.tiles, pairs)
 
         run_id = uuid.uuid4().hex[:8]   # keys of an earlier (failed) run must not be reused
-        tasks = [dask.delayed(run_tile, pure=False)(job, t,
-                                                    dask_key_name=f"swath-allpairs-{run_id}-{t}")
-                 for t in todo]
+        def tile(t: int, copy: str = "") -> Any:
+            return dask.delayed(run_tile, pure=False)(
+                job, t, dask_key_name=f"swath-allpairs-{run_id}-{t}{copy}")
+
         started = time.perf_counter()
-        runner(client).each(tasks, finished)
+        # a tile straggling on a slow worker may be copied to an idle faster one
+        where = runner(client)      # one runner: it keeps the gathers off lost copies
+        where.each([tile(t) for t in todo], finished, copy=lambda i: tile(todo[i], "-copy"))
         ran = time.perf_counter()
         store = AllPairsStore.open(job.store, mode="r+", complete=False)
         store.check_done()
         if store.has_clusters:
             store.write_clusters(clusters(store))
-        store.finalize(gather(job, client, run_id))
+        store.finalize(gather(job, where, run_id))
         totals = dict(zip(COUNTERS, store.counters().sum(axis=0).tolist(), strict=True))
         logger.info("%s: %d tiles in %.3f s, %d pairs: %d ruled out by length, %d by score, "
                     "%d traced, %d kept; finalized in %.3f s", job.store, len(todo),

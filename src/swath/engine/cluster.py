@@ -15,11 +15,13 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from swath.engine.stragglers import Stragglers
 from swath.errors import InvalidParameter
 
 logger = logging.getLogger(__name__)
@@ -30,6 +32,7 @@ logger = logging.getLogger(__name__)
 WORKER_LOGS = logging.CRITICAL
 
 POLL = 0.5      # seconds between a long call's progress reports
+COPY_POLL = 0.05   # seconds between looks for stragglers to copy (``engine.stragglers``)
 
 
 class Runner(Protocol):
@@ -39,11 +42,14 @@ class Runner(Protocol):
     description: str      # one line for the user: where the job runs
 
     def each(self, tasks: list[Any], done: Callable[[Any], None],
-             watched: Sequence[tuple[Any, Callable[[], None]]] = ()) -> None:
+             watched: Sequence[tuple[Any, Callable[[], None]]] = (),
+             copy: Callable[[int], Any] | None = None) -> None:
         """Compute ``tasks`` (dask.delayed) and call ``done(result)`` in this thread as
         each finishes, and ``call()`` as each ``(task, call)`` of ``watched`` (tasks the
         graph of ``tasks`` holds; their results stay where they are) finishes; raise a
-        task's error (on a cluster, once the others are done)."""
+        task's error (on a cluster, once the others are done). ``copy(i)``: a copy of
+        ``tasks[i]`` under another key, which a cluster may run beside a straggling one
+        on an idle worker (``engine.stragglers``): the first result is the task's."""
 
     def call(self, function: Callable[..., Any], *args: Any,
              poll: Callable[[], None] | None = None) -> Any:
@@ -61,7 +67,8 @@ class InProcess:
                            f"{'s' if threads > 1 else ''})"
 
     def each(self, tasks: list[Any], done: Callable[[Any], None],
-             watched: Sequence[tuple[Any, Callable[[], None]]] = ()) -> None:
+             watched: Sequence[tuple[Any, Callable[[], None]]] = (),
+             copy: Callable[[int], Any] | None = None) -> None:
         import dask
         import dask.threaded
         from dask.callbacks import Callback
@@ -100,27 +107,94 @@ class OnCluster:
         self.workers = max(1, len(client.scheduler_info()["workers"]))
         self.description = f"on the Dask cluster at {client.scheduler.address} " \
                            f"(dashboard {client.dashboard_link})"
+        # copies of tasks whose other copy's result was taken: not cancelled (a running
+        # task runs on once cancelled, and the scheduler would count its thread free),
+        # held until done, and the workers running them left out of the next tasks
+        self._losers: list[Any] = []
 
     def each(self, tasks: list[Any], done: Callable[[Any], None],
-             watched: Sequence[tuple[Any, Callable[[], None]]] = ()) -> None:
+             watched: Sequence[tuple[Any, Callable[[], None]]] = (),
+             copy: Callable[[int], Any] | None = None) -> None:
         from distributed import as_completed
 
         calls = {task.key: call for task, call in watched}
-        failed = None      # the first error, raised once the other tasks have finished
+        futures = self.client.compute([*tasks, *(t for t, _ in watched)],
+                                      **self._spared())
         # the client's loop: it need not be the process's default client; a watched
         # task's result is never fetched, and released once its future is passed
-        for future in as_completed(self.client.compute([*tasks, *(t for t, _ in watched)]),
-                                   loop=self.client.loop):
+        pending = as_completed(futures, loop=self.client.loop)
+        task_of = {future.key: i for i, future in enumerate(futures[:len(tasks)])}
+        runs = [[future] for future in futures[:len(tasks)]]    # each task's copies
+        stragglers = Stragglers(self._threads(), task_of) \
+            if copy is not None and self.workers > 1 else None
+        taken: set[int] = set()
+        watching = set(calls)
+        failed = None      # the first error, raised once the other tasks have finished
+        for future in self._finished(pending, stragglers, copy, runs):
             if future.key in calls:
+                watching.discard(future.key)
                 if future.status != "error":
                     calls[future.key]()
                 continue
+            i = task_of[future.key]
+            if i in taken or future.status == "cancelled":     # another copy's was taken
+                continue
             if future.status == "error":
-                failed = failed or future
-            elif failed is None:
+                if all(run.status == "error" for run in runs[i]):     # every copy failed
+                    failed = failed or future
+                    taken.add(i)
+                    if stragglers is not None:
+                        stragglers.left.discard(i)
+                continue
+            taken.add(i)
+            if stragglers is not None:
+                stragglers.finished(future.key, time.monotonic())
+                self._losers += [run for run in runs[i] if run is not future]
+            if failed is None:
                 done(future.result())
+            if len(taken) == len(tasks) and not watching:
+                break                              # lost copies may still run
         if failed is not None:
             failed.result()
+
+    def _spared(self) -> dict[str, Any]:
+        """Restrictions for new tasks: the workers not running a copy that lost, if any
+        (a task queued behind one would wait for it)."""
+        self._losers = [run for run in self._losers if not run.done()]
+        if not self._losers:
+            return {}
+        losing = {run.key for run in self._losers}
+        processing = self.client.processing()
+        free = [worker for worker, keys in processing.items() if not losing & set(keys)]
+        return {"workers": free, "allow_other_workers": False} if free else {}
+
+    def _threads(self) -> dict[str, int]:
+        """Each worker's task threads, by address."""
+        return {address: worker["nthreads"]
+                for address, worker in self.client.scheduler_info()["workers"].items()}
+
+    def _finished(self, pending: Any, stragglers: Stragglers | None,
+                  copy: Callable[[int], Any] | None, runs: list[list[Any]]
+                  ) -> Iterator[Any]:
+        """The futures of ``pending`` as they finish; with ``stragglers``, meanwhile the
+        copies it names started (``copy(i)``, on the named worker only), added to
+        ``pending`` and to their task's ``runs``."""
+        if stragglers is None or copy is None:
+            yield from pending
+            return
+        while not pending.is_empty():
+            ready = pending.next_batch(block=False)
+            yield from ready
+            if ready:
+                continue
+            for task, worker in stragglers.copies(self.client.processing(),
+                                                  time.monotonic()):
+                future = self.client.compute(copy(task), workers=[worker],
+                                             allow_other_workers=False)
+                stragglers.add(future.key, task)
+                runs[task].append(future)
+                pending.add(future)
+            time.sleep(COPY_POLL)
 
     def call(self, function: Callable[..., Any], *args: Any,
              poll: Callable[[], None] | None = None) -> Any:

@@ -317,9 +317,11 @@ class AllPairsStore(LayoutStore):
             values += [np.asarray(score[r, c]) for r, c in self._score_ranges(t)]
         return [*values, np.asarray(self.array(_work("counters"))[t])]
 
-    def counters(self) -> np.ndarray:
-        """Every tile's counters, ``(T, C)`` (zeros for tiles not done)."""
-        return np.asarray(self.array(_work("counters"))[:], dtype=np.int64)
+    def counters(self, t: int | None = None) -> np.ndarray:
+        """Every tile's counters, ``(T, C)`` (zeros for tiles not done), or tile ``t``'s
+        alone."""
+        counters = self.array(_work("counters"))
+        return np.asarray(counters[:] if t is None else counters[t], dtype=np.int64)
 
     def write_tile(self, t: int, kept: dict[str, np.ndarray], counters: dict[str, int],
                    score_chunks: list[np.ndarray]) -> None:

@@ -393,6 +393,10 @@ class LayoutStore:
         one per unit)."""
         return self.marks(kind or next(iter(self.MARKS))) != 0
 
+    def is_done(self, kind: str, unit: Unit) -> bool:
+        """Whether ``unit`` of ``kind`` is done (its mark alone read)."""
+        return bool(self.array(self.MARKS[kind])[unit] != 0)
+
     def mark(self, kind: str, unit: Unit, *values: np.ndarray) -> None:
         """Mark a unit done: its mark is the digest of the values it wrote."""
         self.array(self.MARKS[kind])[unit] = np.uint64(digest(*values))
