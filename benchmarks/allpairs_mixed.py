@@ -15,12 +15,27 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import subprocess
 import time
 
+from allpairs_scaling import task_phases
+
 import swath
 from swath.scoring import Scoring
+
+
+class Summaries(logging.Handler):
+    """The engine's line summing up each all-pairs job (tiles' and finalize's seconds)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if "finalized" in record.getMessage():
+            self.lines.append(record.getMessage())
 
 
 def main() -> None:
@@ -33,6 +48,12 @@ def main() -> None:
     args = parser.parse_args()
 
     from distributed import Client, LocalCluster, get_task_stream
+
+    # the engine's summary line of each job: its tiles' seconds and its finalize's
+    summaries = Summaries()
+    engine_log = logging.getLogger("swath.engine.allpairs")
+    engine_log.addHandler(summaries)
+    engine_log.setLevel(logging.INFO)
 
     dna = Scoring.dna(2, -3, 5, 2)
     job = {"scoring": dna, "min_identity": 0.97, "block": args.block}
@@ -65,7 +86,8 @@ def main() -> None:
     started = time.perf_counter()
     alone = swath.allpairs(args.fasta, store=f"{args.out}/alone.zarr", device="gpu", **job)
     print(json.dumps({"mixed_seconds": round(mixed_seconds, 2), "tiles": tiles,
-                      "copies": copies,
+                      "copies": copies, "phases": task_phases(stream.data),
+                      "summaries": summaries.lines,
                       "gpu_alone_seconds": round(time.perf_counter() - started, 2),
                       "kept": len(mixed), "same_kept_pairs": mixed.to_table() == alone.to_table()}))
 
