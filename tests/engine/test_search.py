@@ -322,8 +322,10 @@ def test_bad_inputs(data, client, tmp_path):
                      store=str(tmp_path / "b.zarr"))
     from swath.engine.cluster import connect
 
-    with pytest.raises(swath.InvalidParameter, match="cannot reach a Dask scheduler"):
+    started = time.monotonic()      # a refused port at once, not after the client's 10 s
+    with pytest.raises(swath.InvalidParameter, match=r"cannot reach a Dask scheduler.*refused"):
         connect("tcp://127.0.0.1:1")
+    assert time.monotonic() - started < 5
 
 
 def test_result_store_behind_an_fsspec_url(data, client):

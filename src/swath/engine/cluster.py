@@ -263,6 +263,7 @@ def connect(scheduler: str | None = None, workers: int | None = None, device: st
         from distributed import Client
 
         try:       # not the process's default client: dask's own calls stay local
+            _refused(scheduler)
             return OnCluster(Client(scheduler, timeout="10s", set_as_default=False)), True
         except (OSError, TimeoutError) as exc:
             raise InvalidParameter(f"--scheduler {scheduler}: cannot reach a Dask scheduler "
@@ -301,6 +302,26 @@ def connect(scheduler: str | None = None, workers: int | None = None, device: st
                            processes=processes, dashboard_address=":0",
                            silence_logs=WORKER_LOGS, **extra)
     return OnCluster(Client(cluster, set_as_default=False)), True
+
+
+def _refused(scheduler: str) -> None:
+    """Raise ``OSError`` at once where a TCP scheduler's host is unknown or its port
+    refuses connections (Dask's client would retry until its timeout); anything else is
+    left to the client."""
+    import socket
+
+    from distributed.comm import parse_address, parse_host_port
+
+    protocol, location = parse_address(scheduler)
+    if protocol != "tcp":
+        return
+    host, port = parse_host_port(location)
+    try:
+        socket.create_connection((host, port), timeout=2).close()
+    except (ConnectionRefusedError, socket.gaierror):
+        raise
+    except OSError:
+        return
 
 
 @contextmanager
