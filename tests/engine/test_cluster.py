@@ -64,14 +64,17 @@ def _double(x: int) -> int:
 @pytest.mark.parametrize("kind", ["in process", "on a cluster"])
 def test_runners_report_each_result_and_raise_task_errors(kind, request):
     """Both runners call back once per task with its result, and re-raise a task's
-    error; ``call`` polls while a long call runs."""
+    error, with copies of stragglers allowed or not; ``call`` polls while a long call
+    runs."""
 
     def check(where):
-        got: list[int] = []
-        where.each([dask.delayed(_double)(x) for x in range(5)], got.append)
-        assert sorted(got) == [0, 2, 4, 6, 8]
-        with pytest.raises(ZeroDivisionError):
-            where.each([dask.delayed(lambda: 1 // 0)()], got.append)
+        for copy in (None, lambda i: dask.delayed(_double)(i)):     # copies or none
+            got: list[int] = []
+            where.each([dask.delayed(_double)(x) for x in range(5)], got.append, copy=copy)
+            assert sorted(got) == [0, 2, 4, 6, 8]
+            with pytest.raises(ZeroDivisionError):
+                where.each([dask.delayed(lambda: 1 // 0)(), dask.delayed(_double)(3)],
+                           got.append, copy=copy)
         polls: list[int] = []
         slow = cluster.POLL * 2.5
         assert where.call(lambda: __import__("time").sleep(slow) or 7,

@@ -137,14 +137,14 @@ class OnCluster:
                     calls[future.key]()
                 continue
             i = task_of[future.key]
-            if i in taken or future.status == "cancelled":     # another copy's was taken
+            if i in taken:                              # another copy's result was taken
                 continue
-            if future.status == "error":
-                if all(run.status == "error" for run in runs[i]):     # every copy failed
-                    failed = failed or future
+            if future.status != "finished":             # an error, or cancelled elsewhere
+                if all(run.done() and run.status != "finished" for run in runs[i]):
+                    failed = failed or future           # every copy failed
                     taken.add(i)
                     if stragglers is not None:
-                        stragglers.left.discard(i)
+                        stragglers.given_up(i)
                 continue
             taken.add(i)
             if stragglers is not None:

@@ -62,6 +62,10 @@ class Stragglers:
         if where is not None:
             self.times.setdefault(where[0], []).append(now - where[1])
 
+    def given_up(self, task: int) -> None:
+        """``task`` failed on every copy: none more is started."""
+        self.left.discard(task)
+
     def copies(self, processing: Mapping[str, Sequence[Any]], now: float
                ) -> list[tuple[int, str]]:
         """``(task, worker)``: copies to start now, given the keys each worker is
