@@ -44,6 +44,50 @@ def _floor(dtype: np.dtype) -> int:
     return MINUS_INFINITY if dtype == np.int32 else int(np.iinfo(dtype).min) // 2
 
 
+@jit(inline="always")
+def _band_row(T, i, q, profile, lane, above_row, row, lo, width, ncols, gap_open, gap_extend,
+              floor, sign):
+    """Row ``i`` of a band kernel's lane group (``_make_kernel``) from the row before
+    (``above_row``) into ``row``, in lanes of the number type ``T``: two distinct arrays,
+    as LLVM vectorizes the cells across lanes only while it can tell apart the arrays a
+    cell reads and writes (a swap of the two would hide it). Module-level, not a closure
+    of the kernel: a kernel that closes over another compiled function is compiled again
+    in every process (numba's cache cannot key it)."""
+    L = lane.shape[1]
+    ge, gf, neg = T(gap_extend), T(gap_open + gap_extend), T(floor)
+    score = profile[q[i - 1]]
+    edge = T(max(-(gap_open + i * gap_extend), floor))
+    for k in range(L):
+        lane[0, k] = neg
+        lane[1, k] = neg
+    for v in range(width):
+        w = width - 1 - v
+        j = i - lo - w              # the cell's column
+        scores = score[min(max(j - 1, 0), ncols - 1)]
+        above, diagonal, cells = above_row[w], above_row[w + 1], row[w + 1]
+        at = T(w)
+        # all ones where true: left of column 0, on column 0
+        before, column0 = T(-1 if j < 0 else 0), T(-1 if j == 0 else 0)
+        for k in range(L):
+            left = lane[0, k]
+            f = lane[1, k]
+            up = max(T(above[1, k] - ge), T(above[0, k] - gf))
+            f = max(T(f - ge), T(left - gf))
+            cell = max(max(T(diagonal[0, k] + scores[k]), up), f)
+            # off the lane's band or left of column 0: all ones (the sign bit of a
+            # difference, spread); selects by masks, which AVX2 vectorizes where it
+            # leaves compares and branches scalar
+            off = T(T(T(at - lane[2, k]) | T(lane[3, k] - at)) >> sign) | before
+            cell = T(T(edge & column0) | T(max(cell, neg) & ~column0))
+            cell = T(T(cell & ~off) | T(neg & off))
+            gap = off | column0
+            up = T(T(max(up, neg) & ~gap) | T(neg & gap))
+            cells[0, k] = cell
+            cells[1, k] = up
+            lane[0, k] = cell
+            lane[1, k] = max(f, neg)
+
+
 @functools.cache
 def _make_kernel(dtype: np.dtype) -> Any:
     T = dtype.type
@@ -63,7 +107,7 @@ def _make_kernel(dtype: np.dtype) -> Any:
         """
         nq, ngroups = q_off.shape[0] - 1, col_off.shape[0] - 1
         chunks = -(-nq // QUERY_CHUNK)
-        ge, gf, neg = T(gap_extend), T(gap_open + gap_extend), T(floor)
+        neg = T(floor)
         for task in numba.prange(ngroups * chunks):
             g = task // chunks
             cols = cols_all[col_off[g]:col_off[g + 1]]
@@ -92,7 +136,7 @@ def _make_kernel(dtype: np.dtype) -> Any:
                     lane[3, k] = T(last[qi, g, k] - lo)
                 width = hi - lo + 1
                 # row[w + 1, 0 | 1, k]: H, E of the last row on diagonal lo + w (row[0]:
-                # below the band); the row being computed goes to new
+                # below the band); the row being computed goes to new, the next back to row
                 row = np.empty((width + 1, 2, L), dtype)
                 new = np.empty((width + 1, 2, L), dtype)
                 for k in range(L):
@@ -104,44 +148,17 @@ def _make_kernel(dtype: np.dtype) -> Any:
                         inside = j >= 0 and lane[2, k] <= w <= lane[3, k]
                         row[w + 1, 0, k] = top if inside else neg
                         row[w + 1, 1, k] = neg
-                for i in range(1, m + 1):
-                    score = profile[q[i - 1]]
-                    edge = T(max(-(gap_open + i * gap_extend), floor))
-                    for k in range(L):
-                        lane[0, k] = neg
-                        lane[1, k] = neg
-                    for v in range(width):
-                        w = width - 1 - v
-                        j = i - lo - w              # the cell's column
-                        scores = score[min(max(j - 1, 0), ncols - 1)]
-                        above, diagonal, cells = row[w], row[w + 1], new[w + 1]
-                        at = T(w)
-                        # all ones where true: left of column 0, on column 0
-                        before, column0 = T(-1 if j < 0 else 0), T(-1 if j == 0 else 0)
-                        for k in range(L):
-                            left = lane[0, k]
-                            f = lane[1, k]
-                            up = max(T(above[1, k] - ge), T(above[0, k] - gf))
-                            f = max(T(f - ge), T(left - gf))
-                            cell = max(max(T(diagonal[0, k] + scores[k]), up), f)
-                            # off the lane's band or left of column 0: all ones (the sign
-                            # bit of a difference, spread); selects by masks, which AVX2
-                            # vectorizes where it leaves compares and branches scalar
-                            off = T(T(T(at - lane[2, k]) | T(lane[3, k] - at)) >> sign) | before
-                            cell = T(T(edge & column0) | T(max(cell, neg) & ~column0))
-                            cell = T(T(cell & ~off) | T(neg & off))
-                            gap = off | column0
-                            up = T(T(max(up, neg) & ~gap) | T(neg & gap))
-                            cells[0, k] = cell
-                            cells[1, k] = up
-                            lane[0, k] = cell
-                            lane[1, k] = max(f, neg)
-                    # copied, not swapped: LLVM vectorizes across lanes only while it can
-                    # tell apart the arrays a cell reads and writes
-                    row[:] = new
+                # rows in pairs, from one array into the other and back: no copy a row
+                for i in range(1, m + 1, 2):
+                    _band_row(T, i, q, profile, lane, row, new, lo, width, ncols, gap_open,
+                              gap_extend, floor, sign)
+                    if i < m:
+                        _band_row(T, i + 1, q, profile, lane, new, row, lo, width, ncols,
+                                  gap_open, gap_extend, floor, sign)
+                final = new if m % 2 else row          # row m
                 for k in range(L):
                     valid = lane[2, k] <= lane[3, k]
-                    out[qi, g, k] = row[m - lens[k] - lo + 1, 0, k] if valid else SKIPPED
+                    out[qi, g, k] = final[m - lens[k] - lo + 1, 0, k] if valid else SKIPPED
 
     return kernel
 
