@@ -94,6 +94,7 @@ VERSION = 5
 WORK = "work"
 RESIDUE_CHUNK = 1 << 22
 PAIR_CHUNK = 1 << 20
+READERS = 16            # threads reading the tiles' arrays for a gather
 GATHER_CHUNKS = 2       # the root's chunks of a kind of variables one gather writes
 NO_SCORE = int(np.iinfo(np.int32).min)     # a cell with no score: the diagonal
 COUNTERS = ("pairs", "length_filtered", "score_filtered", "traced", "kept")
@@ -382,30 +383,16 @@ class AllPairsStore(LayoutStore):
         return self._tile_arrays(t, ("index",))["index"].reshape(-1, 2)
 
     def _all_tiles(self, name: str) -> np.ndarray:
-        """Tiles' array ``name`` (of ``KEPT_ARRAYS``), one tile's after another: every
-        tile's read at once on Zarr's I/O loop (a read is mostly round trips; threads each
-        waiting on the loop for one took about twice as long)."""
-        import asyncio
-
-        from zarr.api.asynchronous import open_array
-        from zarr.core.sync import sync
-
+        """Tiles' array ``name`` (of ``KEPT_ARRAYS``), one tile's after another."""
         fields = KEPT_ARRAYS[name]
         shape = (-1, len(fields)) if len(fields) > 1 else (-1,)
-        root = f"{self.group.path}/" if self.group.path else ""
 
-        async def read(t: int) -> np.ndarray:
-            try:
-                array = await open_array(store=self.group.store, mode="r",
-                                         path=f"{root}{_work(f'kept/{t}/{name}')}")
-            except FileNotFoundError:
-                raise missing(f"the kept pairs of tile {t}", self.path) from None
-            return np.asarray(await array.getitem(slice(None))).reshape(shape)
+        def read(t: int) -> np.ndarray:
+            return self._tile_arrays(t, (name,))[name].reshape(shape)
 
-        async def every() -> list[np.ndarray]:
-            return await asyncio.gather(*(read(t) for t in range(self.tiles)))
-
-        return np.concatenate(sync(every()))
+        # many reads in flight: each is mostly round trips to Zarr's I/O loop
+        with ThreadPoolExecutor(READERS) as pool:
+            return np.concatenate(list(pool.map(read, range(self.tiles))))
 
     def pairs(self, first: int = 0, last: int | None = None) -> dict[str, np.ndarray]:
         """The fields (``KEPT_FIELDS``) of the kept pairs ``first:last`` (all by default),
