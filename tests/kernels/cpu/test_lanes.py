@@ -32,7 +32,8 @@ def run_narrow(mode: str, query: np.ndarray, targets: list[np.ndarray], dtype=np
     lane_kernel(mode, narrow)(readonly(query), readonly(np.array([0, len(query)])),
                               np.array([0, 1]), cols, col_off,
                               lens, np.zeros((1, groups), dtype=bool),
-                              padded_matrix(PROTEIN.matrix, narrow), 11, 1, 11, 1, out, flags)
+                              padded_matrix(PROTEIN.matrix, narrow), 11, 1, 11, 1, out, flags,
+                              0, 1)
     return out.reshape(-1)[np.argsort(order)], flags.reshape(-1)[np.argsort(order)]
 
 

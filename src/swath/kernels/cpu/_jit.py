@@ -12,7 +12,8 @@ OPTIONS = {"nogil": True, "cache": True, "boundscheck": False}
 
 
 def jit(function: Any = None, **options: Any) -> Any:
-    """``numba.njit`` with swath's options; use as ``@jit`` or ``@jit(parallel=True)``."""
+    """``numba.njit`` with swath's options; use as ``@jit`` or ``@jit(inline="always")``
+    (kernels run on every core through ``cores.share_tasks``, not numba's parallel loops)."""
     decorate = numba.njit(**{**OPTIONS, **options})
     return decorate if function is None else decorate(function)
 

@@ -26,13 +26,13 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-import numba
 import numpy as np
 
 from swath.constants import MINUS_INFINITY, MINUS_INFINITY_64
 from swath.kernels.band_geometry import SKIPPED, clip_bands
 from swath.kernels.bounds import fits_every_mode
 from swath.kernels.cpu._jit import jit
+from swath.kernels.cpu.cores import share_tasks
 from swath.kernels.cpu.lanes import pack_lanes, padded_matrix
 
 LANES = {np.dtype(np.int16): 32, np.dtype(np.int32): 16}   # L: targets side by side
@@ -95,9 +95,9 @@ def _make_kernel(dtype: np.dtype) -> Any:
     floor = _floor(dtype)
     sign = T(8 * dtype.itemsize - 1)     # a right shift by this spreads the sign bit
 
-    @jit(parallel=True)
+    @jit
     def kernel(q_res, q_off, cols_all, col_off, lens_all, first, last, sub, gap_open,
-               gap_extend, out):
+               gap_extend, out, first_task, step):
         """first[qi, g, k], last[qi, g, k]: lane k's clipped band (last < first: no path,
         the lane is skipped); out[qi, g, k] its score (``SKIPPED`` where skipped).
 
@@ -108,7 +108,7 @@ def _make_kernel(dtype: np.dtype) -> Any:
         nq, ngroups = q_off.shape[0] - 1, col_off.shape[0] - 1
         chunks = -(-nq // QUERY_CHUNK)
         neg = T(floor)
-        for task in numba.prange(ngroups * chunks):
+        for task in range(first_task, ngroups * chunks, step):
             g = task // chunks
             cols = cols_all[col_off[g]:col_off[g + 1]]
             ncols = cols.shape[0]
@@ -198,11 +198,10 @@ def band_scores(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: 
     lane_first = np.ascontiguousarray(np.where(slots >= 0, first[:, np.maximum(slots, 0)], 0))
     lane_last = np.ascontiguousarray(np.where(slots >= 0, last[:, np.maximum(slots, 0)], -1))
     out = np.empty((nq, groups, lanes), dtype=np.int32)
-    numba.set_parallel_chunksize(1)
-    _make_kernel(dtype)(q_res, q_off, cols, col_off, lens,
-                        lane_first.reshape(nq, groups, lanes),
-                        lane_last.reshape(nq, groups, lanes), padded_matrix(matrix, dtype),
-                        int(gap_open), int(gap_extend), out)
+    share_tasks(_make_kernel(dtype), groups * -(-nq // QUERY_CHUNK), q_res, q_off, cols,
+                col_off, lens, lane_first.reshape(nq, groups, lanes),
+                lane_last.reshape(nq, groups, lanes), padded_matrix(matrix, dtype),
+                int(gap_open), int(gap_extend), out)
     back = np.empty(nt, dtype=np.int64)
     back[order] = np.arange(nt)
     return out.reshape(nq, -1)[:, back]

@@ -11,15 +11,15 @@ scores is at most the optimal score; O(k) a pair, against the DP's O(m * n).
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 
 from swath.kernels.cpu._jit import jit
+from swath.kernels.cpu.cores import share_tasks
 
 
-@jit(parallel=True)
-def _gapless(q_res, q_off, t_res, t_off, matrix, gap_open, gap_extend, out):
-    for qi in numba.prange(q_off.shape[0] - 1):
+@jit
+def _gapless(q_res, q_off, t_res, t_off, matrix, gap_open, gap_extend, out, first_query, step):
+    for qi in range(first_query, q_off.shape[0] - 1, step):
         q = q_res[q_off[qi]:q_off[qi + 1]]
         m = q.shape[0]
         for ti in range(t_off.shape[0] - 1):
@@ -40,6 +40,7 @@ def gapless_scores(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_of
     """The better score of the two gapless global alignments of every query against
     every target, ``(nq, nt)`` int32; the terminal gap at ``end_gaps`` where given."""
     out = np.empty((len(q_off) - 1, len(t_off) - 1), dtype=np.int32)
-    _gapless(q_res, np.asarray(q_off, np.int64), t_res, np.asarray(t_off, np.int64),
-             np.asarray(matrix, np.int32), *(end_gaps or (gap_open, gap_extend)), out)
+    share_tasks(_gapless, len(q_off) - 1, q_res, np.asarray(q_off, np.int64), t_res,
+                np.asarray(t_off, np.int64), np.asarray(matrix, np.int32),
+                *(end_gaps or (gap_open, gap_extend)), out)
     return out

@@ -36,10 +36,10 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-import numba
 import numpy as np
 
 from swath.kernels.cpu._jit import jit, readonly
+from swath.kernels.cpu.cores import share_tasks
 
 LANES = {np.dtype(np.int8): 64, np.dtype(np.int16): 32, np.dtype(np.int32): 16}
 BLOCK_COLUMNS = 8   # C: columns swept together
@@ -55,9 +55,9 @@ def _make_kernel(mode: str, dtype: np.dtype, ends: bool) -> Any:
     semiglobal = mode == "semiglobal"
     ceiling = np.iinfo(dtype).max
 
-    @jit(parallel=True)
+    @jit
     def kernel(q_res, q_off, chunks, cols_all, col_off, lens_all, skip, sub, gap_open,
-               gap_extend, end_open, end_extend, out_all, flags_all):
+               gap_extend, end_open, end_extend, out_all, flags_all, first_task, step):
         """Scores of every query against every lane group.
 
         q_res, q_off: queries (uint8 codes, int64 offsets). chunks: query indices where
@@ -68,6 +68,8 @@ def _make_kernel(mode: str, dtype: np.dtype, ends: bool) -> Any:
         A + 1) substitution matrix with the padding row and column; end_open, end_extend:
         the terminal gaps' costs (the interior ones without ``ends``). out_all[qi, g, k]
         score; flags_all[qi, g, k] = 1 where the score is not exact at this width.
+        Tasks (a chunk of queries against a lane group) ``first_task, first_task + step,
+        ...`` of ``tasks(chunks, col_off)`` (``cores.share_tasks``).
 
         One function, not a group function called from it: numba's cache keys a closure
         on its captured values, and a captured dispatcher pickles with an id of its
@@ -82,7 +84,7 @@ def _make_kernel(mode: str, dtype: np.dtype, ends: bool) -> Any:
         zero = T(0)
         neg_inf = T(np.iinfo(dtype).min + max(gap_extend, end_extend))
         threshold = T(ceiling - max(sub.max(), 0))
-        for task in numba.prange((chunks.shape[0] - 1) * ngroups):
+        for task in range(first_task, (chunks.shape[0] - 1) * ngroups, step):
             # the chunk's queries q0 .. q1 - 1 against lane group g (width x L residues)
             q0 = chunks[task // ngroups]
             q1 = chunks[task // ngroups + 1]
@@ -199,6 +201,11 @@ def lane_kernel(mode: str, dtype: np.dtype | type, ends: bool = False) -> Any:
     return _make_kernel(mode, np.dtype(dtype), ends)
 
 
+def tasks(chunks: np.ndarray, col_off: np.ndarray) -> int:
+    """The lane kernel's tasks: every chunk of queries against every lane group."""
+    return (len(chunks) - 1) * (len(col_off) - 1)
+
+
 def query_chunks(q_off: np.ndarray, residues: int = CHUNK_RESIDUES) -> np.ndarray:
     """Where each chunk of consecutive queries starts, and the end: chunks of at most
     ``residues`` residues (a longer query is a chunk of its own)."""
@@ -234,13 +241,13 @@ def pack_lanes(res: np.ndarray, off: np.ndarray, order: np.ndarray, lanes: int, 
     col_off = np.zeros(ngroups + 1, dtype=np.int64)
     np.cumsum(-(-lens.max(axis=1) // multiple) * multiple, out=col_off[1:])
     cols = np.empty((int(col_off[-1]), lanes), dtype=np.uint8)
-    _fill_cols(readonly(res), readonly(off), slots, col_off, pad, cols)
+    share_tasks(_fill_cols, ngroups, readonly(res), readonly(off), slots, col_off, pad, cols)
     return cols, col_off, lens
 
 
-@jit(parallel=True)
-def _fill_cols(res, off, slots, col_off, pad, cols):
-    for g in numba.prange(slots.shape[0]):
+@jit
+def _fill_cols(res, off, slots, col_off, pad, cols, first_group, step):
+    for g in range(first_group, slots.shape[0], step):
         first, width = col_off[g], col_off[g + 1] - col_off[g]
         for k in range(slots.shape[1]):
             t = slots[g, k]

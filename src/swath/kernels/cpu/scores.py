@@ -10,12 +10,12 @@ fit the type); only the flagged pairs go on to the next, wider round.
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 
 from swath.errors import InvalidParameter
 from swath.kernels.bounds import fits, score_bounds
 from swath.kernels.cpu._jit import readonly
+from swath.kernels.cpu.cores import share_tasks
 from swath.kernels.cpu.lanes import (
     BLOCK_COLUMNS,
     LANES,
@@ -23,6 +23,7 @@ from swath.kernels.cpu.lanes import (
     pack_lanes,
     padded_matrix,
     query_chunks,
+    tasks,
 )
 from swath.kernels.end_gaps import end_costs
 from swath.scoring import widest_gaps
@@ -50,12 +51,12 @@ def _round(dtype: np.dtype, mode: str, q_res: np.ndarray, q_off: np.ndarray, t_r
     out = np.zeros((nq, ngroups * lanes), dtype=dtype)
     flags = np.ones((nq, ngroups * lanes), dtype=np.uint8)
     if not skip.all():
-        numba.set_parallel_chunksize(1)
         end_open, end_extend = ends or (gap_open, gap_extend)
-        lane_kernel(mode, dtype, ends is not None)(
-            readonly(q_res), readonly(q_off), query_chunks(q_off), cols, col_off, lens, skip,
-            padded_matrix(matrix, dtype), gap_open, gap_extend, end_open, end_extend,
-            out.reshape(nq, ngroups, lanes), flags.reshape(nq, ngroups, lanes))
+        chunks = query_chunks(q_off)
+        share_tasks(lane_kernel(mode, dtype, ends is not None), tasks(chunks, col_off),
+                    readonly(q_res), readonly(q_off), chunks, cols, col_off, lens, skip,
+                    padded_matrix(matrix, dtype), gap_open, gap_extend, end_open, end_extend,
+                    out.reshape(nq, ngroups, lanes), flags.reshape(nq, ngroups, lanes))
     back = np.empty(len(order), dtype=np.int64)
     back[np.searchsorted(targets, order)] = np.arange(len(order))
     return out[:, back], flags[:, back].astype(bool)
