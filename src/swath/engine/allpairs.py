@@ -71,7 +71,7 @@ from typing import Any
 import numpy as np
 
 from swath.engine import Progress
-from swath.engine.stragglers import first_writer
+from swath.engine.stragglers import copies_may_run, first_writer
 from swath.identity import (
     NO_BOUND,
     SurplusScheme,
@@ -409,7 +409,8 @@ def run_tile(job: AllPairsJob, t: int) -> tuple[int, int]:
     meanwhile by a copy of this task (``engine.stragglers``) is left as it is."""
     started = time.perf_counter()
     store = job_store(job)
-    if store.is_done("tile", t):
+    copies = copies_may_run()   # in this process no copy runs: no done mark to read
+    if copies and store.is_done("tile", t):     # a copy that started late
         return _written(store, t)
     bi, bj = store.tile_blocks(t)
     rows, cols = store.block_sequences(bi), store.block_sequences(bj)
@@ -430,7 +431,7 @@ def run_tile(job: AllPairsJob, t: int) -> tuple[int, int]:
         counters = {name: counters[name] + counted[name] for name in COUNTERS}
     # a copy of this task may run beside it (engine.stragglers): the first writes
     with first_writer(f"swath-tile-{job.store_id}-{t}"):
-        if store.is_done("tile", t):
+        if copies and store.is_done("tile", t):
             return _written(store, t)
         store.write_tile(t, out, counters, _score_chunks(bi == bj, pairs, forward, reverse)
                          if job.scores else [])

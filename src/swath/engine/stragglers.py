@@ -106,22 +106,30 @@ class Stragglers:
         return ran
 
 
-@contextmanager
-def first_writer(name: str) -> Iterator[None]:
-    """Hold the Dask scheduler's lock ``name`` where this runs as a task on a cluster's
-    worker (a copy of the task may run beside it, see :class:`Stragglers`): the holder
-    checks that its work is not done yet, then writes it. In this process's threads (no
-    worker: no copies) nothing is held."""
+def copies_may_run() -> bool:
+    """Whether this runs as a task on a cluster's worker, where a copy of the task may run
+    beside it (:class:`Stragglers`); in this process's threads no copy runs."""
     if "distributed" not in sys.modules:      # not imported: not on a worker
-        yield
-        return
-    from distributed import Lock, get_worker
+        return False
+    from distributed import get_worker
 
     try:
         get_worker()
     except ValueError:
+        return False
+    return True
+
+
+@contextmanager
+def first_writer(name: str) -> Iterator[None]:
+    """Hold the Dask scheduler's lock ``name`` where copies of this task may run
+    (:func:`copies_may_run`): the holder checks that its work is not done yet, then
+    writes it. Elsewhere nothing is held."""
+    if not copies_may_run():
         yield
         return
+    from distributed import Lock
+
     lock = Lock(name)
     if not lock.acquire(timeout=LOCK_TIMEOUT):
         raise TimeoutError(f"{name}: another copy of this task held its lock for "
