@@ -246,30 +246,38 @@ def test_scratch_stores_go_when_the_process_ends(tmp_path):
     assert done.stdout.strip() == "12" and not list(tmp_path.iterdir())
 
 
-def test_threads_set_before_the_kernels_load_are_theirs(tmp_path):
+def test_threads_option_is_the_kernels_thread_count(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from swath.cli import main
+    from swath.kernels.cores import cores
+
     fasta = tmp_path / "a.fa"
     fasta.write_text(">a\nACGTACGTTAGC\n")
-    script = ("import os; os.environ.pop('NUMBA_NUM_THREADS', None)\n"
-              "from click.testing import CliRunner\nfrom swath.cli import main\n"
-              f"run = CliRunner().invoke(main, ['align', '--dna', {str(fasta)!r}, "
-              f"{str(fasta)!r}, '--threads', '1', '--device', 'cpu'])\n"
-              "import numba\nprint(run.exit_code, numba.config.NUMBA_NUM_THREADS)\n")
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          timeout=300)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == ["0", "1"]
+    monkeypatch.delenv("NUMBA_NUM_THREADS", raising=False)   # restored after the test
+    run = CliRunner().invoke(main, ["align", "--dna", str(fasta), str(fasta), "--threads",
+                                    "1", "--device", "cpu"])
+    assert run.exit_code == 0, run.output
+    assert cores() == 1
 
 
-def test_threads_out_of_range_or_too_late_are_refused(monkeypatch):
+def test_threads_out_of_range_are_refused_and_a_later_change_holds(monkeypatch):
     import os
 
-    import swath.kernels.cpu
+    from swath.kernels.cpu.cores import share_tasks
 
     for wrong in (0, (os.cpu_count() or 1) + 1, 1.5):
         with pytest.raises(swath.InvalidParameter, match="threads must be 1 to"):
             swath.use_threads(wrong)
     monkeypatch.setenv("NUMBA_NUM_THREADS", str(os.cpu_count() or 1))
-    swath.use_threads(os.cpu_count() or 1)       # what the kernels have: nothing changes
-    if (os.cpu_count() or 1) > 1:
-        with pytest.raises(swath.InvalidParameter, match="already loaded"):
-            swath.use_threads(1)
+    swath.align("ACGT", "ACGT", scoring=swath.Scoring.dna(), device="cpu")  # kernels loaded
+    calls: list[tuple[int, int]] = []
+
+    def kernel(first: int, step: int) -> None:
+        calls.append((first, step))
+
+    for threads in sorted({1, os.cpu_count() or 1}):
+        swath.use_threads(threads)
+        calls.clear()
+        share_tasks(kernel, 100)        # the kernels' next call takes the count
+        assert sorted(calls) == [(first, threads) for first in range(threads)]

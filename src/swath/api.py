@@ -1011,7 +1011,7 @@ def format_alignment(result: Alignment | PairScore, format: str = "text", *,
 
 def use_threads(threads: int) -> None:
     """Let this process's CPU kernels use ``threads`` cores (and share them among the
-    workers of a local cluster it starts), instead of every core.
+    workers of a local cluster it starts), instead of every core; from their next call.
 
     Parameters
     ----------
@@ -1021,25 +1021,19 @@ def use_threads(threads: int) -> None:
     Raises
     ------
     InvalidParameter
-        ``threads`` is out of range, or the CPU kernels have already loaded in this
-        process (numba reads its thread count then: call this first).
+        ``threads`` is out of range.
 
     Examples
     --------
     >>> import swath
     >>> swath.use_threads(1)    # doctest: +SKIP
     """
-    import sys
-
-    from swath.kernels.cores import THREADS_VARIABLE, cores
+    from swath.kernels.cores import THREADS_VARIABLE
 
     most = os.cpu_count() or 1
     if isinstance(threads, bool) or not isinstance(threads, int) or not 1 <= threads <= most:
         raise InvalidParameter(f"threads must be 1 to {most} (this machine's cores), got "
                                f"{threads!r}")
-    if "numba" in sys.modules and threads != cores():
-        raise InvalidParameter("threads: the CPU kernels have already loaded in this process "
-                               "with another thread count; set them before the first job")
     os.environ[THREADS_VARIABLE] = str(threads)
 
 

@@ -296,7 +296,8 @@ def connect(scheduler: str | None = None, workers: int | None = None, device: st
         return OnCluster(Client(cluster, set_as_default=False)), True
     n = workers or 1
     share = max(1, threads // n)
-    # worker processes get their kernels' thread count (threads share the caller's)
+    # worker processes get their share of the cores for their kernels (workers that are
+    # threads of this process keep its count: each task's kernels take as many)
     extra = {"env": {THREADS_VARIABLE: str(share)}} if processes else {}
     cluster = LocalCluster(n_workers=n, threads_per_worker=share if tile_tasks else 1,
                            processes=processes, dashboard_address=":0",

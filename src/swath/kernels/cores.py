@@ -6,8 +6,8 @@ import os
 
 __all__ = ["THREADS_VARIABLE", "cores"]
 
-#: the threads of the CPU kernels (``kernels.cpu.cores``; numba reads it too, when it
-#: loads): a Dask worker's share of the cores, or the command line's ``--threads``
+#: the threads of the CPU kernels (``kernels.cpu.cores``, read at each call): a Dask
+#: worker's share of the cores, or the command line's ``--threads``
 THREADS_VARIABLE = "NUMBA_NUM_THREADS"
 
 
