@@ -247,6 +247,8 @@ def test_scratch_stores_go_when_the_process_ends(tmp_path):
 
 
 def test_threads_option_is_the_kernels_thread_count(tmp_path, monkeypatch):
+    import os
+
     from click.testing import CliRunner
 
     from swath.cli import main
@@ -254,7 +256,10 @@ def test_threads_option_is_the_kernels_thread_count(tmp_path, monkeypatch):
 
     fasta = tmp_path / "a.fa"
     fasta.write_text(">a\nACGTACGTTAGC\n")
-    monkeypatch.delenv("NUMBA_NUM_THREADS", raising=False)   # restored after the test
+    # set, then unset: monkeypatch restores only a variable it has recorded, and the
+    # command sets it in this process
+    monkeypatch.setenv("NUMBA_NUM_THREADS", str(os.cpu_count() or 1))
+    monkeypatch.delenv("NUMBA_NUM_THREADS")
     run = CliRunner().invoke(main, ["align", "--dna", str(fasta), str(fasta), "--threads",
                                     "1", "--device", "cpu"])
     assert run.exit_code == 0, run.output
