@@ -20,21 +20,26 @@ CALL = {
     "score_many": """
 from swath.kernels.cpu import score_many
 from swath.scoring import Scoring
+from swath.sequences import sequence_set
 protein = Scoring.protein()
-query = protein.alphabet.encode("W" * 3100)
-targets = [query, query[:10], protein.alphabet.encode("ACDEFGHIKL" * 5)]
+query = sequence_set(["W" * 3100], protein.alphabet)
+targets = sequence_set(["W" * 3100, "W" * 10, "ACDEFGHIKL" * 5], protein.alphabet)
 def call():
-    score_many(*packed([query]), *packed(targets), protein.matrix, 11, 1, MODE)
+    score_many(query.residues, query.offsets, targets.residues, targets.offsets,
+               protein.matrix, 11, 1, MODE)
 """,
     "band": """
 import numpy as np
 from swath.kernels.cpu.band import band_scores
 from swath.scoring import Scoring
+from swath.sequences import sequence_set
 dna = Scoring.dna()
 rng = np.random.default_rng(0)
-res, off = packed([rng.integers(0, 4, n).astype(np.uint8) for n in (100, 120, 130)])
+seqs = sequence_set(["".join(rng.choice(list("ACGT"), n)) for n in (100, 120, 130)],
+                    dna.alphabet)
 def call():
-    band_scores(res, off, res, off, np.full((3, 3), -20), np.full((3, 3), 20), dna.matrix, 5, 2)
+    band_scores(seqs.residues, seqs.offsets, seqs.residues, seqs.offsets,
+                np.full((3, 3), -20), np.full((3, 3), 20), dna.matrix, 5, 2)
 """,
 }
 
@@ -48,18 +53,11 @@ call()
 print(round(first - (time.perf_counter() - started), 2))
 """
 
-PACKED = """
-import numpy as np
-def packed(seqs):
-    offsets = np.concatenate([[0], np.cumsum([len(s) for s in seqs])]).astype(np.int64)
-    return np.concatenate(seqs).astype(np.uint8), offsets
-"""
-
 
 def compile_seconds(kernel: str, mode: str = "") -> float:
     """The first call's seconds less the second's, in a process with an empty cache."""
     with tempfile.TemporaryDirectory() as cache:
-        code = PACKED + CALL[kernel].replace("MODE", repr(mode)) + TIMED
+        code = CALL[kernel].replace("MODE", repr(mode)) + TIMED
         done = subprocess.run([sys.executable, "-c", code],
                               env=os.environ | {"NUMBA_CACHE_DIR": cache},
                               capture_output=True, text=True, check=True)

@@ -1,9 +1,9 @@
 """Numba kernels side by side on every core (they release the GIL).
 
 Python threads, not numba's ``parallel=True``: a kernel compiled with numba's parallel
-passes took three to four times as long to compile (the lane score kernel's three local
-widths 47.6 s against 17.4 s, its global ones 12.8 s against 3.0 s), which every user pays
-on a kernel's first call and the tests pay for every mode and width.
+passes took two to three times as long to compile (``benchmarks/cpu_compile.py``;
+benchmarks/RESULTS.md), which every user pays on a kernel's first call and the tests pay
+for every mode and width.
 """
 
 from __future__ import annotations
