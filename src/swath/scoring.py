@@ -12,6 +12,7 @@ trailing ones the gaps along the last query row and down the last target column.
 
 from __future__ import annotations
 
+import functools
 import os
 from dataclasses import dataclass, field
 from typing import Any
@@ -174,13 +175,12 @@ class Scoring:
         >>> Scoring.protein("PAM30", gap_open=9, gap_extend=1).score("A", "A")
         6
         """
-        from Bio.Align import substitution_matrices
-
         upper = str(matrix).upper()
-        if upper not in substitution_matrices.load():
+        array = _named_matrix(upper)
+        if array is None:
             known = ", ".join(PROTEIN_MATRICES)
             raise InvalidParameter(f"unknown matrix {matrix!r}; known matrices include {known}")
-        return cls._from_biopython(upper, substitution_matrices.load(upper), gap_open, gap_extend)
+        return cls._from_biopython(upper, array, gap_open, gap_extend)
 
     @classmethod
     def dna(cls, match: int = 2, mismatch: int = -3, gap_open: int = 5, gap_extend: int = 2
@@ -323,3 +323,13 @@ class Scoring:
         return cls(fields["name"], Alphabet(fields["alphabet"], fields["wildcard"]),
                    np.array(fields["matrix"]), fields["gap_open"], fields["gap_extend"],
                    fields.get("end_gap_open"), fields.get("end_gap_extend"))
+
+
+@functools.cache
+def _named_matrix(name: str) -> Any:
+    """Biopython's matrix ``name`` (upper case; None if it has none of that name), read
+    from its file once a process: a scheme is made per call of the API, and reading the
+    file costs more than aligning a short pair (never written to: ``Scoring`` copies it)."""
+    from Bio.Align import substitution_matrices
+
+    return substitution_matrices.load(name) if name in substitution_matrices.load() else None

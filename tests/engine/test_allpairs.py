@@ -73,7 +73,9 @@ def brute_force(seqs, scoring, mode, min_identity, iddef):
 
 
 def run(seqs, tmp_path, name="a.zarr", **options):
-    options = {"scoring": DNA, "device": "cpu", "block": 4} | options
+    """``swath.allpairs`` on the CPU; blocks of 10 sequences: a few tiles on and off the
+    diagonal (each tile costs its store's writes: a test of many tiles asks for them)."""
+    options = {"scoring": DNA, "device": "cpu", "block": 10} | options
     return swath.allpairs(seqs, store=str(tmp_path / name), **options)
 
 
@@ -359,7 +361,7 @@ def test_a_store_of_another_job_is_refused(tmp_path):
 
 def test_progress_counts_tiles_and_pairs(tmp_path):
     calls = []
-    run(family_set(4, DNA, 10, 40), tmp_path, progress=lambda *a: calls.append(a))
+    run(family_set(4, DNA, 10, 40), tmp_path, block=4, progress=lambda *a: calls.append(a))
     assert calls[0] == ("allpairs", 0, 6, 0) and calls[-1] == ("allpairs", 6, 6, 45)
     assert len(calls) == 7
 
@@ -443,7 +445,7 @@ def test_a_slow_workers_tiles_are_copied_to_an_idle_faster_one(tmp_path, monkeyp
     seqs = family_set(9, DNA, 40, 60)
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
                       dashboard_address=":0") as cluster, Client(cluster) as c:
-        mixed = run(seqs, tmp_path, "m.zarr", client=c)
+        mixed = run(seqs, tmp_path, "m.zarr", client=c, block=4)
         assert Held.late == []                # the job did not wait for the held worker
         Held.let_go.set()
         deadline = time.monotonic() + 60

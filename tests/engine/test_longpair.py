@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import signal
 import subprocess
@@ -132,11 +133,11 @@ KILLED_JOB = textwrap.dedent("""
         if sys.argv[3] == "splits":          # the path by splits, small segments
             longpair.pathsplit.BASE_CELLS, longpair.SPANS_PER_TASK = 200, 2
             longpair.run(longpair.prepare(sys.argv[1], a, b, sc, mode=sys.argv[2],
-                                          tile=(40, 40), strip=3, names=("a", "b"),
+                                          tile=(60, 60), strip=3, names=("a", "b"),
                                           origins=False), client)
         else:
             longpair.align_pair(sys.argv[1], a, b, sc, mode=sys.argv[2], device="cpu",
-                                tile_size=40, strip=3, client=client, names=("a", "b"),
+                                tile_size=60, strip=3, client=client, names=("a", "b"),
                                 traceback=sys.argv[3] == "full")
 """)
 
@@ -146,6 +147,13 @@ def killed_pair():
     rng = np.random.default_rng(7)
     a = rng.integers(0, 4, 600).astype(np.uint8)
     return a, np.concatenate([a[:250], a[262:], rng.integers(0, 4, 50).astype(np.uint8)])
+
+
+@functools.cache
+def killed_pair_aligned(mode):
+    """The whole-matrix alignment of the pair KILLED_JOB aligns (the reference aligner
+    takes seconds: once a mode for the tests that kill the job)."""
+    return whole_matrix(*killed_pair(), DNA, mode)
 
 
 def wait_for_a_tile(store, job, timeout=120.0):
@@ -199,7 +207,7 @@ def kill_then_resume(tmp_path, mode, kind, check):
 def test_killed_at_random_points_then_resumed(tmp_path, mode):
     """SIGKILL the client at several points of phase 1 to 3; `swath resume` finishes it
     with the alignment of an uninterrupted run."""
-    want = whole_matrix(*killed_pair(), DNA, mode)
+    want = killed_pair_aligned(mode)
 
     def check(got):
         assert got.cigar() == want.cigar and got.attrs["alignment"]["score"] == want.score
@@ -219,9 +227,9 @@ def test_splits_killed_at_random_points_then_resumed(tmp_path, monkeypatch):
     with LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
                       dashboard_address=":0") as cluster, Client(cluster) as client:
         want = longpair.run(longpair.prepare(str(tmp_path / "whole.zarr"), a, b, DNA,
-                                             mode="local", tile=(40, 40), strip=3,
+                                             mode="local", tile=(60, 60), strip=3,
                                              names=("a", "b"), origins=False), client)
-    assert rescore(want, a, b, DNA) == whole_matrix(a, b, DNA, "local").score
+    assert rescore(want, a, b, DNA) == killed_pair_aligned("local").score
 
     def check(got):
         assert got.cigar() == want.cigar and got.attrs["alignment"]["score"] == want.score
@@ -232,7 +240,7 @@ def test_splits_killed_at_random_points_then_resumed(tmp_path, monkeypatch):
 @pytest.mark.slow
 def test_scores_only_killed_then_resumed(tmp_path):
     """The same for a scores-only job: the score and end cell of an uninterrupted run."""
-    want = whole_matrix(*killed_pair(), DNA, "local")
+    want = killed_pair_aligned("local")
 
     def check(got):
         end = got.attrs["alignment"]
