@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import xarray
 
 import swath
 from swath.storage.longpair import AlignmentStore
@@ -29,6 +28,8 @@ def write_tile(store, ti, tj, value):
 
 
 def test_a_new_store_opens_unfinished_with_no_tile_done(tmp_path):
+    import xarray
+
     store = create(tmp_path)
     assert (store.tiles, store.tile, store.origins, store.names) == ((2, 2), (4, 4), True,
                                                                     ("q", "t"))
@@ -78,6 +79,8 @@ def test_segments_pieces_and_the_alignment_finish_the_store(tmp_path):
 def test_every_array_opens_in_xarray(tmp_path, origins):
     """The boundaries (2 fields without origins), the tiles' best cells (4) and the
     segments name their fields' dimensions apart: xarray opens the whole store."""
+    import xarray
+
     store = create(tmp_path, origins=origins)
     data = xarray.open_zarr(store.path, consolidated=False)
     assert data["bottom"].sizes["boundary_field"] == (4 if origins else 2)

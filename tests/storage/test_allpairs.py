@@ -9,7 +9,6 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
-import xarray
 
 import swath
 from swath.sequences import sequence_set
@@ -74,6 +73,8 @@ def test_equal_lengths_keep_their_input_order(tmp_path):
 
 
 def test_a_tile_round_trips_and_only_finalize_completes_the_store(tmp_path):
+    import xarray
+
     store = create(tmp_path)
     kept = tile_kept([(1, 6), (2, 4)], ["2=", "1=1X"], score=np.array([5, 7]))
     chunk = np.arange(9, dtype=np.int32).reshape(3, 3)
@@ -196,6 +197,8 @@ def test_the_score_matrix_is_gathered_in_input_order(tmp_path):
 
 
 def test_xarray_and_pandas_read_named_variables_in_input_order(tmp_path):
+    import xarray
+
     pytest.importorskip("pandas")
     store, _ = finished(tmp_path, {1: [(1, 6), (2, 5)], 3: [(0, 3)]})
     with warnings.catch_warnings():

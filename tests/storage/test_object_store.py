@@ -20,15 +20,15 @@ from swath.engine import search as search_engine
 from swath.storage.allpairs import AllPairsStore
 from tests.helpers import DNA, PROTEIN, lose_worker_at, write_fasta
 
-pytest.importorskip("s3fs")
-pytest.importorskip("moto.server")
-
 
 @pytest.fixture(scope="module")
 def bucket():
     """A bucket of a moto S3 server (a process of its own) on 127.0.0.1 that fsspec's
     ``s3://`` URLs reach (its endpoint and keys in fsspec's configuration, as a user would
-    set ``FSSPEC_S3_ENDPOINT_URL``); ``s3://`` and the bucket's name."""
+    set ``FSSPEC_S3_ENDPOINT_URL``); ``s3://`` and the bucket's name. (s3fs and moto are
+    imported here, not at collection: every test worker collects this module.)"""
+    pytest.importorskip("s3fs")
+    pytest.importorskip("moto.server")
     import fsspec
 
     with socket.socket() as probe:          # a free port

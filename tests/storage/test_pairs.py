@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import xarray
 
 import swath
 from swath.sequences import read_sequences
@@ -73,6 +72,8 @@ def test_inputs_are_taken_in_batch_by_batch_and_kept(files, tmp_path, monkeypatc
 
 
 def test_chunks_are_written_marked_finalized_and_read_by_xarray(files, tmp_path):
+    import xarray
+
     def fill(group):
         for side, path in zip(("query", "target"), files, strict=True):
             ingest(group, side, read_batches(path, DNA.alphabet))
