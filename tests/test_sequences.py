@@ -653,18 +653,21 @@ def test_dna_read_as_protein_is_warned_about_once(tmp_path, caplog):
     assert "--dna" in warned[0]
 
 
+@pytest.mark.parametrize("dtype", [np.uint8, np.int64])
 @pytest.mark.parametrize("mean", [3, 300])
-def test_taking_short_and_long_sequences_gives_the_same(mean):
-    """``take_concatenated`` takes short items (CIGARs, names) by one index and long ones
-    by slices: both give every item's residues, in the order asked, repeats included."""
+def test_taking_short_and_long_sequences_gives_the_same(mean, dtype):
+    """``take_concatenated`` gives every item (short ones: CIGARs, names; long ones:
+    amplicons; empty ones) in the order asked, repeats included, in the set's dtype."""
     from swath.sequences import take_concatenated
 
     rng = np.random.default_rng(mean)
     lengths = rng.integers(0, 2 * mean, 50)
     offsets = np.concatenate([[0], np.cumsum(lengths)])
-    residues = rng.integers(0, 255, offsets[-1]).astype(np.uint8)
+    residues = rng.integers(0, 255, offsets[-1]).astype(dtype)
     index = rng.integers(0, 50, 80)
     got, at = take_concatenated(residues, offsets, index)
     want = [residues[offsets[k]:offsets[k + 1]] for k in index]
     assert at.tolist() == np.concatenate([[0], np.cumsum([len(w) for w in want])]).tolist()
-    assert got.tolist() == np.concatenate(want).tolist()
+    assert got.dtype == dtype and got.tolist() == np.concatenate(want).tolist()
+    nothing, at = take_concatenated(residues, offsets, index[:0])
+    assert (len(nothing), at.tolist(), nothing.dtype) == (0, [0], dtype)

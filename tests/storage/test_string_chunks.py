@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 import zarr
 
+from swath.sequences import take_concatenated
 from swath.storage.string_chunks import (
     create_string_array,
     encode_strings,
-    take_strings,
     utf8_buffer,
     write_string_chunk,
 )
@@ -52,7 +52,7 @@ def test_taken_strings_encode_as_zarr_encodes_them():
     numcodecs = pytest.importorskip("numcodecs")
     strings = _strings(200, 7)
     index = np.random.default_rng(8).integers(0, len(strings), 500)
-    text, offsets = take_strings(*utf8_buffer(strings), index)
+    text, offsets = take_concatenated(*utf8_buffer(strings), index)
     want = [strings[i] for i in index]
     assert [bytes(text[a:b]).decode() for a, b in itertools.pairwise(offsets)] == want
     assert bytes(encode_strings(text, np.diff(offsets))) == bytes(

@@ -214,13 +214,12 @@ def check_codes(codes: np.ndarray, alphabet: Alphabet, name: str) -> np.ndarray:
     return codes if codes.dtype == np.uint8 else codes.astype(np.uint8)
 
 
-SHORT = 64     # items of at most this many residues on average are taken by one index
-
-
 def take_concatenated(residues: np.ndarray, offsets: np.ndarray, index: np.ndarray
                       ) -> tuple[np.ndarray, np.ndarray]:
     """Sequences ``index`` (in that order, repeats allowed) of a concatenated set, as
-    residues and offsets of their own.
+    residues and offsets of their own: each item copied as one slice, by a compiled loop
+    (one fancy index, an int64 a residue, was slow for amplicons; a Python slice an item,
+    for millions of names and CIGARs).
 
     Examples
     --------
@@ -228,17 +227,17 @@ def take_concatenated(residues: np.ndarray, offsets: np.ndarray, index: np.ndarr
     >>> res.tolist(), off.tolist()
     ([3, 4, 5, 0, 1, 3, 4, 5], [0, 3, 5, 8])
     """
-    starts, ends = offsets[index], offsets[index + 1]
+    from swath.sequences.segments import copy_segments
+
+    index = np.ascontiguousarray(index, dtype=np.int64)
+    offsets = np.asarray(offsets, dtype=np.int64)
+    starts = offsets[index]
     out_offsets = np.zeros(len(index) + 1, dtype=np.int64)
-    np.cumsum(ends - starts, out=out_offsets[1:])
-    if not len(index):
-        return residues[:0].copy(), out_offsets
-    if out_offsets[-1] <= SHORT * len(index):   # CIGARs, names: one fancy index
-        at = np.repeat(starts - out_offsets[:-1], ends - starts) + np.arange(out_offsets[-1])
-        return residues[at], out_offsets
-    # slices joined, not one fancy index (an int64 per residue): far faster for amplicons
-    return np.concatenate([residues[start:end] for start, end in
-                           zip(starts.tolist(), ends.tolist(), strict=True)]), out_offsets
+    np.cumsum(offsets[index + 1] - starts, out=out_offsets[1:])
+    out = np.empty(int(out_offsets[-1]), dtype=residues.dtype)
+    if len(out):
+        copy_segments(np.ascontiguousarray(residues), starts, out_offsets, out)
+    return out, out_offsets
 
 
 def slice_concatenated(residues: np.ndarray, offsets: np.ndarray, first: int, last: int

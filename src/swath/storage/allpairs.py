@@ -73,7 +73,7 @@ import numpy as np
 import zarr
 
 from swath.errors import StoreIncomplete
-from swath.sequences import SequenceSet
+from swath.sequences import SequenceSet, take_concatenated
 from swath.storage.common import (
     LayoutStore,
     StorePath,
@@ -498,7 +498,7 @@ class AllPairsStore(LayoutStore):
         made; the digest of each chunk written. Gathers of other chunks or kinds write
         other chunks: a job runs them at once. ``tiles``: ``tile_values(kind)``, read once
         for every gather of the kind (read here if not given)."""
-        from swath.storage.string_chunks import take_strings, utf8_buffer
+        from swath.storage.string_chunks import utf8_buffer
 
         rank, index = order
         if not len(chunks):
@@ -509,11 +509,11 @@ class AllPairsStore(LayoutStore):
         if kind == "index":
             names = utf8_buffer(self.names())
             columns = {"query": index[first:last, 0], "target": index[first:last, 1]}
-            columns |= {label: take_strings(*names, columns[field])
+            columns |= {label: take_concatenated(*names, columns[field])
                         for field, label in PAIR_NAMES.items()}
         elif kind == "cigar":
             text, offsets = tiles
-            columns = {"cigar": take_strings(text, offsets, rank[first:last])}
+            columns = {"cigar": take_concatenated(text, offsets, rank[first:last])}
         else:
             values = tiles.reshape(len(rank), -1)[rank[first:last]]
             columns = {field: values[:, c] for c, field in enumerate(KEPT_ARRAYS[kind])}

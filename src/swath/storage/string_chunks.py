@@ -57,27 +57,6 @@ def encode_strings(text: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     return out
 
 
-def take_strings(text: np.ndarray, offsets: np.ndarray, index: np.ndarray
-                 ) -> tuple[np.ndarray, np.ndarray]:
-    """Strings ``index`` (in that order, repeats allowed) of ``text`` and ``offsets``
-    (:func:`utf8_buffer`'s), as bytes and offsets of their own: a byte copied once, not
-    an int64 index a byte (``take_concatenated``'s way, slow for millions of names).
-
-    Examples
-    --------
-    >>> text, offsets = take_strings(*utf8_buffer(["ab", "é", "c"]), np.array([2, 0, 2]))
-    >>> bytes(text).decode(), offsets.tolist()
-    ('cabc', [0, 1, 3, 4])
-    """
-    index = np.ascontiguousarray(index, dtype=np.int64)
-    starts = offsets[index]
-    taken = np.zeros(len(index) + 1, dtype=np.int64)
-    np.cumsum(offsets[index + 1] - starts, out=taken[1:])
-    out = np.empty(int(taken[-1]), dtype=np.uint8)
-    _take(np.ascontiguousarray(text, dtype=np.uint8), starts, taken, out)
-    return out, taken
-
-
 @numba.njit(cache=True, nogil=True)
 def _encode(text, sizes, out):
     count = sizes.shape[0]
@@ -92,12 +71,6 @@ def _encode(text, sizes, out):
         out[at:at + size] = text[read:read + size]
         at += size
         read += size
-
-
-@numba.njit(cache=True, nogil=True)
-def _take(text, starts, taken, out):
-    for k in range(starts.shape[0]):
-        out[taken[k]:taken[k + 1]] = text[starts[k]:starts[k] + taken[k + 1] - taken[k]]
 
 
 def write_string_chunk(array: zarr.Array, chunk: int, text: np.ndarray,
