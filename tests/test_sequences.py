@@ -669,5 +669,10 @@ def test_taking_short_and_long_sequences_gives_the_same(mean, dtype):
     want = [residues[offsets[k]:offsets[k + 1]] for k in index]
     assert at.tolist() == np.concatenate([[0], np.cumsum([len(w) for w in want])]).tolist()
     assert got.dtype == dtype and got.tolist() == np.concatenate(want).tolist()
-    nothing, at = take_concatenated(residues, offsets, index[:0])
-    assert (len(nothing), at.tolist(), nothing.dtype) == (0, [0], dtype)
+    nothing, none_at = take_concatenated(residues, offsets, index[:0])
+    assert (len(nothing), none_at.tolist(), nothing.dtype) == (0, [0], dtype)
+    strided = np.repeat(index.astype(np.uint32), 2)[::2]        # int32 offsets too
+    again, again_at = take_concatenated(residues, offsets.astype(np.int32), strided)
+    assert np.array_equal(again, got) and np.array_equal(again_at, at)
+    with pytest.raises(TypeError, match="index must hold integers"):
+        take_concatenated(residues, offsets, np.ones(50, dtype=bool))

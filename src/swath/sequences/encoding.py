@@ -219,7 +219,8 @@ def take_concatenated(residues: np.ndarray, offsets: np.ndarray, index: np.ndarr
     """Sequences ``index`` (in that order, repeats allowed) of a concatenated set, as
     residues and offsets of their own: each item copied as one slice, by a compiled loop
     (one fancy index, an int64 a residue, was slow for amplicons; a Python slice an item,
-    for millions of names and CIGARs).
+    for millions of names and CIGARs). ``residues``: numbers in native byte order (what
+    numba compiles the loop for: one build a dtype, cached).
 
     Examples
     --------
@@ -229,9 +230,12 @@ def take_concatenated(residues: np.ndarray, offsets: np.ndarray, index: np.ndarr
     """
     from swath.sequences.segments import copy_segments
 
-    index = np.ascontiguousarray(index, dtype=np.int64)
-    offsets = np.asarray(offsets, dtype=np.int64)
-    starts = offsets[index]
+    index = np.asarray(index)
+    if index.size and index.dtype.kind not in "iu":    # a mask or floats: no silent cast
+        raise TypeError(f"index must hold integers, not {index.dtype}")
+    index = index.astype(np.int64, copy=False)
+    offsets = np.asarray(offsets)
+    starts = offsets[index].astype(np.int64)
     out_offsets = np.zeros(len(index) + 1, dtype=np.int64)
     np.cumsum(offsets[index + 1] - starts, out=out_offsets[1:])
     out = np.empty(int(out_offsets[-1]), dtype=residues.dtype)
