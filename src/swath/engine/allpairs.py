@@ -430,7 +430,7 @@ def run_tile(job: AllPairsJob, t: int) -> tuple[int, int]:
         out = {name: np.concatenate([part[name] for part in parts]) for name in TILE_FIELDS}
         counters = {name: counters[name] + counted[name] for name in COUNTERS}
     # a copy of this task may run beside it (engine.stragglers): the first writes
-    with first_writer(f"swath-tile-{job.store_id}-{t}"):
+    with first_writer(f"swath-tile-{job.store_id}-{t}", copies):
         if copies and store.is_done("tile", t):
             return _written(store, t)
         store.write_tile(t, out, counters, _score_chunks(bi == bj, pairs, forward, reverse)

@@ -121,11 +121,11 @@ def copies_may_run() -> bool:
 
 
 @contextmanager
-def first_writer(name: str) -> Iterator[None]:
+def first_writer(name: str, copies: bool) -> Iterator[None]:
     """Hold the Dask scheduler's lock ``name`` where copies of this task may run
-    (:func:`copies_may_run`): the holder checks that its work is not done yet, then
-    writes it. Elsewhere nothing is held."""
-    if not copies_may_run():
+    (``copies``: :func:`copies_may_run`, asked once by the task): the holder checks that
+    its work is not done yet, then writes it. Elsewhere nothing is held."""
+    if not copies:
         yield
         return
     from distributed import Lock
