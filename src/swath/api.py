@@ -47,6 +47,10 @@ _R = TypeVar("_R")
 SequencesLike = str | os.PathLike[str] | Sequence[SequenceLike] | SequenceSet
 
 TILED_ABOVE = 1 << 30   # bytes of direction codes (m * n / 2) above which align() tiles
+# a job without a store of at most this many cells runs in this process, without Dask
+# (about a second of two CPU cores), from files of at most this many bytes
+IN_PROCESS_CELLS = 1 << 30
+IN_PROCESS_BYTES = 1 << 24
 # sequences per block of an all-pairs job: a task's memory is about 40 bytes a pair of its
 # tile (160 MiB), whatever the number of sequences (engine.allpairs.prepare); on A1, blocks
 # of 2,048 measured quicker than of 1,024 (benchmarks/RESULTS.md)
@@ -630,9 +634,13 @@ def align_pairs(queries: SequencesLike, targets: SequencesLike,
         each input), and a path reads a pairs file (two name columns, query then target:
         ``swath pairs --pairs``).
     store : str, optional
-        Path or fsspec URL of the result store (Zarr); default: a temporary directory,
-        removed with the result (when it is collected or the process ends). Running the
-        same job into an existing store finishes what is missing.
+        Path or fsspec URL of the result store (Zarr). Running the same job into an
+        existing store finishes what is missing. Without one, a job of at most
+        ``IN_PROCESS_CELLS`` cells (query times target residues, summed over the pairs)
+        from files of at most ``IN_PROCESS_BYTES`` runs in this process and is held in
+        memory (without ``client`` and ``chunk``); a larger one runs on the engine into a
+        temporary store, removed with the result (when it is collected or the process
+        ends).
     client : distributed.Client or Cluster, optional
         As in :func:`search`.
     chunk : int, optional
@@ -682,6 +690,12 @@ def align_pairs(queries: SequencesLike, targets: SequencesLike,
     if chunk is not None and (not isinstance(chunk, int) or isinstance(chunk, bool)
                               or chunk < 1):
         raise InvalidParameter(f"chunk must be a positive integer, got {chunk!r}")
+    if store is None and client is None and chunk is None:
+        held = _held_pairs(queries, targets, pairs, scoring, mode, device, wildcard)
+        if held is not None:
+            if progress:
+                progress("pairs", held.pairs, held.pairs, held.cells)
+            return PairsResult(held)
     sources = (_pair_source(queries, scoring, wildcard, "queries"),
                _pair_source(targets, scoring, wildcard, "targets"), _pairing(pairs))
     path, scratch = _store_path(store, "pairs.zarr")
@@ -694,6 +708,31 @@ def align_pairs(queries: SequencesLike, targets: SequencesLike,
         return PairsResult(path)
 
     return _owning(scratch, job)
+
+
+def _held_pairs(queries: SequencesLike, targets: SequencesLike, pairs: Any, scoring: Scoring,
+                mode: str, device: str, wildcard: bool) -> Any:
+    """A job small enough to run in this process (``IN_PROCESS_CELLS``, from files of at
+    most ``IN_PROCESS_BYTES``), aligned and held in memory; None for a job for the
+    engine."""
+    from swath.engine.pairs import align_held
+
+    if not (_in_memory(queries) and _in_memory(targets)):
+        return None
+    return align_held(_sequences(queries, scoring, wildcard, "queries"),
+                      _sequences(targets, scoring, wildcard, "targets"), _pairing(pairs),
+                      scoring, mode, device, IN_PROCESS_CELLS)
+
+
+def _in_memory(value: SequencesLike) -> bool:
+    """Whether ``value`` is in memory or a file small enough to read whole for a job in
+    this process (a file that cannot be read: its error comes when it is read)."""
+    if not isinstance(value, (str, os.PathLike)):
+        return True
+    try:
+        return os.stat(value).st_size <= IN_PROCESS_BYTES
+    except OSError:
+        return True
 
 
 def _pair_source(value: SequencesLike, scoring: Scoring, wildcard: bool, what: str) -> Any:

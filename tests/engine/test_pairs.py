@@ -112,8 +112,8 @@ def by(records, tmp_path, name="p.zarr", **options):
     """The reference job of ``records`` with other ``options`` (of ``align_pairs``)."""
     options = {"queries": records["qfile"], "targets": records["tfile"], "scoring": DNA,
                "mode": "local", "device": "cpu", "pairs": (records["rows"], records["cols"]),
-               } | options
-    return swath.align_pairs(store=str(tmp_path / name), **options)
+               "store": str(tmp_path / name)} | options
+    return swath.align_pairs(**options)
 
 
 def test_pairs_by_index_name_file_and_position_align_alike(records, tmp_path):
@@ -143,6 +143,44 @@ def test_pairs_by_index_name_file_and_position_align_alike(records, tmp_path):
     assert columns(position, ALIGNED) == columns(ref, ALIGNED)
     assert position.query_index.tolist() == position.target_index.tolist() == list(range(23))
     assert position.query_name.tolist()[:2] == ["queries[0]", "queries[1]"]
+
+
+def test_a_small_job_without_a_store_is_held_in_memory_as_the_store_holds_it(
+        records, tmp_path, monkeypatch):
+    """Pairs by index, name and position, from files and lists: no store, no scratch
+    directory, the same columns and every format printed as from the job's store."""
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    ref = records["reference"]
+    rows, cols = records["rows"], records["cols"]
+    names = ([f"q{r}" for r in rows], [f"t{c}" for c in cols])
+    listed = tmp_path / "pairs.tsv"
+    listed.write_text("".join(f"{q}\t{t}\n" for q, t in zip(*names, strict=True)))
+    for pairs in ((rows, cols), names, str(listed)):
+        held = by(records, tmp_path, store=None, pairs=pairs)
+        assert held.path is None and "held in memory" in repr(held)
+        assert columns(held) == columns(ref)
+        assert held.cells == ref.cells and len(held) == len(ref)
+        for k in (0, 11, 22):
+            assert held.alignment(k) == ref.alignment(k)
+        for format in swath.FORMATS["pairs"]:
+            assert "".join(held.lines(format)) == "".join(ref.lines(format)), format
+    listed.unlink()
+    position = swath.align_pairs([records["queries"][r] for r in rows],
+                                 [records["targets"][c] for c in cols], DNA, "local", "cpu")
+    assert position.path is None and columns(position, ALIGNED) == columns(ref, ALIGNED)
+    assert position.query_name.tolist()[:2] == ["queries[0]", "queries[1]"]
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("limit", ["IN_PROCESS_CELLS", "IN_PROCESS_BYTES"])
+def test_a_job_past_the_in_process_limits_runs_on_the_engine(records, tmp_path, monkeypatch,
+                                                             limit):
+    monkeypatch.setattr(swath.api, limit, 10)
+    res = by(records, tmp_path, store=None)
+    assert res.path is not None and PairsStore.open(res.path).units == 1
+    assert columns(res) == columns(records["reference"])
 
 
 def test_chunks_of_one_pair_do_not_change_the_result(records, tmp_path):
@@ -213,9 +251,10 @@ def test_another_job_into_the_store_is_refused_unless_overwrite(records, tmp_pat
     ({"q0": "t0"}, swath.InvalidParameter, "pairs must be None, two index arrays"),
     ((np.zeros((2, 2), int), [0, 1]), swath.InvalidParameter, "two 1-D integer arrays"),
 ])
-def test_bad_pairs_raise_and_leave_no_store(records, pairs, error, message, tmp_path):
+@pytest.mark.parametrize("store", ["p.zarr", None], ids=["store", "held"])
+def test_bad_pairs_raise_and_leave_no_store(records, pairs, error, message, store, tmp_path):
     with pytest.raises(error, match=message):
-        by(records, tmp_path, pairs=pairs)
+        by(records, tmp_path, pairs=pairs, store=store and str(tmp_path / store))
     assert list(tmp_path.iterdir()) == []
 
 
@@ -231,10 +270,10 @@ def test_bad_pairs_raise_and_leave_no_store(records, pairs, error, message, tmp_
 def test_bad_sequences_raise_and_leave_no_store(queries, targets, options, error, message,
                                                 tmp_path):
     options = {"mode": "local"} | options
-    with pytest.raises(error, match=message):
-        swath.align_pairs(queries, targets, DNA, device="cpu", store=str(tmp_path / "p.zarr"),
-                          **options)
-    assert list(tmp_path.iterdir()) == []
+    for store in (str(tmp_path / "p.zarr"), None):
+        with pytest.raises(error, match=message):
+            swath.align_pairs(queries, targets, DNA, device="cpu", store=store, **options)
+        assert list(tmp_path.iterdir()) == []
 
 
 @pytest.mark.gpu
@@ -252,4 +291,6 @@ def test_gpu_equals_cpu(mode, scoring, tmp_path):
                                 **options)
         gpu = swath.align_pairs(q, t, scoring, mode, "gpu", store=str(tmp_path / f"g{name}"),
                                 **options)
-        assert columns(gpu) == columns(cpu), name
+        held = swath.align_pairs(q, t, scoring, mode, "gpu", **options)
+        assert held.path is None
+        assert columns(gpu) == columns(held) == columns(cpu), name

@@ -31,6 +31,8 @@ import numpy as np
 
 from swath.engine import Progress
 from swath.kernels import get_backend
+from swath.results.pairs import HeldPairs
+from swath.scoring import Scoring
 from swath.sequences import SequenceSet
 from swath.storage.pairs import PAIR_FIELDS, PairsStore, ingest, write_index
 
@@ -170,32 +172,51 @@ def _take_in(group: Any, queries: Source, targets: Source, pairs: Any, chunk: in
              ) -> tuple[int, int, int]:
     """Write both sides' records and the pairs into a new store: (pairs, pairs per chunk,
     cells)."""
-    from swath.errors import InvalidInput
-    from swath.sequences.pairing import NamedPairs, resolve
+    from swath.sequences.pairing import NamedPairs
 
-    by_name = isinstance(pairs, NamedPairs)
     started = time.perf_counter()
-    q = ingest(group, "query", queries.batches(), keep_names=by_name)
-    t = ingest(group, "target", targets.batches(), keep_names=by_name)
+    q = ingest(group, "query", queries.batches(), keep_names=isinstance(pairs, NamedPairs))
+    t = ingest(group, "target", targets.batches(), keep_names=isinstance(pairs, NamedPairs))
     logger.debug("%d queries and %d targets taken in in %.3f s", q.count, t.count,
                  time.perf_counter() - started)
-    if pairs is None:
-        if q.count != t.count:
-            raise InvalidInput(f"{queries.display} has {q.count} records and {targets.display} "
-                               f"{t.count}: pairs by position need as many of each (or pair "
-                               "them by name: --pairs)")
+    paired = pair_records(pairs, (q.count, t.count), (q.names, t.names),
+                          (queries.display, targets.display))
+    if paired is None:
         count = q.count
         cells = int(np.dot(q.lengths.astype(np.int64), t.lengths.astype(np.int64)))
     else:
-        if by_name:
-            assert q.names is not None and t.names is not None
-            rows, cols = resolve(pairs, (q.names, t.names), (queries.display, targets.display))
-        else:
-            rows, cols = _checked_index(pairs, (q.count, t.count))
+        rows, cols = paired
         write_index(group, (rows, cols))
         count = len(rows)
         cells = int(np.dot(q.lengths[rows].astype(np.int64), t.lengths[cols].astype(np.int64)))
     return count, chunk or chunk_size(count, cells), cells
+
+
+def pair_records(pairs: Any, counts: tuple[int, int],
+                 names: tuple[list[str] | None, list[str] | None], displays: tuple[str, str]
+                 ) -> tuple[np.ndarray, np.ndarray] | None:
+    """The query and target record of each pair, or None for pairs by position;
+    ``names``: each side's record names (needed only for named pairs).
+
+    Raises
+    ------
+    InvalidInput
+        Unequal record counts for pairs by position, an index or name that is no record,
+        a name given twice where pairs are by name.
+    """
+    from swath.errors import InvalidInput
+    from swath.sequences.pairing import NamedPairs, resolve
+
+    if pairs is None:
+        if counts[0] != counts[1]:
+            raise InvalidInput(f"{displays[0]} has {counts[0]} records and {displays[1]} "
+                               f"{counts[1]}: pairs by position need as many of each (or pair "
+                               "them by name: --pairs)")
+        return None
+    if isinstance(pairs, NamedPairs):
+        assert names[0] is not None and names[1] is not None
+        return resolve(pairs, (names[0], names[1]), displays)
+    return _checked_index(pairs, counts)
 
 
 def _checked_index(pairs: tuple[Any, Any], counts: tuple[int, int]
@@ -247,16 +268,54 @@ def align_unit(job: PairsJob, unit: int) -> tuple[int, int]:
         pairs = (q_at, t_at)
         q_lens, t_lens = np.diff(queries[1])[q_at], np.diff(targets[1])[t_at]
     read = time.perf_counter()
-    backend = get_backend(job.device)
-    scores, coords, text, text_at = backend.align_batch(
-        *queries, *targets, job.matrix, job.gap_open, job.gap_extend, job.mode, pairs=pairs)
+    fields = _aligned(queries, targets, pairs, job.matrix, job.gap_open, job.gap_extend,
+                      job.mode, job.device)
     aligned = time.perf_counter()
-    store.write_unit(unit, _fields(backend.cigar_counts((text, text_at)), scores, coords,
-                                   text, text_at))
+    store.write_unit(unit, fields)
     logger.debug("chunk %d: %d pairs read in %.3f s, aligned in %.3f s, written in %.3f s",
                  unit, last - first, read - started, aligned - read,
                  time.perf_counter() - aligned)
     return last - first, int(np.dot(q_lens.astype(np.int64), t_lens.astype(np.int64)))
+
+
+def align_held(queries: SequenceSet, targets: SequenceSet, pairs: Any, scoring: Scoring,
+               mode: str, device: str, max_cells: int) -> HeldPairs | None:
+    """A small job run in this process, without Dask and without a store: every pair
+    aligned in one batch, held in memory (``pairs`` as :func:`prepare` takes them); None,
+    with nothing aligned, where the pairs hold more than ``max_cells`` cells (a job for
+    the engine).
+
+    Raises
+    ------
+    InvalidInput
+        As :func:`prepare`.
+    """
+    paired = pair_records(pairs, (len(queries), len(targets)),
+                          (list(queries.names), list(targets.names)),
+                          (queries.source or "queries", targets.source or "targets"))
+    if paired is None:
+        rows = cols = np.arange(len(queries), dtype=np.int64)
+        within = None
+    else:
+        rows, cols = within = paired
+    q_lens, t_lens = queries.lengths.astype(np.int64), targets.lengths.astype(np.int64)
+    if int(np.dot(q_lens[rows], t_lens[cols])) > max_cells:
+        return None
+    fields = _aligned((queries.residues, queries.offsets), (targets.residues, targets.offsets),
+                      within, scoring.matrix, scoring.gap_open, scoring.gap_extend, mode,
+                      device)
+    return HeldPairs({"query": queries, "target": targets}, rows, cols, fields, scoring, mode)
+
+
+def _aligned(queries: tuple[np.ndarray, np.ndarray], targets: tuple[np.ndarray, np.ndarray],
+             pairs: tuple[np.ndarray, np.ndarray] | None, matrix: np.ndarray, gap_open: int,
+             gap_extend: int, mode: str, device: str) -> dict[str, np.ndarray]:
+    """The per-pair fields of records aligned in one batch on ``device``: query i with
+    target i, or ``pairs`` (indices into both sides)."""
+    backend = get_backend(device)
+    scores, coords, text, text_at = backend.align_batch(
+        *queries, *targets, matrix, gap_open, gap_extend, mode, pairs=pairs)
+    return _fields(backend.cigar_counts((text, text_at)), scores, coords, text, text_at)
 
 
 def _fields(counts: dict[str, np.ndarray], scores: np.ndarray, coords: np.ndarray,

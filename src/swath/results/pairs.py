@@ -29,9 +29,11 @@ from swath.results.alignments import (
 )
 
 if TYPE_CHECKING:       # the store module (and Zarr) loads when a result is read
+    from swath.scoring import Scoring
+    from swath.sequences import SequenceSet
     from swath.storage.pairs import PairsStore
 
-__all__ = ["COLUMNS", "PRINTERS", "PairsResult"]
+__all__ = ["COLUMNS", "PRINTERS", "HeldPairs", "PairsResult"]
 
 #: the result's columns, in the order ``to_pandas`` gives them
 COLUMNS = ("query_index", "target_index", "query_name", "target_name", "score",
@@ -39,8 +41,55 @@ COLUMNS = ("query_index", "target_index", "query_name", "target_name", "score",
            "mismatches", "gap_opens", "identity", "cigar")
 
 
+class HeldPairs:
+    """A small job's pairs held in this process (run without a store): its inputs, each
+    pair's records and per-pair fields, read through the members of
+    :class:`~swath.storage.pairs.PairsStore` that :class:`PairsResult` reads, as one
+    chunk."""
+
+    units = 1
+
+    def __init__(self, sides: dict[str, SequenceSet], rows: np.ndarray, cols: np.ndarray,
+                 fields: dict[str, np.ndarray], scoring: Scoring, mode: str) -> None:
+        self.sides, self.rows, self.cols, self._fields = sides, rows, cols, fields
+        self.scoring, self.mode = scoring, mode
+        self.cells = int(np.dot(self.lengths("query", rows), self.lengths("target", cols)))
+
+    @property
+    def pairs(self) -> int:
+        return len(self.rows)
+
+    def unit_pairs(self, unit: int) -> tuple[int, int]:
+        return 0, self.pairs
+
+    def pair_records(self, first: int = 0, last: int | None = None
+                     ) -> tuple[np.ndarray, np.ndarray]:
+        return self.rows[first:last], self.cols[first:last]
+
+    def records(self, side: str, which: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        from swath.sequences import take_concatenated
+
+        held = self.sides[side]
+        return take_concatenated(held.residues, held.offsets, which)
+
+    def names(self, side: str, which: np.ndarray | None = None) -> np.ndarray:
+        names = np.asarray(self.sides[side].names, dtype=object)
+        return names if which is None else names[which]
+
+    def lengths(self, side: str, which: np.ndarray | None = None) -> np.ndarray:
+        lengths = self.sides[side].lengths.astype(np.int64)
+        return lengths if which is None else lengths[which]
+
+    def fields(self, first: int = 0, last: int | None = None) -> dict[str, np.ndarray]:
+        return {name: values[first:last] for name, values in self._fields.items()}
+
+    def column(self, name: str, first: int = 0, last: int | None = None) -> np.ndarray:
+        return self._fields[name][first:last]
+
+
 class PairsResult:
-    """The alignments of a finished batched-pairs job, read from its store.
+    """The alignments of a batched-pairs job: read from its store, or held in this
+    process for a small job run without one.
 
     Each column is a numpy array with one value a pair, in the order the pairs were
     given (read from the store when first asked for): ``query_index`` and
@@ -59,11 +108,15 @@ class PairsResult:
     ([12, 4], ['6=', '2='])
     """
 
-    def __init__(self, store: str) -> None:
-        from swath.storage.pairs import PairsStore
+    def __init__(self, store: str | HeldPairs) -> None:
+        if isinstance(store, HeldPairs):
+            self.store: PairsStore | HeldPairs = store
+            self.path: str | None = None
+        else:
+            from swath.storage.pairs import PairsStore
 
-        self.store: PairsStore = PairsStore.open(store)
-        self.path = store
+            self.store = PairsStore.open(store)
+            self.path = store
         self._columns: dict[str, np.ndarray] = {}
 
     def __len__(self) -> int:
@@ -72,10 +125,11 @@ class PairsResult:
     @property
     def cells(self) -> int:
         """The matrix cells of all pairs (sum of query length times target length)."""
-        return int(self.store.attrs["cells"])
+        return self.store.cells
 
     def __repr__(self) -> str:
-        return f"PairsResult({len(self)} pairs, store={self.path!r})"
+        where = "held in memory" if self.path is None else f"store={self.path!r}"
+        return f"PairsResult({len(self)} pairs, {where})"
 
     def __getattr__(self, name: str) -> np.ndarray:
         if name not in COLUMNS:
@@ -96,7 +150,7 @@ class PairsResult:
         if name in ("query_name", "target_name"):
             side = name.split("_")[0]
             return {name: store.names(side)[self.column(f"{side}_index")]}
-        values = np.asarray(store.array(name)[...])
+        values = store.column(name)
         return {name: values.astype(object) if name == "cigar" else values}
 
     def to_pandas(self) -> Any:
@@ -107,14 +161,14 @@ class PairsResult:
 
     def alignment(self, k: int) -> Alignment:
         """Pair ``k``'s alignment."""
-        return _alignment(self.store.fields(k, k + 1), 0, self.store.attrs["inputs"]["mode"])
+        return _alignment(self.store.fields(k, k + 1), 0, self.store.mode)
 
     def chunks(self, sequences: bool = False) -> Iterator[AlignedRows]:
         """The pairs as :class:`~swath.results.alignments.AlignedRows`, a store chunk at a
         time; with ``sequences``, each row's query letters too (SAM's SEQ), and which row
         is its query's primary alignment over all chunks."""
         store = self.store
-        mode = store.attrs["inputs"]["mode"]
+        mode = store.mode
         best = _primary_pairs(store) if sequences else None
         for c in _store_chunks(store):
             primary = None if best is None else np.fromiter(
@@ -146,7 +200,7 @@ class PairsResult:
         return printed(PRINTERS, format, self, options or PrintOptions())
 
 
-def _primary_pairs(store: PairsStore) -> dict[str, int]:
+def _primary_pairs(store: PairsStore | HeldPairs) -> dict[str, int]:
     """Each query name's primary pair: its highest-scoring pair with an alignment, the
     first of equal ones (a name without any: its first pair), over the whole store, read
     a chunk at a time."""
@@ -154,8 +208,8 @@ def _primary_pairs(store: PairsStore) -> dict[str, int]:
     for unit in range(store.units):
         first, last = store.unit_pairs(unit)
         names = store.names("query", store.pair_records(first, last)[0]).tolist()
-        score = np.asarray(store.array("score")[first:last], np.int64)
-        aligned = np.asarray(store.array("length")[first:last]) > 0
+        score = store.column("score", first, last).astype(np.int64)
+        aligned = store.column("length", first, last) > 0
         keys = np.where(aligned, score, np.iinfo(np.int64).min).tolist()
         for k, (name, key) in enumerate(zip(names, keys, strict=True), first):
             held = best.get(name)
@@ -177,7 +231,7 @@ class _Chunk:
     fields: dict[str, np.ndarray]
 
 
-def _store_chunks(store: PairsStore) -> Iterator[_Chunk]:
+def _store_chunks(store: PairsStore | HeldPairs) -> Iterator[_Chunk]:
     """The store's pairs a chunk at a time (each chunk's arrays read once)."""
     for unit in range(store.units):
         first, last = store.unit_pairs(unit)
@@ -186,7 +240,8 @@ def _store_chunks(store: PairsStore) -> Iterator[_Chunk]:
                      store.fields(first, last))
 
 
-def _records(store: PairsStore, side: str, which: np.ndarray) -> Callable[[int], np.ndarray]:
+def _records(store: PairsStore | HeldPairs, side: str, which: np.ndarray
+             ) -> Callable[[int], np.ndarray]:
     """Pair k's record of ``side`` (codes), for the pairs of one chunk: the chunk's
     records read in one go."""
     ids, at = np.unique(which, return_inverse=True)
@@ -194,9 +249,9 @@ def _records(store: PairsStore, side: str, which: np.ndarray) -> Callable[[int],
     return lambda k: residues[offsets[at[k]]:offsets[at[k] + 1]]
 
 
-def _letters(store: PairsStore, rows: np.ndarray) -> Callable[[int], str]:
+def _letters(store: PairsStore | HeldPairs, rows: np.ndarray) -> Callable[[int], str]:
     """Pair k's whole query as letters (SAM's SEQ), for the pairs of one chunk."""
-    alphabet = _scoring(store).alphabet
+    alphabet = store.scoring.alphabet
     codes = _records(store, "query", rows)
     return lambda k: alphabet.decode(codes(k))
 
@@ -206,12 +261,6 @@ def _alignment(fields: dict[str, np.ndarray], k: int, mode: str) -> Alignment:
     return Alignment(int(fields["score"][k]), int(fields["query_start"][k]),
                      int(fields["query_end"][k]), int(fields["target_start"][k]),
                      int(fields["target_end"][k]), str(fields["cigar"][k]), mode)
-
-
-def _scoring(store: PairsStore) -> Any:
-    from swath.scoring import Scoring
-
-    return Scoring.from_dict(store.attrs["inputs"]["scoring"])
 
 
 def tsv_lines(result: PairsResult, options: PrintOptions) -> Iterator[str]:
@@ -255,8 +304,7 @@ def text_lines(result: PairsResult, options: PrintOptions) -> Iterator[str]:
     from swath.views import format_text
 
     store = result.store
-    scoring = _scoring(store)
-    mode = store.attrs["inputs"]["mode"]
+    scoring, mode = store.scoring, store.mode
     for c in _store_chunks(store):
         queries, targets = _records(store, "query", c.rows), _records(store, "target", c.cols)
         for k in range(len(c.rows)):

@@ -33,6 +33,7 @@ import numpy as np
 import zarr
 from zarr.core.array_spec import ArrayConfigParams
 
+from swath.scoring import Scoring
 from swath.sequences import SequenceSet
 from swath.storage.common import LayoutStore, StorePath, record_digest, value_dtype
 from swath.storage.integrity import Digest
@@ -226,6 +227,23 @@ class PairsStore(LayoutStore):
     @property
     def by_position(self) -> bool:
         return bool(self.attrs["paired"] == "position")
+
+    @property
+    def cells(self) -> int:
+        """The matrix cells of all pairs."""
+        return int(self.attrs["cells"])
+
+    @property
+    def mode(self) -> str:
+        return str(self.attrs["inputs"]["mode"])
+
+    @property
+    def scoring(self) -> Scoring:
+        return Scoring.from_dict(self.attrs["inputs"]["scoring"])
+
+    def column(self, name: str, first: int = 0, last: int | None = None) -> np.ndarray:
+        """Per-pair field ``name`` of pairs ``first:last``."""
+        return np.asarray(self.array(name)[first:last])
 
     def unit_pairs(self, unit: int) -> tuple[int, int]:
         """The pair range ``[first, last)`` of chunk ``unit``."""
