@@ -207,9 +207,7 @@ JOBS_WITHOUT_STORE = {
                                    mode="global", device="cpu"),
     "allpairs": lambda: swath.allpairs(["ACGTACGTAA", "ACGTACGTAT"], DNA, device="cpu",
                                        min_identity=0.5),
-    # chunk: a job for the engine, however small
-    "align_pairs": lambda: swath.align_pairs(["ACGTAC"], ["TACGTACT"], DNA, device="cpu",
-                                             chunk=1),
+    "align_pairs": lambda: swath.align_pairs(["ACGTAC"], ["TACGTACT"], DNA, device="cpu"),
 }
 
 
@@ -221,6 +219,8 @@ def test_a_job_without_a_store_leaves_no_scratch_directory(job, tmp_path, monkey
     import tempfile
 
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    for small in ("IN_PROCESS_CELLS", "IN_PROCESS_SEARCH_CELLS"):    # jobs for the engine
+        monkeypatch.setattr(swath.api, small, 0)
     result = JOBS_WITHOUT_STORE[job]()
     (scratch,) = tmp_path.glob("swath-*")
     assert len(result) >= 1 and scratch.is_dir()

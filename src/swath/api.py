@@ -51,6 +51,9 @@ TILED_ABOVE = 1 << 30   # bytes of direction codes (m * n / 2) above which align
 # (about a second of two CPU cores), from files of at most this many bytes
 IN_PROCESS_CELLS = 1 << 30
 IN_PROCESS_BYTES = 1 << 24
+# a search's cells (query residues times database residues) cost about an eighth of a
+# traceback's: a search without a store of at most this many runs in this process
+IN_PROCESS_SEARCH_CELLS = 1 << 33
 # sequences per block of an all-pairs job: a task's memory is about 40 bytes a pair of its
 # tile (160 MiB), whatever the number of sequences (engine.allpairs.prepare); on A1, blocks
 # of 2,048 measured quicker than of 1,024 (benchmarks/RESULTS.md)
@@ -333,9 +336,12 @@ def search(queries: SequencesLike, database: SequencesLike, scoring: Scoring | N
         database partitions stay on the GPU for the next search of the process), a local
         dask-cuda cluster for this call on several GPUs.
     store : str, optional
-        Path or fsspec URL of the result store (Zarr); default: a temporary directory,
-        removed with the result (when it is collected or the process ends). Running the
-        same search into an existing store finishes what is missing.
+        Path or fsspec URL of the result store (Zarr). Running the same search into an
+        existing store finishes what is missing. Without one, a search of at most
+        ``IN_PROCESS_SEARCH_CELLS`` cells (query residues times database residues) runs
+        in this process and is held in memory (without ``client``); a larger one runs on
+        the engine into a temporary store, removed with the result (when it is collected
+        or the process ends).
     mode, device, wildcard
         As in :func:`align`.
     max_evalue : float, optional
@@ -375,7 +381,7 @@ def search(queries: SequencesLike, database: SequencesLike, scoring: Scoring | N
     0
     """
     from swath.engine.cluster import session
-    from swath.engine.search import prepare, run
+    from swath.engine.search import prepare, run, search_held
     from swath.results.search import SearchResult
     from swath.storage.database import Database
 
@@ -400,6 +406,14 @@ def search(queries: SequencesLike, database: SequencesLike, scoring: Scoring | N
             f"{scoring.name} uses {scoring.alphabet.letters!r} (a DNA query against a protein "
             "database, or the reverse?)")
     params = _statistics(scoring, mode, statistics, max_evalue)
+    if store is None and client is None and \
+            int(qs.offsets[-1]) * db.residues <= IN_PROCESS_SEARCH_CELLS:
+        held = search_held(qs, db_path, scoring, top_k=top_k, mode=mode, device=device,
+                           max_evalue=max_evalue, statistics=params)
+        if progress:
+            cells = int(qs.offsets[-1]) * db.residues
+            progress("search", cells, cells, cells)
+        return SearchResult(held)
     path, scratch = _store_path(store, "result.zarr")
 
     def job() -> SearchResult:

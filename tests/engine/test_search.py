@@ -164,6 +164,41 @@ def test_search_finds_the_exact_top_hits_with_alignments(data, client, tmp_path,
     assert rows[0][0] == "q0" and rows[0][6] == result.hits(0)[0].alignment.query_start + 1
 
 
+@pytest.mark.parametrize(("mode", "options"), [("local", {}), ("local", {"max_evalue": 1e-5}),
+                                               ("semiglobal", {})])
+@pytest.mark.parametrize("device", ["cpu", pytest.param("gpu", marks=pytest.mark.gpu)])
+def test_a_small_search_without_a_store_is_held_in_memory_as_the_store_holds_it(
+        data, tmp_path, monkeypatch, mode, options, device):
+    """No store, no scratch directory: the hits, table and every format printed as from
+    the same search's store."""
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "scratch"))
+    (tmp_path / "scratch").mkdir()
+    progress = []
+    held = swath.search(data["qfasta"], data["db"], top_k=4, mode=mode, device=device,
+                        progress=lambda *args: progress.append(args), **options)
+    stored = swath.search(data["qfasta"], data["db"], top_k=4, mode=mode, device="cpu",
+                          store=str(tmp_path / "r.zarr"), query_block=3, **options)
+    assert held.path is None and "held in memory" in repr(held)
+    assert list((tmp_path / "scratch").iterdir()) == []
+    cells = sum(map(len, data["queries"])) * sum(map(len, data["seqs"]))
+    assert progress == [("search", cells, cells, cells)]
+    assert held.to_table() == stored.to_table()
+    for qi in range(len(data["queries"])):      # repr: e-values may be NaN
+        assert repr(held.hits(qi)) == repr(stored.hits(qi))
+    for format in swath.FORMATS["search"]:
+        assert "".join(held.lines(format)) == "".join(stored.lines(format)), format
+
+
+def test_a_search_past_the_in_process_cells_runs_on_the_engine(data, monkeypatch):
+    monkeypatch.setattr(swath.api, "IN_PROCESS_SEARCH_CELLS", 0)
+    result = swath.search(data["qfasta"], data["db"], top_k=2, device="cpu")
+    assert result.path is not None and SearchStore.open(result.path).units == 1
+    assert [[(h.target_id, h.score) for h in result.hits(q)] for q in range(7)] == \
+        expected_hits(data, 2)
+
+
 def test_max_evalue_drops_weak_hits(data, client, tmp_path):
     result = swath.search(data["qfasta"], data["db"], top_k=5, client=client,
                           store=str(tmp_path / "r.zarr"), max_evalue=1e-5)

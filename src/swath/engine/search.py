@@ -35,7 +35,9 @@ from swath.alignment import Alignment
 from swath.engine import Progress
 from swath.kernels import get_backend, top_hits
 from swath.kernels.backend import ResidentTargets, TargetSet
-from swath.sequences import slice_concatenated
+from swath.results.search import HeldHits
+from swath.scoring import Scoring
+from swath.sequences import SequenceSet, slice_concatenated
 from swath.storage.common import open_group
 from swath.storage.database import Database
 from swath.storage.results import SearchStore, empty_hits
@@ -379,14 +381,13 @@ def prepare(store_path: str, queries: Any, database_path: str, scoring: Any, *, 
     A path holding anything else is refused (``OutputExists``) unless ``overwrite``
     and it is a swath store. ``top_k`` beyond the database's size keeps them all.
     """
-    from swath.storage.common import array_digest, is_local, local_path
+    from swath.storage.common import array_digest
     from swath.storage.creation import reopen_or_create
     from swath.storage.results import LAYOUT, VERSION
 
-    if is_local(database_path):
-        database_path = local_path(database_path)   # resume works from any directory
+    database_path = _located(database_path)
     db = Database.open(database_path)     # as it is now, not as this process cached it
-    top_k = max(1, min(top_k, db.sequences))
+    top_k = _kept(top_k, db)
     inputs = {"database": str(database_path), "database_sha256": db.sha256,
               "queries_sha256": array_digest(queries.residues, queries.offsets),
               "scoring": scoring.to_dict(), "mode": mode, "top_k": top_k,
@@ -396,6 +397,37 @@ def prepare(store_path: str, queries: Any, database_path: str, scoring: Any, *, 
         inputs=inputs), what="search", differs="other queries, database or options",
         overwrite=overwrite)
     return job_from_store(store_path, device)
+
+
+def search_held(queries: SequenceSet, database_path: str, scoring: Scoring, *, top_k: int,
+                mode: str, device: str, max_evalue: float | None,
+                statistics: dict[str, Any] | None) -> HeldHits:
+    """A small search run in this process, without Dask and without a store: the
+    queries scored against each partition in turn, the top hits merged and aligned as
+    the graph's tasks do, and held in memory (arguments as :func:`prepare` takes them)."""
+    database_path = _located(database_path)
+    db = Database.open(database_path)
+    job = SearchJob("", database_path, scoring.matrix, scoring.gap_open, scoring.gap_extend,
+                    mode, device, _kept(top_k, db), max_evalue, statistics, db.sha256, "",
+                    read_ahead=True)
+    tops = (score_partition(job, queries.residues, queries.offsets, p)
+            for p in range(db.partitions))
+    top = functools.reduce(lambda a, b: merge_top(a, b, job.top_k), tops)
+    hits = align_hits(job, queries.residues, queries.offsets, top)
+    return HeldHits(queries, hits, job.top_k, scoring, mode, database_path)
+
+
+def _located(database_path: str) -> str:
+    """A database's path as a search records it: absolute where it is local (a resume
+    or a result's printing works from any directory)."""
+    from swath.storage.common import is_local, local_path
+
+    return local_path(database_path) if is_local(database_path) else database_path
+
+
+def _kept(top_k: int, db: Database) -> int:
+    """Hits kept per query: ``top_k``, at most the database's records."""
+    return max(1, min(top_k, db.sequences))
 
 
 def stored_scoring(store: SearchStore) -> Any:

@@ -32,6 +32,8 @@ from swath.results.alignments import (
 )
 
 if TYPE_CHECKING:       # the store module (and Zarr) loads when a result is read
+    from swath.scoring import Scoring
+    from swath.sequences import SequenceSet
     from swath.storage.results import SearchStore
 
 
@@ -47,8 +49,29 @@ class Hit:
     alignment: Alignment
 
 
+@dataclass(frozen=True)
+class HeldHits:
+    """A small search's hits held in this process (run without a store), read through
+    the members of :class:`~swath.storage.results.SearchStore` that
+    :class:`SearchResult` reads."""
+
+    held_queries: SequenceSet
+    held_hits: dict[str, np.ndarray]
+    top_k: int
+    scoring: Scoring
+    mode: str
+    database: str
+
+    def queries(self) -> SequenceSet:
+        return self.held_queries
+
+    def hits(self) -> dict[str, np.ndarray]:
+        return self.held_hits
+
+
 class SearchResult:
-    """The hits of a finished search, read from its result store.
+    """The hits of a search: read from its result store, or held in this process for a
+    small search run without one.
 
     Examples
     --------
@@ -56,11 +79,15 @@ class SearchResult:
     >>> res.hits(0)[0].alignment.cigar                   # doctest: +SKIP
     """
 
-    def __init__(self, store: str) -> None:
-        from swath.storage.results import SearchStore
+    def __init__(self, store: str | HeldHits) -> None:
+        if isinstance(store, HeldHits):
+            self.store: SearchStore | HeldHits = store
+            self.path: str | None = None
+        else:
+            from swath.storage.results import SearchStore
 
-        self.store: SearchStore = SearchStore.open(store)
-        self.path = store
+            self.store = SearchStore.open(store)
+            self.path = store
         self.queries = self.store.queries()
         self.query_names = self.queries.names
         self._hits = self.store.hits()
@@ -69,12 +96,13 @@ class SearchResult:
         return len(self.query_names)
 
     def __repr__(self) -> str:
-        return f"SearchResult({len(self)} queries, top_k={self.store.top_k}, store={self.path!r})"
+        where = "held in memory" if self.path is None else f"store={self.path!r}"
+        return f"SearchResult({len(self)} queries, top_k={self.store.top_k}, {where})"
 
     def hits(self, query_index: int) -> list[Hit]:
         """The hits of query ``query_index``, best first (coordinates 0-based, end exclusive)."""
         h = {name: column[query_index] for name, column in self._hits.items()}
-        mode = self.store.attrs["inputs"]["mode"]
+        mode = self.store.mode
         return [Hit(int(h["target"][r]), str(h["target_name"][r]), int(h["score"][r]),
                     float(h["bitscore"][r]), float(h["evalue"][r]),
                     Alignment(int(h["score"][r]), int(h["query_start"][r]),
@@ -137,13 +165,11 @@ def _rows(result: SearchResult, first: int, last: int | None,
     """The hits of queries ``first:last`` as AlignedRows; ``target_lengths``: the length
     of every hit's target, shaped as the hits (queries x ranks), or None for -1 (unknown:
     the tabular rows need no database)."""
-    from swath.scoring import Scoring
-
     h = {name: column[first:last] for name, column in result._hits.items()}
     found = h["target"] >= 0
     query = np.nonzero(found)[0] + first
     lengths = np.diff(result.queries.offsets)
-    alphabet = Scoring.from_dict(result.store.attrs["inputs"]["scoring"]).alphabet
+    alphabet = result.store.scoring.alphabet
     queries = result.queries
 
     def sequence(row: int) -> str:
@@ -156,7 +182,7 @@ def _rows(result: SearchResult, first: int, last: int | None,
          else target_lengths[first:last][found]),
         h["score"][found], h["query_start"][found], h["query_end"][found],
         h["target_start"][found], h["target_end"][found], h["cigar"][found],
-        result.store.attrs["inputs"]["mode"], sequence, h["evalue"][found],
+        result.store.mode, sequence, h["evalue"][found],
         h["bitscore"][found])
 
 
@@ -183,8 +209,7 @@ def _target_lengths(result: SearchResult) -> np.ndarray:
     found = targets >= 0
     ids, where = np.unique(targets[found], return_inverse=True)
     lengths = np.full(targets.shape, -1, dtype=np.int64)
-    lengths[found] = Database.open(result.store.attrs["inputs"]["database"]
-                                   ).record_lengths(ids)[where]
+    lengths[found] = Database.open(result.store.database).record_lengths(ids)[where]
     return lengths
 
 
@@ -212,13 +237,12 @@ def json_lines(result: SearchResult, options: PrintOptions) -> Iterator[str]:
 
 def text_lines(result: SearchResult, options: PrintOptions) -> Iterator[str]:
     """Per hit: its e-value and bit score (or score) and its pairwise view."""
-    from swath.scoring import Scoring
     from swath.storage.database import Database
     from swath.views import format_text
 
-    db = Database.open(result.store.attrs["inputs"]["database"])
-    queries = result.store.queries()
-    scoring = Scoring.from_dict(result.store.attrs["inputs"]["scoring"])
+    db = Database.open(result.store.database)
+    queries = result.queries
+    scoring = result.store.scoring
     for qi, name in enumerate(result.query_names):
         for hit in result.hits(qi):
             yield (f"# hit: e-value {hit.evalue:.3g}, bit score {hit.bitscore:.1f}\n"

@@ -20,6 +20,7 @@ from typing import Any, ClassVar
 import numpy as np
 import zarr
 
+from swath.scoring import Scoring
 from swath.sequences import SequenceSet
 from swath.storage.common import (
     LayoutStore,
@@ -97,6 +98,19 @@ class SearchStore(LayoutStore):
     @property
     def top_k(self) -> int:
         return int(self.attrs["top_k"])
+
+    @property
+    def mode(self) -> str:
+        return str(self.attrs["inputs"]["mode"])
+
+    @property
+    def scoring(self) -> Scoring:
+        return Scoring.from_dict(self.attrs["inputs"]["scoring"])
+
+    @property
+    def database(self) -> str:
+        """The path of the database store searched."""
+        return str(self.attrs["inputs"]["database"])
 
     def unit_queries(self, unit: int) -> tuple[int, int]:
         """The query range ``[first, last)`` of a work unit."""
