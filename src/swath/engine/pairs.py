@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import itertools
 import logging
 import os
 import time
@@ -30,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from swath.engine import Progress
+from swath.engine.aligned import alignment_fields
 from swath.kernels import get_backend
 from swath.results.pairs import HeldPairs
 from swath.scoring import Scoring
@@ -312,27 +312,9 @@ def _aligned(queries: tuple[np.ndarray, np.ndarray], targets: tuple[np.ndarray, 
              gap_extend: int, mode: str, device: str) -> dict[str, np.ndarray]:
     """The per-pair fields of records aligned in one batch on ``device``: query i with
     target i, or ``pairs`` (indices into both sides)."""
-    backend = get_backend(device)
-    scores, coords, text, text_at = backend.align_batch(
-        *queries, *targets, matrix, gap_open, gap_extend, mode, pairs=pairs)
-    return _fields(backend.cigar_counts((text, text_at)), scores, coords, text, text_at)
-
-
-def _fields(counts: dict[str, np.ndarray], scores: np.ndarray, coords: np.ndarray,
-            text: np.ndarray, text_at: np.ndarray) -> dict[str, np.ndarray]:
-    """The per-pair fields (``PAIR_FIELDS``) of a chunk's alignments."""
-    columns = counts["columns"]
-    identity = np.divide(counts["matches"], columns, out=np.zeros(len(columns)),
-                         where=columns > 0)
-    cigars = text.tobytes().decode("ascii")
-    bounds = text_at.tolist()
-    cigar = np.array([cigars[a:b] for a, b in itertools.pairwise(bounds)], dtype=object)
-    fields = {"score": scores, "length": columns, "matches": counts["matches"],
-              "mismatches": counts["mismatches"], "gap_opens": counts["gap_opens"],
-              "identity": identity,
-              "cigar": cigar}
-    for k, name in enumerate(("query_start", "query_end", "target_start", "target_end")):
-        fields[name] = coords[:, k]
+    aligned = get_backend(device).align_batch(*queries, *targets, matrix, gap_open, gap_extend,
+                                              mode, pairs=pairs)
+    fields = alignment_fields(device, *aligned)
     return {name: fields[name] for name in PAIR_FIELDS}
 
 

@@ -31,8 +31,8 @@ from typing import Any
 
 import numpy as np
 
-from swath.alignment import Alignment
 from swath.engine import Progress
+from swath.engine.aligned import ALIGNMENT_FIELDS, alignment_fields
 from swath.kernels import get_backend, top_hits
 from swath.kernels.backend import ResidentTargets, TargetSet
 from swath.results.search import HeldHits
@@ -233,31 +233,19 @@ def align_hits(job: SearchJob, q_res: np.ndarray, q_off: np.ndarray,
     queries = [q_res[q_off[r]:q_off[r + 1]] for r in rows]
     t_off = np.concatenate([[0], np.cumsum([len(t) for t in targets])]).astype(np.int64)
     p_off = np.concatenate([[0], np.cumsum([len(q) for q in queries])]).astype(np.int64)
-    got, coords, text, text_at = get_backend(job.device).align_batch(
+    fields = alignment_fields(job.device, *get_backend(job.device).align_batch(
         np.concatenate(queries), p_off, np.concatenate(targets), t_off, job.matrix,
-        job.gap_open, job.gap_extend, job.mode)
+        job.gap_open, job.gap_extend, job.mode))
+    got = fields["score"]
     if not np.array_equal(got, scores[rows, ranks]):
         from swath.errors import StoreDamaged
 
         raise StoreDamaged(f"{job.database}: hits align to other scores than they were found "
                            "with (the database's arrays disagree; run `swath verify "
                            f"{job.database}`)")
-    cigars = text.tobytes().decode("ascii")
-    for x, (r, c) in enumerate(zip(rows.tolist(), ranks.tolist(), strict=True)):
-        q_start, q_end, t_start, t_end = (int(v) for v in coords[x])
-        aln = Alignment(int(got[x]), q_start, q_end, t_start, t_end,
-                        cigars[text_at[x]:text_at[x + 1]], job.mode)
-        hits["cigar"][r, c] = aln.cigar
-        hits["length"][r, c] = aln.length
-        hits["matches"][r, c] = aln.matches
-        hits["mismatches"][r, c] = aln.mismatches
-        hits["gap_opens"][r, c] = aln.gap_opens
-        hits["identity"][r, c] = aln.identity
+    for name in ALIGNMENT_FIELDS:
+        hits[name][rows, ranks] = fields[name]
     hits["target"][rows, ranks] = ids[rows, ranks]
-    hits["score"][rows, ranks] = got
-    for name, column in zip(("query_start", "query_end", "target_start", "target_end"),
-                            coords.T, strict=True):
-        hits[name][rows, ranks] = column
     hits["target_name"][rows, ranks] = db.names(ids[rows, ranks])
     if job.statistics is not None:
         params = KarlinAltschul.from_dict(job.statistics)
