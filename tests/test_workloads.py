@@ -146,7 +146,7 @@ FINISHED_STORES = {
 
 
 # the arrays of names each layout's store opens with as coordinates
-NAME_COORDINATES = {"search": ("query_name", "target_name"),
+NAME_COORDINATES = {"search": ("query", "target_name"),
                     "allpairs": ("query_name", "target_name", "name"),
                     "pairs": ("query_name", "target_name"), "database": ("names",)}
 

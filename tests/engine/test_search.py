@@ -199,6 +199,31 @@ def test_a_search_past_the_in_process_cells_runs_on_the_engine(data, monkeypatch
         expected_hits(data, 2)
 
 
+def test_the_store_is_tidy_in_xarray_and_an_older_one_is_refused_by_version(data, tmp_path):
+    """The queries' names index the ``query`` dimension; the job's own arrays are out of
+    the way, in ``work``; a version 2 store (names in ``query_name``) is refused in one
+    line naming its version."""
+    xarray = pytest.importorskip("xarray")
+    from swath.storage.common import ROOT_KEY, open_group
+    from swath.storage.results import HIT_FIELDS
+
+    path = str(tmp_path / "r.zarr")
+    result = swath.search(data["qfasta"], data["db"], top_k=3, device="cpu", store=path)
+    ds = xarray.open_zarr(path)
+    assert dict(ds.sizes) == {"query": 7, "rank": 3}
+    assert set(ds.data_vars) == set(HIT_FIELDS) - {"target_name"}
+    assert ds["query"].values.tolist() == [f"q{i}" for i in range(7)]
+    hits = ds.sel(query="q3")
+    assert hits["target"].values.tolist() == [h.target_id for h in result.hits(3)]
+    assert hits["target_name"].values.tolist() == [h.target_name for h in result.hits(3)]
+    group = open_group(path, mode="r+")
+    group.attrs[ROOT_KEY] = {**group.attrs[ROOT_KEY], "version": 2}
+    with pytest.raises(swath.FormatVersionError,
+                       match=r"r.zarr is a 'search' store version 2, this swath reads "
+                             r"'search' version 3 \(it was written by an older swath"):
+        swath.open(path)
+
+
 def test_max_evalue_drops_weak_hits(data, client, tmp_path):
     result = swath.search(data["qfasta"], data["db"], top_k=5, client=client,
                           store=str(tmp_path / "r.zarr"), max_evalue=1e-5)

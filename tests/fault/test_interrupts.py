@@ -125,8 +125,8 @@ def _kill_after(argv: list[str], seconds: float,
 
 
 def _marks(store: Path) -> int:
-    """How many units of a store are marked done (its mark chunks written)."""
-    marks = store / "done" / "c"
+    """How many units of a search store are marked done (its mark chunks written)."""
+    marks = store / "work" / "done" / "c"
     return len(os.listdir(marks)) if marks.exists() else 0
 
 

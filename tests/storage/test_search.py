@@ -48,9 +48,9 @@ def test_a_damaged_unit_is_found_and_only_it_is_recomputed(tmp_path):
     (root / "score" / "c" / "1" / "0").unlink()           # a deleted chunk: unit 1
     assert store.damaged() == {"unit": [1], "array": []}
     (root / "cigar" / "c" / "0" / "0").write_bytes(b"\x00" * 7)   # corrupt bytes: unit 0
-    (root / "query_name" / "c" / "0").unlink()              # an input kept in the store
-    assert store.damaged() == {"unit": [0, 1], "array": ["query_name"]}
-    with pytest.raises(StoreDamaged, match="damaged beyond repair: query_name"):
+    (root / "work" / "query_residues" / "c" / "0").unlink()  # an input kept in the store
+    assert store.damaged() == {"unit": [0, 1], "array": ["work/query_residues"]}
+    with pytest.raises(StoreDamaged, match="damaged beyond repair: work/query_residues"):
         store.repair(store.damaged())
 
 
@@ -68,8 +68,8 @@ def test_a_finished_store_missing_a_units_mark_and_chunks_is_damaged(tmp_path):
     root = tmp_path / "r.zarr"
     for name in ("target", "score"):
         (root / name / "c" / "1" / "0").unlink()
-    (root / "done" / "c" / "1").unlink()
-    (root / "done" / "c" / "2").write_bytes(b"\x28\xb5")      # truncated
+    (root / "work" / "done" / "c" / "1").unlink()
+    (root / "work" / "done" / "c" / "2").write_bytes(b"\x28\xb5")      # truncated
     opened = SearchStore.open(root, mode="r+")
     assert opened.done().tolist() == [True, False, False]
     assert opened.damaged() == {"unit": [1, 2], "array": []}

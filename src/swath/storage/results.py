@@ -1,16 +1,19 @@
-"""The result store of a database search: layout "search", version 1.
+"""The result store of a database search: layout "search", version 3.
 
 # Q: queries, k: hits kept per query (ranks), U: work units (blocks of B queries).
 
-Every per-hit array has shape (Q, k) and chunks (B, k), so that a work unit owns
-exactly one chunk of each; a unit writes its chunks, then its chunk of ``done``
-(shape (U,), chunks (1,)): the digest of what it wrote, which ``damaged`` checks.
-``finalize`` checks that every unit is done, then marks the store complete. The
-queries themselves (codes, names) are kept in the store, so ``swath resume`` needs
-nothing but the store.
+What a user reads is at the root, as xarray opens it: every per-hit array of shape
+(Q, k), dimensions ``query`` and ``rank``, chunks (B, k), so that a work unit owns
+exactly one chunk of each; ``query`` (Q,), the queries' names, is the coordinate of its
+dimension (``ds.sel(query=name)``), and ``target_name`` (Q, k) the hits'. What the job
+keeps for itself is in the group ``work``: ``done`` (U,), chunks (1,), a unit's mark,
+written after its chunks (the digest of what it wrote, which ``damaged`` checks), and the
+queries' codes (``query_residues``, ``query_offsets``), so that ``swath resume`` needs
+nothing but the store. ``finalize`` checks that every unit is done, then marks the store
+complete.
 
-Arrays carry dimension names (``query``, ``rank``, ``unit``, ``residue``), so xarray
-opens them.
+Versions read: this one (2 kept the names in ``query_name`` and the job's arrays at the
+root; 1 marked units with flags, not digests: both are refused, naming their version).
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ from swath.storage.common import (
 )
 
 LAYOUT = "search"
-VERSION = 2          # 1: done marks were flags, not digests
+VERSION = 3
 
 # per-hit fields: dtype and the value of an empty rank
 HIT_FIELDS: dict[str, tuple[Any, Any]] = {
@@ -63,9 +66,9 @@ class SearchStore(LayoutStore):
     """A search result store on disk (or behind an fsspec URL)."""
 
     LAYOUT = LAYOUT
-    COORDINATES = ("query_name", "target_name")
+    COORDINATES = ("target_name",)      # and ``query``, its dimension's
     VERSION = VERSION
-    MARKS: ClassVar[dict[str, str]] = {"unit": "done"}
+    MARKS: ClassVar[dict[str, str]] = {"unit": "work/done"}
     UNIT_NAMES: ClassVar[dict[str, str]] = {"unit": "work units"}
 
     @classmethod
@@ -81,10 +84,10 @@ class SearchStore(LayoutStore):
                 group.create_array(name, shape=(nq, top_k), chunks=(query_block, top_k),
                                    dtype=dtype, fill_value=fill,
                                    dimension_names=("query", "rank"))
-            write_strings(group, "query_name", queries.names, "query")
-            write_whole(group, "query_residues", queries.residues,
+            write_strings(group, "query", queries.names, "query")
+            write_whole(group, "work/query_residues", queries.residues,
                         dimension_names=("residue",))
-            write_whole(group, "query_offsets", queries.offsets,
+            write_whole(group, "work/query_offsets", queries.offsets,
                         dimension_names=("query_edge",))
             cls.create_marks(group, "unit", (units,), ("unit",))
 
@@ -119,9 +122,9 @@ class SearchStore(LayoutStore):
 
     def queries(self) -> SequenceSet:
         """The queries as they were searched."""
-        names = tuple(str(n) for n in np.asarray(self.array("query_name")[:]))
-        residues = np.asarray(self.array("query_residues")[:], dtype=np.uint8)
-        offsets = np.asarray(self.array("query_offsets")[:], dtype=np.int64)
+        names = tuple(str(n) for n in np.asarray(self.array("query")[:]))
+        residues = np.asarray(self.array("work/query_residues")[:], dtype=np.uint8)
+        offsets = np.asarray(self.array("work/query_offsets")[:], dtype=np.int64)
         return SequenceSet(names, names, residues, offsets, self.path)
 
     def unit_values(self, kind: str, unit: int) -> list[np.ndarray]:
