@@ -35,7 +35,7 @@ def test_a_new_store_opens_unfinished_with_no_tile_done(tmp_path):
                                                                     ("q", "t"))
     assert not store.tiles_done().any() and store.segments() is None
     np.testing.assert_array_equal(store.sequences()[1], TARGET)
-    done = xarray.open_zarr(store.path, consolidated=False)["tile_done"]
+    done = xarray.open_zarr(store.path, group="work", consolidated=False)["tile_done"]
     assert done.dims == ("tile_row", "tile_column") and done.dtype == np.uint64
     with pytest.raises(swath.StoreIncomplete, match="not finished"):
         AlignmentStore.open(store.path)
@@ -49,7 +49,7 @@ def test_tiles_are_marked_and_a_damaged_one_is_found_and_repaired(tmp_path):
         write_tile(store, ti, tj, 10 * ti + tj + 1)
     assert store.tiles_done().all() and not any(store.damaged().values())
     np.testing.assert_array_equal(store.bottom(1, 4, 7), np.full((4, 3), 12))
-    (tmp_path / "a.zarr" / "right" / "c" / "1" / "0" / "0").unlink()   # tile (0, 1)'s right
+    (tmp_path / "a.zarr" / "work" / "right" / "c" / "1" / "0" / "0").unlink()   # (0, 1)
     assert store.damaged() == {"tile": [(0, 1)], "segment": [], "array": []}
     with pytest.raises(swath.StoreDamaged, match=r"damaged: tile 0,1; `swath resume"):
         store.check_sound()
@@ -72,7 +72,15 @@ def test_segments_pieces_and_the_alignment_finish_the_store(tmp_path):
                   "target_end": 7}, "2=1D1=3=")
     finished = AlignmentStore.open(store.path)
     assert finished.alignment().cigar == "2=1D1=3=" and finished.end() == (9, 6, 7)
-    assert finished.verify() == {"tile": 4, "segment": 2, "array": 4}
+    # arrays written whole: the sequences, the segments, and the result's 6 variables
+    assert finished.verify() == {"tile": 4, "segment": 2, "array": 9}
+    import xarray
+
+    root = xarray.open_zarr(store.path, consolidated=False)     # the result, and only it
+    assert {name: root[name].values.tolist() for name in root.data_vars} == {
+        "score": [9], "query_start": [0], "query_end": [6], "target_start": [0],
+        "target_end": [7], "cigar": ["2=1D1=3="]}
+    assert root["score"].dims == ("alignment",)
 
 
 @pytest.mark.parametrize("origins", [True, False], ids=["traceback", "scores-only"])
@@ -82,6 +90,6 @@ def test_every_array_opens_in_xarray(tmp_path, origins):
     import xarray
 
     store = create(tmp_path, origins=origins)
-    data = xarray.open_zarr(store.path, consolidated=False)
+    data = xarray.open_zarr(store.path, group="work", consolidated=False)
     assert data["bottom"].sizes["boundary_field"] == (4 if origins else 2)
     assert data["tile_best"].sizes["best_field"] == 4

@@ -126,7 +126,7 @@ def store_lines(path: str, format: str, options: PrintOptions) -> Iterator[str]:
 
 def _store_line(opened: AlignmentStore) -> str:
     """The text view's first line: the matrix, its tiles, the stored bytes, the job."""
-    m, n = (int(opened.array(name).shape[0]) for name in ("query", "target"))
+    m, n = opened.lengths
     how = ("scores only" if not opened.traceback else
            "path by origins" if opened.origins else "path by splits")
     return (f"# {opened.path}: a {m} x {n} matrix in {opened.tiles[0]} x {opened.tiles[1]} "
@@ -150,5 +150,5 @@ def plot(path: str, image: str) -> None:
         raise InvalidParameter(f"--plot: {path} holds a score only (swath align "
                                "--score-only): no alignment path to draw")
     query_id, target_id = opened.names
-    m, n = (int(opened.array(name).shape[0]) for name in ("query", "target"))
+    m, n = opened.lengths
     dot_plot(opened.alignment(), m, n, image, query_name=query_id, target_name=target_id)

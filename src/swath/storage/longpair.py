@@ -1,7 +1,14 @@
-"""The store of one long pair's alignment: layout "alignment", version 1.
+"""The store of one long pair's alignment: layout "alignment", version 3.
 
 # m, n: query and target lengths, TR x TC: tiles (rows x columns) of th x tw cells,
 # S: tiles the optimal path crosses (segments).
+
+A finished store holds at its root what a reader wants, as xarray opens it: the
+alignment's ``score``, 0-based end-exclusive ``query_start`` .. ``target_end``,
+``identity`` and ``cigar``, one value each along dimension ``alignment`` (a scores-only
+job: ``score``, ``query_end``, ``target_end``), also in the ``alignment`` attribute. The
+job's own arrays are in the group ``work``: the sequences' codes (``query``, ``target``),
+and what each phase writes.
 
 Phase 1 (tiles, any order the wavefront allows) writes, per tile (ti, tj), its chunk
 of the boundary arrays, its best cell, then its ``tile_done`` mark:
@@ -14,9 +21,9 @@ of the boundary arrays, its best cell, then its ``tile_done`` mark:
 
 Phase 2 writes the segments (tile, exit, entry: cell-state codes) in one go and sets
 the ``segments`` attribute; phase 3 writes each segment's CIGAR piece, then its
-``segment_done`` mark; the assembled alignment comes last (``alignment`` attribute,
-``cigar`` array), then ``complete``. The sequences are in the store, so phases 2 and 3
-and ``swath resume`` need nothing else. Stored bytes: 32 per boundary cell, about
+``segment_done`` mark; the assembled alignment comes last (the root's variables and the
+``alignment`` attribute), then ``complete``. The sequences are in the store, so phases
+2 and 3 and ``swath resume`` need nothing else. Stored bytes: 32 per boundary cell, about
 ``32 (m * TC + n * TR)``, that is O(m n / tile edge).
 
 A scores-only job (``fields`` attribute 2: V = 2, no origins, int32 values, 8 bytes a
@@ -29,6 +36,9 @@ splits (segments of tile -1, -1), phase 3 traces them, and the store ends with t
 alignment and its CIGAR, as one with origins does. What a store holds is therefore
 decided by its job's ``traceback`` input (:attr:`AlignmentStore.traceback`), never by
 its origins.
+
+Versions read: this one (2 kept every array at the root and the result in attributes
+only; 1 marked units with flags: both are refused, naming their version).
 """
 
 from __future__ import annotations
@@ -51,8 +61,12 @@ from swath.storage.common import (
 )
 
 LAYOUT = "alignment"
-VERSION = 2          # 1: done marks were flags, not digests
+VERSION = 3
 SEQUENCE_CHUNK = 1 << 24
+#: the root's variables, dimension ``alignment``, once the job is finished (a scores-only
+#: job: the score and end cell)
+RESULT_FIELDS = ("score", "query_start", "query_end", "target_start", "target_end",
+                 "identity", "cigar")
 
 
 class AlignmentStore(LayoutStore):
@@ -60,8 +74,9 @@ class AlignmentStore(LayoutStore):
 
     LAYOUT = LAYOUT
     VERSION = VERSION
-    MARKS: ClassVar[dict[str, str]] = {"tile": "tile_done", "segment": "segment_done"}
-    RECOMPUTED: ClassVar[frozenset[str]] = frozenset({"segment", "cigar"})
+    MARKS: ClassVar[dict[str, str]] = {"tile": "work/tile_done",
+                                       "segment": "work/segment_done"}
+    RECOMPUTED: ClassVar[frozenset[str]] = frozenset({"work/segment", *RESULT_FIELDS})
 
     @classmethod
     def create(cls, path: StorePath, query: np.ndarray, target: np.ndarray, *,
@@ -77,20 +92,20 @@ class AlignmentStore(LayoutStore):
         dtype = np.int64 if origins else np.int32      # origins are matrix-wide cell codes
 
         def build(group: zarr.Group) -> None:
-            for name, seq, dim in (("query", query, "query_residue"),
-                                   ("target", target, "target_residue")):
+            for name, seq, dim in (("work/query", query, "query_residue"),
+                                   ("work/target", target, "target_residue")):
                 write_whole(group, name, seq,
                             chunks=(min(max(len(seq), 1), SEQUENCE_CHUNK),),
                             dimension_names=(dim,))
             # boundaries are written and read once each, on the critical path: not
             # compressed
-            group.create_array("bottom", shape=(rows, fields, n), chunks=(1, fields, tile[1]),
-                               dtype=dtype, compressors=None,
+            group.create_array("work/bottom", shape=(rows, fields, n),
+                               chunks=(1, fields, tile[1]), dtype=dtype, compressors=None,
                                dimension_names=("tile_row", "boundary_field", "target_residue"))
-            group.create_array("right", shape=(cols, fields, m), chunks=(1, fields, tile[0]),
-                               dtype=dtype, compressors=None,
+            group.create_array("work/right", shape=(cols, fields, m),
+                               chunks=(1, fields, tile[0]), dtype=dtype, compressors=None,
                                dimension_names=("tile_column", "boundary_field", "query_residue"))
-            group.create_array("tile_best", shape=(rows, cols, 4), chunks=(1, 1, 4),
+            group.create_array("work/tile_best", shape=(rows, cols, 4), chunks=(1, 1, 4),
                                dtype=np.int64, fill_value=-1,
                                dimension_names=("tile_row", "tile_column", "best_field"))
             cls.create_marks(group, "tile", (rows, cols), ("tile_row", "tile_column"))
@@ -132,10 +147,16 @@ class AlignmentStore(LayoutStore):
         query, target = self.attrs["names"]
         return str(query), str(target)
 
+    @property
+    def lengths(self) -> tuple[int, int]:
+        """The query's and the target's lengths."""
+        return (int(self.array("work/query").shape[0]),
+                int(self.array("work/target").shape[0]))
+
     def sequences(self) -> tuple[np.ndarray, np.ndarray]:
         """The query and target codes (uint8)."""
-        return (np.asarray(self.array("query")[:], dtype=np.uint8),
-                np.asarray(self.array("target")[:], dtype=np.uint8))
+        return (np.asarray(self.array("work/query")[:], dtype=np.uint8),
+                np.asarray(self.array("work/target")[:], dtype=np.uint8))
 
     # phase 1 -------------------------------------------------------------------
 
@@ -146,42 +167,43 @@ class AlignmentStore(LayoutStore):
     def _tile_ranges(self, ti: int, tj: int) -> tuple[slice, slice]:
         """The columns of tile row ``ti``'s bottom and the rows of tile column ``tj``'s
         right boundary that tile (ti, tj) writes."""
-        (th, tw), m, n = self.tile, self.array("query").shape[0], self.array("target").shape[0]
+        (th, tw), (m, n) = self.tile, self.lengths
         return (slice(tj * tw, min((tj + 1) * tw, n)), slice(ti * th, min((ti + 1) * th, m)))
 
     def write_tile(self, ti: int, tj: int, bottom: np.ndarray, right: np.ndarray,
                    best: tuple[int, int, int, int]) -> None:
         """A tile's output boundary and best cell, then its done mark."""
         columns, rows = self._tile_ranges(ti, tj)
-        lower, side = self.array("bottom"), self.array("right")
+        lower, side = self.array("work/bottom"), self.array("work/right")
         values = [bottom.astype(lower.dtype, copy=False), right.astype(side.dtype, copy=False),
                   np.asarray(best, dtype=np.int64)]
         lower[ti, :, columns] = values[0]
         side[tj, :, rows] = values[1]
-        self.array("tile_best")[ti, tj] = values[2]
+        self.array("work/tile_best")[ti, tj] = values[2]
         self.mark("tile", (ti, tj), *values)
 
     def unit_values(self, kind: str, unit: Any) -> list[np.ndarray]:
         if kind == "segment":
             per = self.segments_per_chunk
-            return [np.asarray(self.array("segment_cigar")[unit * per:(unit + 1) * per])]
+            pieces = self.array("work/segment_cigar")
+            return [np.asarray(pieces[unit * per:(unit + 1) * per])]
         ti, tj = unit
         columns, rows = self._tile_ranges(ti, tj)
-        return [np.asarray(self.array("bottom")[ti, :, columns]),
-                np.asarray(self.array("right")[tj, :, rows]),
-                np.asarray(self.array("tile_best")[ti, tj])]
+        return [np.asarray(self.array("work/bottom")[ti, :, columns]),
+                np.asarray(self.array("work/right")[tj, :, rows]),
+                np.asarray(self.array("work/tile_best")[ti, tj])]
 
     def bottom(self, ti: int, first: int, last: int) -> np.ndarray:
         """(V, last - first) of tile row ``ti``'s last row, matrix columns ``first+1..last``."""
-        return np.asarray(self.array("bottom")[ti, :, first:last])
+        return np.asarray(self.array("work/bottom")[ti, :, first:last])
 
     def right(self, tj: int, first: int, last: int) -> np.ndarray:
         """(V, last - first) of tile column ``tj``'s last column, rows ``first+1..last``."""
-        return np.asarray(self.array("right")[tj, :, first:last])
+        return np.asarray(self.array("work/right")[tj, :, first:last])
 
     def tile_best(self) -> np.ndarray:
         """(TR, TC, 4) int64: score, row, column, origin of each tile's best cell."""
-        return np.asarray(self.array("tile_best")[:])
+        return np.asarray(self.array("work/tile_best")[:])
 
     # phase 2 -------------------------------------------------------------------
 
@@ -190,7 +212,7 @@ class AlignmentStore(LayoutStore):
         the end (tile -1, -1: a span found by splits), or None before phase 2."""
         if "segments" not in self.attrs:
             return None
-        return np.asarray(self.array("segment")[:], dtype=np.int64)
+        return np.asarray(self.array("work/segment")[:], dtype=np.int64)
 
     def write_segments(self, segments: np.ndarray, end: dict[str, int], per_chunk: int = 1
                        ) -> None:
@@ -198,10 +220,10 @@ class AlignmentStore(LayoutStore):
         segments a chunk, one done mark a chunk: phase 3 writes a chunk at a time), the
         path's end."""
         count = len(segments)
-        write_whole(self.group, "segment", segments.astype(np.int64).reshape(count, 4),
+        write_whole(self.group, "work/segment", segments.astype(np.int64).reshape(count, 4),
                     dimension_names=("segment", "segment_field"), overwrite=True)
-        self.group.create_array("segment_cigar", shape=(count,), chunks=(per_chunk,), dtype=str,
-                                dimension_names=("segment",), overwrite=True)
+        self.group.create_array("work/segment_cigar", shape=(count,), chunks=(per_chunk,),
+                                dtype=str, dimension_names=("segment",), overwrite=True)
         self.create_marks(self.group, "segment", (-(-count // per_chunk),), ("segment_chunk",),
                           overwrite=True)
         self._arrays.clear()
@@ -213,18 +235,19 @@ class AlignmentStore(LayoutStore):
     def segments_done(self) -> np.ndarray:
         """(S,) bool: which segments have their CIGAR piece written."""
         done = self.done("segment")
-        return np.repeat(done, self.segments_per_chunk)[:self.array("segment_cigar").shape[0]]
+        count = self.array("work/segment_cigar").shape[0]
+        return np.repeat(done, self.segments_per_chunk)[:count]
 
     @property
     def segments_per_chunk(self) -> int:
         """Segments a chunk of the piece array (and a done mark) holds."""
-        return int(self.array("segment_cigar").chunks[0])
+        return int(self.array("work/segment_cigar").chunks[0])
 
     def write_pieces(self, first: int, cigars: list[str]) -> None:
         """The CIGAR pieces of one chunk of segments (``first`` its first), then its
         done mark."""
         values = np.array(cigars, dtype=object)
-        self.array("segment_cigar")[first:first + len(cigars)] = values
+        self.array("work/segment_cigar")[first:first + len(cigars)] = values
         self.mark("segment", first // self.segments_per_chunk, values)
 
     def pieces(self) -> list[str]:
@@ -232,16 +255,21 @@ class AlignmentStore(LayoutStore):
         if not self.segments_done().all():
             raise StoreIncomplete(f"{self.path}: phase 3 is not finished "
                                   f"(run `swath resume {self.path}`)")
-        return [str(p) for p in np.asarray(self.array("segment_cigar")[:])]
+        return [str(p) for p in np.asarray(self.array("work/segment_cigar")[:])]
 
     # the alignment -------------------------------------------------------------
 
     def finish(self, alignment: dict[str, Any], cigar: str | None) -> None:
-        """Write the assembled alignment (no CIGAR for a scores-only job), then mark the
-        store complete."""
+        """Write the assembled alignment as the root's variables (no CIGAR and no start
+        for a scores-only job) and attributes, then mark the store complete."""
         if cigar is not None:
             write_strings(self.group, "cigar", [cigar], "alignment", overwrite=True)
-            self._arrays.pop("cigar", None)
+        for name in RESULT_FIELDS:
+            if name in alignment:
+                write_whole(self.group, name, np.array([alignment[name]]),
+                            dimension_names=("alignment",), overwrite=True)
+        for name in RESULT_FIELDS:
+            self._arrays.pop(name, None)
         update_attrs(self.group, alignment=alignment)
         self._set_complete()
 
@@ -250,7 +278,7 @@ class AlignmentStore(LayoutStore):
         or segments: phase 2; damaged pieces or CIGAR: the assembly)."""
         super().forget(damage)
         drop = {"alignment"}
-        if damage.get("tile") or "segment" in damage.get("array", []):
+        if damage.get("tile") or "work/segment" in damage.get("array", []):
             drop |= {"segments", "end"}
         self.group.attrs[ROOT_KEY] = {k: v for k, v in swath_attrs(self.group).items()
                                       if k not in drop}
@@ -292,6 +320,6 @@ class AlignmentStore(LayoutStore):
 
     def stored_bytes(self) -> int:
         """Bytes of the boundary buffers and segments (uncompressed)."""
-        names = ["bottom", "right", "tile_best"] + (["segment"] if "segments" in self.attrs
-                                                    else [])
+        names = ["work/bottom", "work/right", "work/tile_best"] + (
+            ["work/segment"] if "segments" in self.attrs else [])
         return sum(int(self.array(name).nbytes) for name in names)
