@@ -72,9 +72,10 @@ def main() -> None:
         store = f"{scratch}/l2-{tile}-{strip}.zarr"
         start = time.perf_counter()
         if args.splits:
-            job = longpair.prepare(store, a, b, SCORING, mode="local", tile=(tile, tile),
-                                   strip=strip, names=("K12", "EC590"), origins=False)
-            aln = longpair.run(job, client, progress)
+            job = longpair.prepare_longpair(store, a, b, SCORING, mode="local",
+                                            tile=(tile, tile), strip=strip,
+                                            names=("K12", "EC590"), origins=False)
+            aln = longpair.run_longpair(job, client, progress)
         else:
             aln = swath.align(a, b, scoring=SCORING, store=store, tile_size=tile,
                               strip=strip, client=client, progress=progress)

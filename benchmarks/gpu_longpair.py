@@ -117,11 +117,11 @@ def run_scores(client, gpus: int, a, b, store: str, columns_per_gpu: int
     start = time.perf_counter()
     if columns_per_gpu:
         rows = longpair.default_tile("gpu", len(a), len(b), gpus, False)[0]
-        job = longpair.prepare(store, a, b, SCORING, mode="local",
-                               tile=(rows, -(-len(b) // (gpus * columns_per_gpu))),
-                               strip=longpair.DEFAULT_STRIP, names=("K12", "EC590"),
-                               device="gpu", traceback=False)
-        result = longpair.run(job, client)
+        job = longpair.prepare_longpair(store, a, b, SCORING, mode="local",
+                                        tile=(rows, -(-len(b) // (gpus * columns_per_gpu))),
+                                        strip=longpair.DEFAULT_STRIP, names=("K12", "EC590"),
+                                        device="gpu", traceback=False)
+        result = longpair.run_longpair(job, client)
     else:
         result = longpair.align_pair(store, a, b, SCORING, mode="local", device="gpu",
                                      tile_size=None, strip=None, client=client,

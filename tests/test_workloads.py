@@ -89,7 +89,7 @@ def test_resume_finishes_an_interrupted_store_as_an_uninterrupted_run(tmp_path):
     path = str(tmp_path / "x.zarr")
     seqs = sequence_set(SEQUENCES, DNA.alphabet, names=[f"sequences[{i}]" for i in
                                                         range(len(SEQUENCES))])
-    job = engine.prepare(path, seqs, DNA, mode="global", min_identity=0.8, iddef="pident",
+    job = engine.prepare_allpairs(path, seqs, DNA, mode="global", min_identity=0.8, iddef="pident",
                          block=2, scores=False, clusters=True, device="cpu")
     engine.run_tile(job, 0)
     with pytest.raises(swath.StoreIncomplete, match=r"not finished .* `swath resume "):

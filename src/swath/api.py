@@ -3,7 +3,6 @@ all pairs, databases, and any result store by its layout (open, resume, report, 
 
 from __future__ import annotations
 
-import builtins
 import dataclasses
 import logging
 import os
@@ -216,14 +215,14 @@ def _align_tiled(q: np.ndarray, t: np.ndarray, scoring: Scoring, mode: str, devi
                  names: tuple[str, str], progress: Progress | None, overwrite: bool, *,
                  traceback: bool) -> Alignment | PairScore:
     """One pair through the tiled long-pair engine (Dask tiles, Zarr boundaries)."""
-    from swath.engine.longpair import align_pair
+    from swath.workloads import longpair as workload
 
     for name, value in (("tile_size", tile_size), ("strip", strip)):
         if value is not None and (not isinstance(value, int) or value < 1):
             raise InvalidParameter(f"{name} must be a positive integer, got {value!r}")
-    return align_pair(store, q, t, scoring, mode=mode, device=device, tile_size=tile_size,
-                      strip=strip, client=client, names=names, traceback=traceback,
-                      progress=progress, overwrite=overwrite)
+    return workload.align(store, q, t, scoring, mode=mode, device=device, tile_size=tile_size,
+                          strip=strip, client=client, names=names, traceback=traceback,
+                          progress=progress, overwrite=overwrite)
 
 
 def score(query: SequenceLike, target: SequenceLike, scoring: Scoring | None = None,
@@ -380,10 +379,7 @@ def search(queries: SequencesLike, database: SequencesLike, scoring: Scoring | N
     >>> res.hits(0)[0].target_id  # doctest: +SKIP
     0
     """
-    from swath.engine.cluster import session
-    from swath.engine.search import prepare, run, search_held
-    from swath.results.search import SearchResult
-    from swath.storage.database import Database
+    from swath.workloads import search as workload
 
     scoring = _scoring(scoring)
     mode = _mode(mode)
@@ -398,34 +394,19 @@ def search(queries: SequencesLike, database: SequencesLike, scoring: Scoring | N
         logger.warning("%s: query name %r is given twice (records %d and %d); its hits are "
                        "told apart by the query's index only", qs.source or "queries",
                        twice[0], twice[1] + 1, twice[2] + 1)
-    db_path = _database_path(database, scoring, wildcard)
-    db = Database.open(db_path)
-    if db.alphabet.letters != scoring.alphabet.letters:
-        raise InvalidParameter(
-            f"{db_path} holds residues of the alphabet {db.alphabet.letters!r}; the scoring "
-            f"{scoring.name} uses {scoring.alphabet.letters!r} (a DNA query against a protein "
-            "database, or the reverse?)")
-    params = _statistics(scoring, mode, statistics, max_evalue)
-    if store is None and client is None and \
-            int(qs.offsets[-1]) * db.residues <= IN_PROCESS_SEARCH_CELLS:
-        held = search_held(qs, db_path, scoring, top_k=top_k, mode=mode, device=device,
-                           max_evalue=max_evalue, statistics=params)
+    if not isinstance(database, (str, os.PathLike)):
+        database = _sequences(database, scoring, wildcard, "database")
+    db_path, db = workload.database(database, scoring, wildcard)
+    options = {"top_k": top_k, "mode": mode, "device": device, "max_evalue": max_evalue,
+               "statistics": _statistics(scoring, mode, statistics, max_evalue)}
+    cells = int(qs.offsets[-1]) * db.residues
+    if store is None and client is None and cells <= IN_PROCESS_SEARCH_CELLS:
+        result = workload.held(qs, db_path, scoring, **options)
         if progress:
-            cells = int(qs.offsets[-1]) * db.residues
             progress("search", cells, cells, cells)
-        return SearchResult(held)
-    path, scratch = _store_path(store, "result.zarr")
-
-    def job() -> SearchResult:
-        prepared = prepare(path, qs, db_path, scoring, top_k=top_k, mode=mode, device=device,
-                           query_block=query_block, max_evalue=max_evalue,
-                           statistics=params, overwrite=overwrite)
-        logger.debug("search: %d queries read, store %s ready", len(qs), path)
-        with session(client, device=device) as (where, _):
-            run(prepared, where, progress)
-        return SearchResult(path)
-
-    return _owning(scratch, job)
+        return result
+    return workload.search(store, qs, db_path, scoring, client=client, progress=progress,
+                           query_block=query_block, overwrite=overwrite, **options)
 
 
 def _statistics(scoring: Scoring, mode: str, given: dict[str, float] | None,
@@ -489,29 +470,6 @@ def blast_max_evalue(scoring: Scoring, mode: str,
     except UnknownStatistics:
         return None
     return BLAST_MAX_EVALUE
-
-
-def _database_path(database: SequencesLike, scoring: Scoring, wildcard: bool) -> str:
-    """A database store for ``database``: itself if it is one, else the one made from
-    it once and kept in swath's cache (``storage.database.cached_database``)."""
-
-    from swath.errors import StoreNotFound
-    from swath.storage.common import open_group
-    from swath.storage.database import cached_database
-
-    if isinstance(database, (str, os.PathLike)):
-        try:
-            open_group(database, mode="r")
-            return os.fspath(database)
-        except StoreNotFound:
-            return cached_database(database, scoring.alphabet, wildcard=wildcard)
-    seqs = _sequences(database, scoring, wildcard, "database")
-    with tempfile.TemporaryDirectory(prefix="swath-") as scratch:
-        source = os.path.join(scratch, "database.fasta")
-        with builtins.open(source, "w") as out:
-            for name, codes in zip(seqs.names, seqs, strict=True):
-                out.write(f">{name}\n{scoring.alphabet.decode(codes)}\n")
-        return cached_database(source, scoring.alphabet, wildcard=wildcard)
 
 
 def allpairs(sequences: SequencesLike, scoring: Scoring | None = None, *, mode: str = "global",
@@ -586,11 +544,9 @@ def allpairs(sequences: SequencesLike, scoring: Scoring | None = None, *, mode: 
     >>> res.filtered
     {'pairs': 3, 'length_filtered': 0, 'score_filtered': 2, 'traced': 1, 'kept': 1}
     """
-    from swath.engine.allpairs import prepare, run
-    from swath.engine.cluster import session
     from swath.identity import DEFINITIONS
     from swath.kernels import DEVICES
-    from swath.results.allpairs import AllPairsResult
+    from swath.workloads import allpairs as workload
 
     scoring = _scoring(scoring)
     mode = _mode(mode)
@@ -611,17 +567,10 @@ def allpairs(sequences: SequencesLike, scoring: Scoring | None = None, *, mode: 
                                                         rename=rename_duplicates))
     if not len(seqs):
         raise InvalidParameter("sequences is empty: give at least one sequence")
-    path, scratch = _store_path(store, "allpairs.zarr")
-
-    def job() -> AllPairsResult:
-        prepared = prepare(path, seqs, scoring, mode=mode, min_identity=float(min_identity),
-                           iddef=iddef, block=block, scores=scores, clusters=clusters,
-                           device=device, overwrite=overwrite)
-        with session(client, device=device) as (where, _):
-            run(prepared, where, progress)
-        return AllPairsResult(path)
-
-    return _owning(scratch, job)
+    return workload.allpairs(store, seqs, scoring, client=client, progress=progress,
+                             mode=mode, min_identity=float(min_identity), iddef=iddef,
+                             block=block, scores=scores, clusters=clusters, device=device,
+                             overwrite=overwrite)
 
 
 def align_pairs(queries: SequencesLike, targets: SequencesLike,

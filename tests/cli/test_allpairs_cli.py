@@ -208,7 +208,7 @@ def test_resume_finishes_an_interrupted_store_as_an_uninterrupted_run(fasta, fin
 
     path = str(tmp_path / "x.zarr")
     seqs = read_sequences(str(fasta), DNA.alphabet)
-    job = engine.prepare(path, seqs, DNA, mode="global", min_identity=0.97, iddef="pident",
+    job = engine.prepare_allpairs(path, seqs, DNA, mode="global", min_identity=0.97, iddef="pident",
                          block=BLOCK, scores=True, clusters=True, device="cpu")
     tiles = AllPairsStore.open(path, complete=False).tiles
     assert tiles > 4

@@ -22,6 +22,7 @@ from click.testing import CliRunner, Result
 import swath
 from swath.cli import main
 from swath.engine import longpair
+from swath.engine.longpair import prepare_longpair, run_longpair
 from swath.storage.longpair import AlignmentStore
 from swath.testing import rescore
 from swath.views import RECORD_FIELDS, alignment_record
@@ -65,7 +66,7 @@ def small_splits() -> Iterator[None]:
 def prepare(path: str, kind: str, mode: str) -> longpair.PairJob:
     """The job of a store of ``kind``, as ``swath align -o`` (``--score-only``) makes it
     on the CPU (origins) or on a GPU (splits: no origins)."""
-    return longpair.prepare(path, A, B, DNA, mode=mode, tile=TILE, strip=STRIP, names=NAMES,
+    return prepare_longpair(path, A, B, DNA, mode=mode, tile=TILE, strip=STRIP, names=NAMES,
                             device="cpu", traceback=kind != "scores",
                             origins=kind == "origins")
 
@@ -78,7 +79,7 @@ def stores(client, tmp_path_factory) -> dict[tuple[str, str], tuple[str, Any]]:
     for kind in KINDS:
         for mode in ("local", "global"):
             path = str(root / f"{kind}-{mode}.zarr")
-            made[kind, mode] = path, longpair.run(prepare(path, kind, mode), client)
+            made[kind, mode] = path, run_longpair(prepare(path, kind, mode), client)
     return made
 
 
@@ -241,7 +242,7 @@ def stop_in_segments(job: longpair.PairJob, client: Any, monkeypatch: Any) -> No
     """Phase 3 stopped: a task of segments lost, the others done."""
     real = lose_worker_at(monkeypatch, longpair, "run_segments", 2)
     with pytest.raises(RuntimeError, match="worker lost"):
-        longpair.run(job, client)
+        run_longpair(job, client)
     monkeypatch.setattr(longpair, "run_segments", real)
 
 

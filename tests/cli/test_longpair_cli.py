@@ -66,14 +66,14 @@ def test_inspect_text_and_plot(pair, tmp_path):
 
 
 def test_resume_finishes_a_store_stopped_in_phase_one(pair, tmp_path):
-    from swath.engine import longpair
+    from swath.engine.longpair import prepare_longpair, run_tile
 
     store = str(tmp_path / "pair.zarr")
     a = swath.Scoring.dna(2, -3, 5, 2).alphabet.encode(A)
     b = swath.Scoring.dna(2, -3, 5, 2).alphabet.encode(B)
-    job = longpair.prepare(store, a, b, DNA, mode="local", tile=(40, 40), strip=8,
+    job = prepare_longpair(store, a, b, DNA, mode="local", tile=(40, 40), strip=8,
                            names=("chrA", "chrB"))
-    longpair.run_tile(job, 0, 0)
+    run_tile(job, 0, 0)
     assert AlignmentStore.open(store, complete=False).tiles_done().sum() == 1
     assert run("inspect", store).exit_code == 2              # not finished: one line, exit 2
     resumed = run("resume", store, "--no-progress")

@@ -325,10 +325,10 @@ def test_a_killed_job_resumed_gives_the_same_store(tmp_path, monkeypatch):
         swath.AllPairsResult(str(tmp_path / "a.zarr"))
     ran = []
     monkeypatch.setattr(engine, "run_tile", lambda job, t: ran.append(t) or real(job, t))
-    job = engine.job_from_store(str(tmp_path / "a.zarr"), device="cpu")
+    job = engine.reopen_allpairs(str(tmp_path / "a.zarr"), device="cpu")
     from swath.engine.cluster import InProcess
 
-    engine.run(job, InProcess(1, "CPU"))
+    engine.run_allpairs(job, InProcess(1, "CPU"))
     assert sorted(ran) == left
     resumed = swath.AllPairsResult(str(tmp_path / "a.zarr"))
     assert resumed.to_table() == reference.to_table()

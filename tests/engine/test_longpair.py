@@ -16,6 +16,7 @@ import pytest
 import swath
 from swath.constants import STATE_E, STATE_F, STATE_H, STATE_START
 from swath.engine import cluster, longpair
+from swath.engine.longpair import prepare_longpair, run_longpair
 from swath.storage.longpair import AlignmentStore
 from swath.testing import rescore
 from tests.helpers import DNA, PROTEIN, lose_worker_at, related_pair, whole_matrix
@@ -89,7 +90,7 @@ def test_each_phase_resumes_without_redoing_the_last(client, tmp_path, monkeypat
     a, b = related_pair(rng, 150, 4)
     want = whole_matrix(a, b, DNA, "local")
     store = str(tmp_path / "x.zarr")
-    job = longpair.prepare(store, a, b, DNA, mode="local", tile=(16, 16), strip=5,
+    job = prepare_longpair(store, a, b, DNA, mode="local", tile=(16, 16), strip=5,
                            names=("a", "b"))
     opened = AlignmentStore.open(store, complete=False)
     rows, cols = opened.tiles
@@ -107,7 +108,7 @@ def test_each_phase_resumes_without_redoing_the_last(client, tmp_path, monkeypat
     monkeypatch.setattr(longpair, "run_tile", counting_tile)
     real_segment = lose_worker_at(monkeypatch, longpair, "run_segments", 1)
     with pytest.raises(RuntimeError, match="worker lost"):
-        longpair.run(job, client)
+        run_longpair(job, client)
     redone = {tuple(map(int, line.split(","))) for line in log.read_text().split()}
     assert len(redone) == rows * cols - (rows // 2) * cols
     assert all(ti >= rows // 2 for ti, _ in redone)
@@ -116,7 +117,7 @@ def test_each_phase_resumes_without_redoing_the_last(client, tmp_path, monkeypat
     assert partial.attrs["complete"] is False
     monkeypatch.setattr(longpair, "run_segments", real_segment)
     log.unlink()
-    assert longpair.run(job, client) == want
+    assert run_longpair(job, client) == want
     assert not log.exists()                  # phase 1 was not run again
 
 
@@ -124,6 +125,7 @@ KILLED_JOB = textwrap.dedent("""
     import sys, numpy as np, swath
     from distributed import Client, LocalCluster
     from swath.engine import longpair
+    from swath.engine.longpair import prepare_longpair, run_longpair
     rng = np.random.default_rng(7)
     a = rng.integers(0, 4, 600).astype(np.uint8)
     b = np.concatenate([a[:250], a[262:], rng.integers(0, 4, 50).astype(np.uint8)])
@@ -132,7 +134,7 @@ KILLED_JOB = textwrap.dedent("""
             Client(cluster) as client:
         if sys.argv[3] == "splits":          # the path by splits, small segments
             longpair.pathsplit.BASE_CELLS, longpair.SPANS_PER_TASK = 200, 2
-            longpair.run(longpair.prepare(sys.argv[1], a, b, sc, mode=sys.argv[2],
+            run_longpair(prepare_longpair(sys.argv[1], a, b, sc, mode=sys.argv[2],
                                           tile=(60, 60), strip=3, names=("a", "b"),
                                           origins=False), client)
         else:
@@ -220,7 +222,7 @@ def test_splits_killed_in_phase_one_then_resumed(tmp_path, monkeypatch):
     monkeypatch.setattr(longpair, "SPANS_PER_TASK", 2)
     with LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
                       dashboard_address=":0") as cluster, Client(cluster) as client:
-        want = longpair.run(longpair.prepare(str(tmp_path / "whole.zarr"), a, b, DNA,
+        want = run_longpair(prepare_longpair(str(tmp_path / "whole.zarr"), a, b, DNA,
                                              mode="local", tile=(60, 60), strip=3,
                                              names=("a", "b"), origins=False), client)
     assert rescore(want, a, b, DNA) == killed_pair_aligned("local").score
@@ -287,9 +289,9 @@ def test_killed_in_phase_two_reruns_phase_two_only(client, tmp_path, monkeypatch
 
 
 def by_splits(client, path, a, b, scoring, mode, tile, device="cpu", progress=None):
-    job = longpair.prepare(path, a, b, scoring, mode=mode, tile=tile, strip=7,
+    job = prepare_longpair(path, a, b, scoring, mode=mode, tile=tile, strip=7,
                            names=("a", "b"), device=device, origins=False)
-    return longpair.run(job, client, progress)
+    return run_longpair(job, client, progress)
 
 
 @pytest.mark.parametrize("mode", ["local", "global", "semiglobal"])
@@ -330,11 +332,11 @@ def test_splits_resume_after_some_segments(client, tmp_path, monkeypatch):
     monkeypatch.setattr(longpair, "SPANS_PER_TASK", 2)
     a, b = related_pair(np.random.default_rng(35), 150, 4)
     path = str(tmp_path / "x.zarr")
-    job = longpair.prepare(path, a, b, DNA, mode="local", tile=(40, 40), strip=7,
+    job = prepare_longpair(path, a, b, DNA, mode="local", tile=(40, 40), strip=7,
                            names=("a", "b"), origins=False)
     real = lose_worker_at(monkeypatch, longpair, "run_segments", 2)
     with pytest.raises(RuntimeError, match="worker lost"):
-        longpair.run(job, client)
+        run_longpair(job, client)
     done = AlignmentStore.open(path, complete=False).segments_done()
     assert not done[2:4].any() and done.sum() > 0
     log = tmp_path / "chunks.log"
@@ -345,7 +347,7 @@ def test_splits_resume_after_some_segments(client, tmp_path, monkeypatch):
         return real(job, first, rows)
 
     monkeypatch.setattr(longpair, "run_segments", counting)
-    got = longpair.run(job, client)
+    got = run_longpair(job, client)
     assert rescore(got, a, b, DNA) == whole_matrix(a, b, DNA, "local").score
     redone = {int(x) for x in log.read_text().split()}
     assert 2 in redone and all(not done[k] for k in redone)
@@ -358,9 +360,9 @@ def score_only(client, path, a, b, scoring, mode, tile, device="cpu"):
 
 
 def _score_only_tiles(client, path, a, b, scoring, mode, tile, device):
-    job = longpair.prepare(path, a, b, scoring, mode=mode, tile=tile, strip=7,
+    job = prepare_longpair(path, a, b, scoring, mode=mode, tile=tile, strip=7,
                            names=("a", "b"), device=device, traceback=False)
-    return longpair.run(job, client)
+    return run_longpair(job, client)
 
 
 @pytest.mark.parametrize("mode", ["local", "global", "semiglobal"])
@@ -383,11 +385,11 @@ def test_scores_only_equal_the_whole_matrix(client, tmp_path, mode):
 def test_scores_only_resume_after_some_tiles(client, tmp_path):
     a, b = related_pair(np.random.default_rng(14), 150, 4)
     path = str(tmp_path / "x.zarr")
-    job = longpair.prepare(path, a, b, DNA, mode="local", tile=(20, 30), strip=7,
+    job = prepare_longpair(path, a, b, DNA, mode="local", tile=(20, 30), strip=7,
                            names=("a", "b"), traceback=False)
     for ti, tj in ((0, 0), (0, 1), (1, 0)):                    # a killed job's first tiles
         longpair.run_tile(job, ti, tj)
-    got = longpair.run(job, client)
+    got = run_longpair(job, client)
     want = whole_matrix(a, b, DNA, "local")
     assert (got.score, got.query_end, got.target_end) == (want.score, want.query_end,
                                                             want.target_end)
@@ -400,7 +402,7 @@ def test_a_streamed_tile_reads_only_the_corner_of_the_row_above(tmp_path, mode):
     """A tile whose row above streams in on the GPU gets the same corner and left column
     as one that reads the row above, and of the top row nothing else."""
     a, b = related_pair(np.random.default_rng(21), 90, 4)
-    job = longpair.prepare(str(tmp_path / "x.zarr"), a, b, DNA, mode=mode, tile=(30, 40),
+    job = prepare_longpair(str(tmp_path / "x.zarr"), a, b, DNA, mode=mode, tile=(30, 40),
                            strip=7, names=("a", "b"), traceback=False)
     store = longpair._open_worker(job)
     rows, cols = store.tiles
@@ -423,7 +425,7 @@ def test_pairs_below_the_tile_kernels_range_are_refused(tmp_path):
     steep = swath.Scoring.dna(match=2, mismatch=-3, gap_open=5, gap_extend=60_000)
     a = np.zeros(20_000, dtype=np.uint8)
     with pytest.raises(swath.InvalidParameter, match="range"):
-        longpair.prepare(str(tmp_path / "x.zarr"), a, a, steep, mode="global", tile=(64, 64),
+        prepare_longpair(str(tmp_path / "x.zarr"), a, a, steep, mode="global", tile=(64, 64),
                          strip=8, names=("a", "b"))
 
 
@@ -469,9 +471,9 @@ def test_gpu_tiles_give_the_cpu_alignment(client, tmp_path, mode, monkeypatch):
         assert (got.score, got.query_end, got.target_end) == (
             want.score, want.query_end, want.target_end)
         assert rescore(got, a, b, DNA) == want.score
-        origins = longpair.prepare(str(tmp_path / f"o{trial}.zarr"), a, b, DNA, mode=mode,
+        origins = prepare_longpair(str(tmp_path / f"o{trial}.zarr"), a, b, DNA, mode=mode,
                                    tile=(97, 97), strip=9, names=("a", "b"), device="gpu")
-        assert longpair.run(origins, client) == want
+        assert run_longpair(origins, client) == want
         scores = score_only(client, str(tmp_path / f"gs{trial}.zarr"), a, b, DNA, mode,
                             (300, 150), device="gpu")
         assert (scores.score, scores.query_end, scores.target_end) == (
@@ -483,7 +485,7 @@ def test_streamed_tile_rows_report_progress_as_they_are_stored(client, tmp_path,
     """Phase 1 as one task (streamed tile rows on several GPUs): the client reports the
     tile rows the store marks done while the task runs, counting only this run's cells."""
     a, b = related_pair(np.random.default_rng(43), 1500, 4)
-    job = longpair.prepare(str(tmp_path / "s.zarr"), a, b, DNA, mode="local",
+    job = prepare_longpair(str(tmp_path / "s.zarr"), a, b, DNA, mode="local",
                            tile=(400, len(b)), strip=7, names=("a", "b"), traceback=False)
     store = AlignmentStore.open(job.store, complete=False)
     longpair.run_tile(job, 0, 0)
@@ -515,11 +517,11 @@ def test_slabs_stream_into_each_other(tmp_path, monkeypatch):
     gpus = cp.cuda.runtime.getDeviceCount()
     a, b = related_pair(np.random.default_rng(41), 3000, 4)
     tile = (530, len(b))
-    cpu = longpair.prepare(str(tmp_path / "cpu.zarr"), a, b, DNA, mode="local", tile=tile,
+    cpu = prepare_longpair(str(tmp_path / "cpu.zarr"), a, b, DNA, mode="local", tile=tile,
                            strip=7, names=("a", "b"), traceback=False)
     for ti in range(AlignmentStore.open(cpu.store, complete=False).tiles[0]):
         longpair.run_tile(cpu, ti, 0)
-    job = longpair.prepare(str(tmp_path / "gpu.zarr"), a, b, DNA, mode="local", tile=tile,
+    job = prepare_longpair(str(tmp_path / "gpu.zarr"), a, b, DNA, mode="local", tile=tile,
                            strip=7, names=("a", "b"), device="gpu", traceback=False)
     real = longpair.compute_tile
 

@@ -505,7 +505,7 @@ def clusters(store: AllPairsStore) -> np.ndarray:
 # Jobs
 
 
-def run(job: AllPairsJob, client: Any, progress: Progress | None = None) -> AllPairsStore:
+def run_allpairs(job: AllPairsJob, client: Any, progress: Progress | None = None) -> AllPairsStore:
     """Run every tile not yet done on ``client`` (a runner of ``engine.cluster`` or a
     ``distributed.Client``), then the clusters, then the gathers of the tiles' kept pairs
     (``gather``), then finalize the store; a finished store whose data match their
@@ -599,9 +599,9 @@ def gather(job: AllPairsJob, client: Any, run_id: str) -> dict[str, dict[int, in
     return digests
 
 
-def prepare(store_path: str, sequences: SequenceSet, scoring: Scoring, *, mode: str,
-            min_identity: float, iddef: str | int, block: int, scores: bool, clusters: bool,
-            device: str, overwrite: bool = False) -> AllPairsJob:
+def prepare_allpairs(store_path: str, sequences: SequenceSet, scoring: Scoring, *, mode: str,
+                     min_identity: float, iddef: str | int, block: int, scores: bool,
+                     clusters: bool, device: str, overwrite: bool = False) -> AllPairsJob:
     """Create the store of a new all-pairs job, or reopen it if it holds the same job.
 
     ``block`` (the API's ``ALLPAIRS_BLOCK``: 2,048) bounds a task's memory by its tile: about 40
@@ -625,10 +625,10 @@ def prepare(store_path: str, sequences: SequenceSet, scoring: Scoring, *, mode: 
         store_path, sequences, block=block, scores=scores, clusters=clusters, replace=replace,
         inputs=inputs), what="allpairs", differs="other sequences, scoring or options",
         overwrite=overwrite)
-    return job_from_store(store_path, device)
+    return reopen_allpairs(store_path, device)
 
 
-def job_from_store(store_path: str, device: str = "auto") -> AllPairsJob:
+def reopen_allpairs(store_path: str, device: str = "auto") -> AllPairsJob:
     """The job an all-pairs store was created for (what ``resume`` runs)."""
     store = AllPairsStore.open(store_path, complete=False)
     inputs = store.attrs["inputs"]

@@ -495,9 +495,9 @@ def assemble(job: PairJob, store: AlignmentStore) -> Alignment:
 # The job
 
 
-def run(job: PairJob, client: Any,
-        progress: Progress | None = None
-        ) -> Alignment | PairScore:
+def run_longpair(job: PairJob, client: Any,
+                 progress: Progress | None = None
+                 ) -> Alignment | PairScore:
     """Run (or finish) every phase on ``client``; the alignment (the score and end cell
     of a scores-only job).
 
@@ -658,10 +658,10 @@ def _align_pair(path: str, query: np.ndarray, target: np.ndarray, scoring: Any, 
         tile = ((tile_size, tile_size) if tile_size else
                 (None if overwrite else _stored_tile(path)) or
                 default_tile(kind, len(query), len(target), where.workers, origins))
-        job = prepare(path, query, target, scoring, mode=mode, tile=tile,
+        job = prepare_longpair(path, query, target, scoring, mode=mode, tile=tile,
                       strip=strip or DEFAULT_STRIP, names=names, device=kind,
                       traceback=traceback, origins=origins, overwrite=overwrite)
-        return run(job, where, progress)
+        return run_longpair(job, where, progress)
 
 
 def _stored_tile(path: str) -> tuple[int, int] | None:
@@ -676,10 +676,10 @@ def _stored_tile(path: str) -> tuple[int, int] | None:
     return AlignmentStore.open(path, complete=False).tile if layout == "alignment" else None
 
 
-def prepare(store_path: str, query: np.ndarray, target: np.ndarray, scoring: Any, *,
-            mode: str, tile: tuple[int, int], strip: int, names: tuple[str, str],
-            device: str = "cpu", traceback: bool = True, origins: bool | None = None,
-            overwrite: bool = False) -> PairJob:
+def prepare_longpair(store_path: str, query: np.ndarray, target: np.ndarray, scoring: Any, *,
+                     mode: str, tile: tuple[int, int], strip: int, names: tuple[str, str],
+                     device: str = "cpu", traceback: bool = True, origins: bool | None = None,
+                     overwrite: bool = False) -> PairJob:
     """Create the store of a new long-pair job, or reopen one holding the same job.
 
     ``origins`` (default: with a traceback) says whether phase 1 records origins, or a
@@ -704,10 +704,10 @@ def prepare(store_path: str, query: np.ndarray, target: np.ndarray, scoring: Any
         store_path, query, target, tile=tile, origins=origins, replace=replace, inputs=inputs,
         names=list(names), id=uuid.uuid4().hex), what="alignment",
         differs="other sequences, scoring or tiles", overwrite=overwrite)
-    return job_from_store(str(store_path), device)
+    return reopen_longpair(str(store_path), device)
 
 
-def job_from_store(store_path: str, device: str = "cpu") -> PairJob:
+def reopen_longpair(store_path: str, device: str = "cpu") -> PairJob:
     """The job a store was written for (``swath resume``), its tiles on ``device``."""
     from swath.scoring import Scoring
 

@@ -317,7 +317,7 @@ def build_graph(job: SearchJob, store: SearchStore, units: list[int]
     return writes, scores
 
 
-def run(job: SearchJob, client: Any, progress: Progress | None = None) -> SearchStore:
+def run_search(job: SearchJob, client: Any, progress: Progress | None = None) -> SearchStore:
     """Run every unit not yet done on ``client`` (a runner of ``engine.cluster`` or a
     ``distributed.Client``), then finalize the store; ``progress("search", cells done,
     cells, cells done)`` at the start and as each unit's score task of a database
@@ -361,9 +361,9 @@ def run(job: SearchJob, client: Any, progress: Progress | None = None) -> Search
     return store
 
 
-def prepare(store_path: str, queries: Any, database_path: str, scoring: Any, *, top_k: int,
-            mode: str, device: str, query_block: int, max_evalue: float | None,
-            statistics: dict[str, Any] | None, overwrite: bool = False) -> SearchJob:
+def prepare_search(store_path: str, queries: Any, database_path: str, scoring: Any, *, top_k: int,
+                   mode: str, device: str, query_block: int, max_evalue: float | None,
+                   statistics: dict[str, Any] | None, overwrite: bool = False) -> SearchJob:
     """Create the result store of a new search, or reopen it if it holds the same search.
 
     A path holding anything else is refused (``OutputExists``) unless ``overwrite``
@@ -384,7 +384,7 @@ def prepare(store_path: str, queries: Any, database_path: str, scoring: Any, *, 
         store_path, queries, top_k=top_k, query_block=query_block, replace=replace,
         inputs=inputs), what="search", differs="other queries, database or options",
         overwrite=overwrite)
-    return job_from_store(store_path, device)
+    return reopen_search(store_path, device)
 
 
 def search_held(queries: SequenceSet, database_path: str, scoring: Scoring, *, top_k: int,
@@ -425,7 +425,7 @@ def stored_scoring(store: SearchStore) -> Any:
     return Scoring.from_dict(store.attrs["inputs"]["scoring"])
 
 
-def job_from_store(store_path: str, device: str = "auto") -> SearchJob:
+def reopen_search(store_path: str, device: str = "auto") -> SearchJob:
     """The job a result store was created for (what ``resume`` runs).
 
     Raises

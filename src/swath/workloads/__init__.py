@@ -1,12 +1,16 @@
-"""The workloads: what ``swath inspect``, ``swath resume``, ``swath.open`` and
-``swath.resume`` look a store up in.
+"""The workloads: how a job of each kind starts, runs and reopens, and what ``swath
+inspect``, ``swath resume``, ``swath.open`` and ``swath.resume`` look a store up in.
 
-A workload is one kind of job: a database search, all pairs, a long pair. Its module
-here declares, in one :class:`Workload` record, everything the rest of swath asks of
-it: the store class of its layout, how its job is rebuilt from a store and run, its
-result, its printers (and plot) and the CUDA sources its job loads. :func:`registered`
-lists them (adding a workload is its module and its line there); a store's ``"swath"``
-attributes name its layout, and :func:`lookup` finds the workload that writes it.
+A workload is one kind of job: a database search, all pairs, batched pairs, a long pair.
+Its module here declares, in one :class:`Workload` record, everything the rest of swath
+asks of it: the store class of its layout, how its job is rebuilt from a store
+(``reopen``) and run (``run``), its result, its printers (and plot), its progress phases
+and the CUDA sources its job loads; and the functions the public API calls to start a
+job of its kind. What every job shares is here once: a new job's store (the user's, or a
+scratch one the result owns) and run (:func:`start`), and the session it runs in
+(:func:`run_job`). :func:`registered` lists the workloads (adding one is its module and its
+line there); a store's ``"swath"`` attributes name its layout, and :func:`lookup` finds
+the workload that writes it.
 
 Importing the registry loads no store, engine or Zarr (the command line reads the
 formats when it starts): a record names its heavy parts through functions that import
@@ -16,9 +20,12 @@ them when called.
 from __future__ import annotations
 
 import functools
+import shutil
+import tempfile
+import weakref
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from swath.errors import InvalidParameter, StoreIncomplete
 
@@ -28,7 +35,9 @@ if TYPE_CHECKING:
     from swath.storage.common import LayoutStore, StorePath
 
 __all__ = ["Workload", "check_finished", "is_finished", "lookup", "named", "registered",
-           "result_lines"]
+           "result_lines", "run_job", "start"]
+
+_R = TypeVar("_R")
 
 
 @dataclass(frozen=True)
@@ -44,10 +53,12 @@ class Workload:
         ``LAYOUT`` names the stores its jobs write (loaded when called).
     result : callable
         ``result(path)``: the result object of a finished store (``swath.open``).
-    resume : callable
-        ``resume(path, device, client, progress)``: rebuild the job from its store and
-        run what is not done (``swath resume``); ``client`` and ``progress`` as the
-        public functions take them.
+    reopen : callable
+        ``reopen(path, device)``: the job a store was made for, to run on ``device``
+        (its ``device`` attribute: where its session runs).
+    run : callable
+        ``run(job, runner, progress)``: run (or finish) the job on a runner of
+        :mod:`swath.engine.cluster`, then finalize its store.
     formats : tuple of str
         What its printers print, in the order the command line offers them.
     default_format : str
@@ -61,20 +72,79 @@ class Workload:
     plot : callable or None
         ``plot(path, image)``: draw a finished store's alignment to an image file; None
         where a store holds nothing to draw.
+    phases : tuple of str
+        The phases its progress reports name (``progress(phase, done, total, work)``).
     cuda_sources : tuple of str
         The CUDA sources its job runs, loaded ahead by ``swath.warm_up``.
+    tile_tasks : bool
+        Its tasks are a long pair's tiles (a session's threads: :func:`run_job`).
     """
 
     name: str
     store: Callable[[], type[LayoutStore]]
     result: Callable[[str], Any]
-    resume: Callable[[str, str, Any, Progress | None], None]
+    reopen: Callable[[str, str], Any]
+    run: Callable[[Any, Any, Progress | None], Any]
     formats: tuple[str, ...]
     default_format: str
     lines: Callable[[str, str, PrintOptions], Iterator[str]]
     items: str
+    phases: tuple[str, ...]
     plot: Callable[[str, str], None] | None = None
     cuda_sources: tuple[str, ...] = ()
+    tile_tasks: bool = False
+
+    def resume(self, path: str, device: str, client: Any, progress: Progress | None) -> None:
+        """Rebuild the job from its store and run what is not done (``swath resume``);
+        ``client`` and ``progress`` as the public functions take them."""
+        run_job(self, self.reopen(path, device), client, progress)
+
+
+def run_job(workload: Workload, job: Any, client: Any, progress: Progress | None) -> Any:
+    """``job`` run (or finished) on ``client`` (a runner is reached or started for it on
+    the job's device, and stopped after it, where none is given); what the workload's
+    ``run`` returns."""
+    from swath.engine.cluster import session
+
+    with session(client, device=job.device, tile_tasks=workload.tile_tasks) as (where, _):
+        return workload.run(job, where, progress)
+
+
+def start(workload: Workload, store: str | None, prepare: Callable[[str], Any], client: Any,
+          progress: Progress | None) -> Any:
+    """A new job's result: ``prepare(path)`` creates its store (or reopens one holding
+    the same job) at ``store``, or in a scratch directory that the result owns, and
+    gives the job, which is then run (:func:`run_job`)."""
+    path, scratch = _store_path(store, f"{workload.name}.zarr")
+
+    def job() -> Any:
+        run_job(workload, prepare(path), client, progress)
+        return workload.result(path)
+
+    return _owning(scratch, job)
+
+
+def _store_path(store: str | None, name: str) -> tuple[str, str | None]:
+    """``store``, or ``name`` in a new temporary directory, and that directory (None for
+    the user's store)."""
+    if store:
+        return store, None
+    folder = tempfile.mkdtemp(prefix="swath-")
+    return f"{folder}/{name}", folder
+
+
+def _owning(scratch: str | None, job: Callable[[], _R]) -> _R:
+    """``job()``'s result; a scratch directory its store is in removed when the result is
+    collected (or the process ends), or at once if the job fails."""
+    try:
+        result = job()
+    except BaseException:
+        if scratch:
+            shutil.rmtree(scratch, ignore_errors=True)
+        raise
+    if scratch:
+        weakref.finalize(result, shutil.rmtree, scratch, True)
+    return result
 
 
 def result_lines(result: Callable[[str], Any]

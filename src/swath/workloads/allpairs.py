@@ -7,10 +7,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from swath.results.allpairs import PRINTERS, AllPairsResult
-from swath.workloads import Workload, result_lines
+from swath.workloads import Workload, result_lines, start
 
 if TYPE_CHECKING:
     from swath.engine import Progress
+    from swath.engine.allpairs import AllPairsJob
+    from swath.scoring import Scoring
+    from swath.sequences import SequenceSet
     from swath.storage.allpairs import AllPairsStore
 
 
@@ -20,18 +23,29 @@ def store() -> type[AllPairsStore]:
     return AllPairsStore
 
 
-def resume(path: str, device: str, client: Any, progress: Progress | None) -> None:
-    """Run the tiles of an all-pairs store not marked done, its clusters, then finalize
-    it."""
-    from swath.engine.allpairs import job_from_store, run
-    from swath.engine.cluster import session
+def reopen(path: str, device: str) -> AllPairsJob:
+    from swath.engine.allpairs import reopen_allpairs
 
-    job = job_from_store(path, device)
-    with session(client, device=device) as (where, _):
-        run(job, where, progress)
+    return reopen_allpairs(path, device)
 
 
-WORKLOAD = Workload(name="allpairs", store=store, result=AllPairsResult, resume=resume,
-                    formats=tuple(PRINTERS), default_format="tsv",
+def run(job: AllPairsJob, where: Any, progress: Progress | None) -> None:
+    from swath.engine.allpairs import run_allpairs
+
+    run_allpairs(job, where, progress)
+
+
+WORKLOAD = Workload(name="allpairs", store=store, result=AllPairsResult, reopen=reopen,
+                    run=run, formats=tuple(PRINTERS), default_format="tsv",
                     lines=result_lines(AllPairsResult), items="kept pairs",
-                    cuda_sources=("traceback.cu",))
+                    phases=("allpairs",), cuda_sources=("traceback.cu",))
+
+
+def allpairs(store: str | None, sequences: SequenceSet, scoring: Scoring, *, client: Any,
+             progress: Progress | None, **options: Any) -> AllPairsResult:
+    """An all-pairs job run on the engine into ``store`` (or a scratch store the result
+    owns); ``options`` as :func:`~swath.engine.allpairs.prepare_allpairs` takes them."""
+    from swath.engine.allpairs import prepare_allpairs
+
+    return start(WORKLOAD, store, lambda path: prepare_allpairs(path, sequences, scoring,
+                                                                **options), client, progress)

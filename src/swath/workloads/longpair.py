@@ -12,7 +12,13 @@ from swath.results.longpair import FORMATS, plot, store_lines, stored_result
 from swath.workloads import Workload
 
 if TYPE_CHECKING:
+    import numpy as np
+
+    from swath.alignment import Alignment
     from swath.engine import Progress
+    from swath.engine.longpair import PairJob
+    from swath.results.longpair import PairScore
+    from swath.scoring import Scoring
     from swath.storage.longpair import AlignmentStore
 
 
@@ -22,17 +28,31 @@ def store() -> type[AlignmentStore]:
     return AlignmentStore
 
 
-def resume(path: str, device: str, client: Any, progress: Progress | None) -> None:
-    """Finish a long pair's store: its missing tiles, its path, its missing segments."""
-    from swath.engine.cluster import session
-    from swath.engine.longpair import job_from_store, run, tile_device
+def reopen(path: str, device: str) -> PairJob:
+    """The job of a store, its tiles where ``device`` ("auto" too) computes."""
+    from swath.engine.longpair import reopen_longpair, tile_device
 
-    kind = tile_device(device)
-    job = job_from_store(path, kind)
-    with session(client, device=kind, tile_tasks=True) as (where, _):
-        run(job, where, progress)
+    return reopen_longpair(path, tile_device(device))
 
 
-WORKLOAD = Workload(name="longpair", store=store, result=stored_result, resume=resume,
-                    formats=FORMATS, default_format="json", lines=store_lines,
-                    items="alignment", plot=plot)
+def run(job: PairJob, where: Any, progress: Progress | None) -> Alignment | PairScore:
+    from swath.engine.longpair import run_longpair
+
+    return run_longpair(job, where, progress)
+
+
+WORKLOAD = Workload(name="longpair", store=store, result=stored_result, reopen=reopen,
+                    run=run, formats=FORMATS, default_format="json", lines=store_lines,
+                    items="alignment", phases=("tiles", "splits", "segments"), plot=plot,
+                    tile_tasks=True)
+
+
+def align(store: str | None, query: np.ndarray, target: np.ndarray, scoring: Scoring,
+          **options: Any) -> Alignment | PairScore:
+    """One pair through the tiled long-pair engine (Dask tiles, Zarr boundaries) into
+    ``store``, or a scratch store removed afterwards; ``options`` as
+    :func:`~swath.engine.longpair.align_pair` takes them. A long pair's job starts its
+    session before its store: the default tile depends on the workers it finds."""
+    from swath.engine.longpair import align_pair
+
+    return align_pair(store, query, target, scoring, **options)

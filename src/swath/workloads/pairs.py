@@ -11,6 +11,7 @@ from swath.workloads import Workload, result_lines
 
 if TYPE_CHECKING:
     from swath.engine import Progress
+    from swath.engine.pairs import PairsJob
     from swath.storage.pairs import PairsStore
 
 
@@ -20,17 +21,19 @@ def store() -> type[PairsStore]:
     return PairsStore
 
 
-def resume(path: str, device: str, client: Any, progress: Progress | None) -> None:
-    """Run the chunks of a pairs store not marked done, then finalize it."""
-    from swath.engine.cluster import session
-    from swath.engine.pairs import job_from_store, run
+def reopen(path: str, device: str) -> PairsJob:
+    from swath.engine.pairs import job_from_store
 
-    job = job_from_store(path, device)
-    with session(client, device=device) as (where, _):
-        run(job, where, progress)
+    return job_from_store(path, device)
 
 
-WORKLOAD = Workload(name="pairs", store=store, result=PairsResult, resume=resume,
+def run(job: PairsJob, where: Any, progress: Progress | None) -> None:
+    from swath.engine.pairs import run as run_pairs
+
+    run_pairs(job, where, progress)
+
+
+WORKLOAD = Workload(name="pairs", store=store, result=PairsResult, reopen=reopen, run=run,
                     formats=tuple(PRINTERS), default_format="tsv",
-                    lines=result_lines(PairsResult), items="pairs",
+                    lines=result_lines(PairsResult), items="pairs", phases=("pairs",),
                     cuda_sources=("ends.cu", "codes16.cu", "traceback.cu"))
