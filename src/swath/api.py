@@ -16,9 +16,9 @@ import numpy as np
 
 from swath.alignment import Alignment
 from swath.constants import MODES
-from swath.engine import Progress
 from swath.errors import InvalidParameter
 from swath.kernels import get_backend
+from swath.progress import Progress
 from swath.results.alignments import PrintOptions
 from swath.scoring import Scoring
 from swath.sequences import (
@@ -786,20 +786,11 @@ def makedb(fasta: str | os.PathLike[str], path: str, scoring: Scoring | None = N
     >>> info.sequences, info.residues, info.partitions
     (3, 10, 2)
     """
-    from swath.storage.database import DEFAULT_PARTITION_RESIDUES, write_database
+    from swath.workloads.search import make_database
 
-    scoring = _scoring(scoring)
-    stages = None
-    if progress is not None:
-        told = progress
-
-        def stages(stage: str, done: int, total: int | None) -> None:
-            told(stage, done, total, 0)
-
-    return write_database(fasta, path, scoring.alphabet, wildcard=wildcard,
-                          partition_residues=partition_residues or DEFAULT_PARTITION_RESIDUES,
-                          overwrite=overwrite, progress=stages,
-                          rename_duplicates=rename_duplicates)
+    return make_database(fasta, path, _scoring(scoring), progress=progress,
+                         partition_residues=partition_residues, wildcard=wildcard,
+                         overwrite=overwrite, rename_duplicates=rename_duplicates)
 
 
 def open(store: str) -> SearchResult | AllPairsResult | PairsResult | Alignment | PairScore:
@@ -1061,17 +1052,14 @@ def warm_up(device: str = "auto", *, client: Any = None, job: str | None = None)
     >>> import swath
     >>> swath.warm_up("cpu", job="search")     # the CPU needs nothing ahead
     """
-    from swath.engine.cluster import Cluster
-    from swath.kernels import DEVICES, probe_in_background
-    from swath.workloads import named
+    from swath.kernels import DEVICES
+    from swath.workloads import load_kernels, named
 
     if device not in DEVICES:
         raise InvalidParameter(f"device must be one of {', '.join(DEVICES)}, got {device!r}")
     sources = named(job).cuda_sources if job is not None else ()
-    wanted = Cluster() if client is None else client
-    if device == "cpu" or not isinstance(wanted, Cluster) or wanted.scheduler is not None:
-        return
-    probe_in_background(sources if (wanted.workers or 1) == 1 else ())
+    if device != "cpu":
+        load_kernels(sources, client)
 
 
 def verify(store: str) -> dict[str, int]:
@@ -1100,11 +1088,6 @@ def verify(store: str) -> dict[str, int]:
     StoreNotFound
         No swath store is at ``store``.
     """
-    from swath.storage.common import store_layout
-    from swath.storage.database import LAYOUT, Database
-    from swath.workloads import lookup
+    from swath.workloads import verify_store
 
-    layout, _ = store_layout(store)
-    if layout == LAYOUT:
-        return Database.open(store).verify()
-    return lookup(store)[1].verify()
+    return verify_store(store)

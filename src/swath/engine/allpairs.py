@@ -70,7 +70,6 @@ from typing import Any
 
 import numpy as np
 
-from swath.engine import Progress
 from swath.engine.stragglers import copies_may_run, first_writer
 from swath.identity import (
     NO_BOUND,
@@ -82,6 +81,7 @@ from swath.identity import (
     surplus_scheme,
 )
 from swath.kernels import get_backend
+from swath.progress import Progress
 from swath.scoring import Scoring
 from swath.sequences import SequenceSet, slice_concatenated, take_concatenated
 from swath.storage.allpairs import (

@@ -45,11 +45,12 @@ import numpy as np
 
 from swath.alignment import Alignment, cigar_from_path, join_cigars
 from swath.constants import MINUS_INFINITY, STATE_E, STATE_F, STATE_H, STATE_START
-from swath.engine import Progress, pathsplit
+from swath.engine import pathsplit
 from swath.errors import InvalidParameter
 from swath.kernels import Backend, get_backend
 from swath.kernels.backend import RowStream, SlabStreaming
 from swath.kernels.tile_origins import MAX_TILE
+from swath.progress import Progress
 from swath.results.longpair import PairScore
 from swath.storage.longpair import AlignmentStore
 

@@ -28,9 +28,9 @@ from typing import Any
 
 import numpy as np
 
-from swath.engine import Progress
 from swath.engine.aligned import alignment_fields
 from swath.kernels import get_backend
+from swath.progress import Progress
 from swath.results.pairs import HeldPairs
 from swath.scoring import Scoring
 from swath.sequences import SequenceSet

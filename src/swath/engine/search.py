@@ -31,10 +31,10 @@ from typing import Any
 
 import numpy as np
 
-from swath.engine import Progress
 from swath.engine.aligned import ALIGNMENT_FIELDS, alignment_fields
 from swath.kernels import get_backend, top_hits
 from swath.kernels.backend import ResidentTargets, TargetSet
+from swath.progress import Progress
 from swath.results.search import HeldHits
 from swath.scoring import Scoring
 from swath.sequences import SequenceSet, slice_concatenated

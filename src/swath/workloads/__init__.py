@@ -30,12 +30,23 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from swath.errors import InvalidParameter, StoreIncomplete
 
 if TYPE_CHECKING:
-    from swath.engine import Progress
+    from swath.progress import Progress
     from swath.results.alignments import PrintOptions
     from swath.storage.common import LayoutStore, StorePath
 
-__all__ = ["Workload", "check_finished", "is_finished", "lookup", "named", "registered",
-           "result_lines", "run_job", "start"]
+__all__ = [
+    "Workload",
+    "check_finished",
+    "is_finished",
+    "load_kernels",
+    "lookup",
+    "named",
+    "registered",
+    "result_lines",
+    "run_job",
+    "start",
+    "verify_store",
+]
 
 _R = TypeVar("_R")
 
@@ -221,3 +232,34 @@ def check_finished(opened: LayoutStore) -> None:
                               "was interrupted or is still running; finish it with `swath "
                               f"resume {opened.path}`)")
     opened.check_sound()
+
+
+def verify_store(path: StorePath) -> dict[str, int]:
+    """Check every done unit and every array written whole of a store of any layout (a
+    result store or a database) against its digest: how many of each kind were checked.
+
+    Raises
+    ------
+    StoreDamaged
+        Something no longer matches its digest (the message names what).
+    """
+    from swath.storage.common import store_layout
+    from swath.storage.database import LAYOUT, Database
+
+    layout, _ = store_layout(path)
+    if layout == LAYOUT:
+        return Database.open(path).verify()
+    return lookup(path)[1].verify()
+
+
+def load_kernels(sources: tuple[str, ...], client: Any) -> None:
+    """Start loading a job's CUDA ``sources`` in the background where its tasks will
+    run in this process (no scheduler given, at most one GPU); a cluster's workers load
+    their own."""
+    from swath.engine.cluster import Cluster
+    from swath.kernels import probe_in_background
+
+    wanted = Cluster() if client is None else client
+    if not isinstance(wanted, Cluster) or wanted.scheduler is not None:
+        return
+    probe_in_background(sources if (wanted.workers or 1) == 1 else ())

@@ -10,8 +10,8 @@ from swath.results.allpairs import PRINTERS, AllPairsResult
 from swath.workloads import Workload, result_lines, start
 
 if TYPE_CHECKING:
-    from swath.engine import Progress
     from swath.engine.allpairs import AllPairsJob
+    from swath.progress import Progress
     from swath.scoring import Scoring
     from swath.sequences import SequenceSet
     from swath.storage.allpairs import AllPairsStore

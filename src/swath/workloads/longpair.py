@@ -15,8 +15,8 @@ if TYPE_CHECKING:
     import numpy as np
 
     from swath.alignment import Alignment
-    from swath.engine import Progress
     from swath.engine.longpair import PairJob
+    from swath.progress import Progress
     from swath.results.longpair import PairScore
     from swath.scoring import Scoring
     from swath.storage.longpair import AlignmentStore

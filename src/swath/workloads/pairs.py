@@ -10,8 +10,8 @@ from swath.results.pairs import PRINTERS, PairsResult
 from swath.workloads import Workload, result_lines
 
 if TYPE_CHECKING:
-    from swath.engine import Progress
     from swath.engine.pairs import PairsJob
+    from swath.progress import Progress
     from swath.storage.pairs import PairsStore
 
 

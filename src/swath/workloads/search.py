@@ -14,11 +14,11 @@ from swath.results.search import PRINTERS, SearchResult
 from swath.workloads import Workload, result_lines, start
 
 if TYPE_CHECKING:
-    from swath.engine import Progress
     from swath.engine.search import SearchJob
+    from swath.progress import Progress
     from swath.scoring import Scoring
     from swath.sequences import SequenceSet
-    from swath.storage.database import Database
+    from swath.storage.database import Database, DatabaseInfo
     from swath.storage.results import SearchStore
 
 
@@ -80,6 +80,26 @@ def database(value: Any, scoring: Scoring, wildcard: bool) -> tuple[str, Databas
             f"{scoring.name} uses {scoring.alphabet.letters!r} (a DNA query against a protein "
             "database, or the reverse?)")
     return path, opened
+
+
+def make_database(fasta: str | os.PathLike[str], path: str, scoring: Scoring, *,
+                  progress: Progress | None, partition_residues: int | None,
+                  **options: Any) -> DatabaseInfo:
+    """Write a database store from ``fasta`` (``options`` as
+    :func:`~swath.storage.database.write_database` takes them); ``progress`` as every job
+    reports (its stages ``"read"`` and ``"write"``)."""
+    from swath.storage.database import DEFAULT_PARTITION_RESIDUES, write_database
+
+    stages = None
+    if progress is not None:
+        told = progress
+
+        def stages(stage: str, done: int, total: int | None) -> None:
+            told(stage, done, total, 0)
+
+    return write_database(fasta, path, scoring.alphabet,
+                          partition_residues=partition_residues or DEFAULT_PARTITION_RESIDUES,
+                          progress=stages, **options)
 
 
 def search(store: str | None, queries: SequenceSet, database_path: str, scoring: Scoring, *,
