@@ -52,6 +52,7 @@ from swath.kernels.backend import RowStream, SlabStreaming
 from swath.kernels.tile_origins import MAX_TILE
 from swath.progress import Progress
 from swath.results.longpair import PairScore
+from swath.scoring import Scoring
 from swath.storage.longpair import AlignmentStore
 
 logger = logging.getLogger(__name__)
@@ -91,9 +92,7 @@ class PairJob:
     """What every task of a long pair needs (picklable, small)."""
 
     store: str
-    matrix: np.ndarray
-    gap_open: int
-    gap_extend: int
+    scoring: Scoring
     mode: str
     strip: int
     store_id: str      # the store's creation id: worker caches are keyed on it
@@ -138,7 +137,7 @@ def _worker_sequences(path: str, store_id: str) -> tuple[np.ndarray, np.ndarray]
 def border_h(job: PairJob, index: np.ndarray, row: bool) -> np.ndarray:
     """H on row 0 (``row``) or column 0 at ``index``: free or charged as end gaps."""
     charged = job.mode == "global" or (job.mode == "semiglobal" and not row)
-    values = -(job.gap_open + job.gap_extend * index.astype(np.int64))
+    values = -(job.scoring.gap_open + job.scoring.gap_extend * index.astype(np.int64))
     return np.where(charged & (index > 0), values, 0)
 
 
@@ -245,7 +244,7 @@ def compute_tile(job: PairJob, store: AlignmentStore, ti: int, tj: int,
     top, left = tile_input(job, store, ti, tj, above=not (streams and streams[0]))
     read = time.perf_counter()
     backend = get_backend(job.device)
-    scoring = (job.matrix, job.gap_open, job.gap_extend, job.local)
+    scoring = (job.scoring.matrix, job.scoring.gap_open, job.scoring.gap_extend, job.local)
     if job.origins:
         bottom, right, best = backend.tile_forward(q, t, *scoring, (i0, j0),
                                                    len(_sequences(job)[1]), job.strip, top,
@@ -328,8 +327,8 @@ def _load_kernels(job: PairJob, gpus: int) -> None:
     slabs = _slabs(backend)
     for g in range(gpus):
         with slabs.on_device(g):
-            backend.tile_scores(q, t, job.matrix, job.gap_open, job.gap_extend, job.local,
-                                job.strip, top, left)
+            backend.tile_scores(q, t, job.scoring.matrix, job.scoring.gap_open,
+                                job.scoring.gap_extend, job.local, job.strip, top, left)
 
 
 def tile_graph(job: PairJob, store: AlignmentStore) -> dict[tuple[int, int], Any]:
@@ -415,7 +414,7 @@ def split_segments(job: PairJob) -> tuple[np.ndarray, dict[str, int]]:
     query, target = _sequences(job)
     n = len(target)
     score, i, j, _ = end_cell(job, store)
-    spans = pathsplit.find_path(query, target, job, job.mode, (score, i, j),
+    spans = pathsplit.find_path(query, target, job.scoring, job.mode, (score, i, j),
                                 get_backend(job.device), slab=store.tile[0])
     rows = [(-1, -1, _code(s.b, s.d, s.end, n), _code(s.a, s.c, s.start, n))
             for s in reversed(spans)]
@@ -440,7 +439,7 @@ def run_segments(job: PairJob, first: int, segments: np.ndarray) -> int:
             b, d, end = _cell(row[2], n)
             a, c, start = _cell(row[3], n)
             return pathsplit.trace_span(pathsplit.Span(a, c, b, d, start, end, 0), query,
-                                        target, job)
+                                        target, job.scoring)
 
         # a GPU worker's one task thread uses every core
         pieces = pathsplit.cpu_codes().on_every_core(trace, segments)
@@ -456,8 +455,8 @@ def segment_piece(job: PairJob, store: AlignmentStore, segment: tuple[int, ...])
     q, t, i0, j0 = _tile_sequences(job, store, ti, tj)
     n = len(_sequences(job)[1])
     top, left = tile_input(job, store, ti, tj)
-    dirs = codes.tile_codes(q, t, job.matrix, job.gap_open, job.gap_extend, job.local,
-                            job.strip, top, left)
+    dirs = codes.tile_codes(q, t, job.scoring.matrix, job.scoring.gap_open,
+                            job.scoring.gap_extend, job.local, job.strip, top, left)
     ei, ej, state = _cell(exit_code, n)
     ops, ri, rj, state = codes.walk_tile(dirs, ei - i0, ej - j0, state)
     want = _cell(entry_code, n)
@@ -524,7 +523,7 @@ def run_longpair(job: PairJob, client: Any,
             if not job.origins and isinstance(runner(client), InProcess):
                 # phase 3's CPU kernels load here while phases 1 and 2 run on the GPU
                 threading.Thread(target=pathsplit.load_trace_kernels,
-                                 args=(*_sequences(job), job)).start()
+                                 args=(*_sequences(job), job.scoring)).start()
             _run_tiles(job, store, client, progress)
             if job.origins:
                 store.write_segments(*trace_segments(job, store), per_chunk=1)
@@ -620,7 +619,7 @@ def tile_device(device: str) -> str:
     return get_backend(device).name
 
 
-def align_pair(path: str | None, query: np.ndarray, target: np.ndarray, scoring: Any, *,
+def align_pair(path: str | None, query: np.ndarray, target: np.ndarray, scoring: Scoring, *,
                mode: str, device: str, tile_size: int | None, strip: int | None,
                client: Any, names: tuple[str, str], traceback: bool = True,
                progress: Progress | None = None,
@@ -642,7 +641,7 @@ def align_pair(path: str | None, query: np.ndarray, target: np.ndarray, scoring:
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def _align_pair(path: str, query: np.ndarray, target: np.ndarray, scoring: Any, mode: str,
+def _align_pair(path: str, query: np.ndarray, target: np.ndarray, scoring: Scoring, mode: str,
                 device: str, tile_size: int | None, strip: int | None, client: Any,
                 names: tuple[str, str], traceback: bool,
                 progress: Progress | None, overwrite: bool
@@ -677,10 +676,10 @@ def _stored_tile(path: str) -> tuple[int, int] | None:
     return AlignmentStore.open(path, complete=False).tile if layout == "alignment" else None
 
 
-def prepare_longpair(store_path: str, query: np.ndarray, target: np.ndarray, scoring: Any, *,
-                     mode: str, tile: tuple[int, int], strip: int, names: tuple[str, str],
-                     device: str = "cpu", traceback: bool = True, origins: bool | None = None,
-                     overwrite: bool = False) -> PairJob:
+def prepare_longpair(store_path: str, query: np.ndarray, target: np.ndarray,
+                     scoring: Scoring, *, mode: str, tile: tuple[int, int], strip: int,
+                     names: tuple[str, str], device: str = "cpu", traceback: bool = True,
+                     origins: bool | None = None, overwrite: bool = False) -> PairJob:
     """Create the store of a new long-pair job, or reopen one holding the same job.
 
     ``origins`` (default: with a traceback) says whether phase 1 records origins, or a
@@ -710,11 +709,8 @@ def prepare_longpair(store_path: str, query: np.ndarray, target: np.ndarray, sco
 
 def reopen_longpair(store_path: str, device: str = "cpu") -> PairJob:
     """The job a store was written for (``swath resume``), its tiles on ``device``."""
-    from swath.scoring import Scoring
-
     store = AlignmentStore.open(store_path, complete=False)
     inputs = store.attrs["inputs"]
-    scoring = Scoring.from_dict(inputs["scoring"])
-    return PairJob(str(store_path), scoring.matrix, scoring.gap_open, scoring.gap_extend,
-                   inputs["mode"], int(inputs["strip"]), str(store.attrs["id"]), device,
+    return PairJob(str(store_path), Scoring.from_dict(inputs["scoring"]), inputs["mode"],
+                   int(inputs["strip"]), str(store.attrs["id"]), device,
                    bool(inputs.get("traceback", True)), store.origins)

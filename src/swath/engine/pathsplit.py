@@ -34,7 +34,6 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol
 
 import numpy as np
 
@@ -42,6 +41,7 @@ from swath.alignment import cigar_from_path, join_cigars
 from swath.constants import MINUS_INFINITY, STATE_F, STATE_H
 from swath.kernels import Backend, get_backend
 from swath.kernels.backend import TileCodes
+from swath.scoring import Scoring
 
 logger = logging.getLogger(__name__)
 
@@ -74,20 +74,7 @@ class Span:
         return self.b - self.a < 2 or self.d == self.c or self.cells <= BASE_CELLS
 
 
-class Scores(Protocol):
-    """The scores the kernels take (a ``swath.Scoring``, or a long-pair job)."""
-
-    @property
-    def matrix(self) -> np.ndarray: ...
-
-    @property
-    def gap_open(self) -> int: ...
-
-    @property
-    def gap_extend(self) -> int: ...
-
-
-def anchored(h: int, w: int, scoring: Scores, state: int, charge_open: bool = True,
+def anchored(h: int, w: int, scoring: Scoring, state: int, charge_open: bool = True,
              bonus: int = 0) -> tuple[Boundary, Boundary]:
     """The input boundary ``(top_h, top_f), (left_h, left_e)`` of an ``h x w`` tile whose
     corner is a path's anchor: in state H the path leaves it any way, gaps opened there
@@ -107,7 +94,7 @@ def anchored(h: int, w: int, scoring: Scores, state: int, charge_open: bool = Tr
 # The start
 
 
-def find_start(query: np.ndarray, target: np.ndarray, scoring: Scores, mode: str,
+def find_start(query: np.ndarray, target: np.ndarray, scoring: Scoring, mode: str,
                end: tuple[int, int, int], backend: Backend, slab: int,
                ) -> tuple[int, int]:
     """The node where an optimal path ending at ``end = (score, i, j)`` starts: a
@@ -143,7 +130,7 @@ def find_start(query: np.ndarray, target: np.ndarray, scoring: Scores, mode: str
 # Splits
 
 
-def _halves(span: Span, query: np.ndarray, target: np.ndarray, scoring: Scores
+def _halves(span: Span, query: np.ndarray, target: np.ndarray, scoring: Scoring
             ) -> list[tuple[np.ndarray, np.ndarray, Boundary, Boundary]]:
     """The two tiles of a span's split: its top half forward, its bottom half backward."""
     mid = (span.a + span.b) // 2
@@ -180,7 +167,7 @@ def _cut(span: Span, forward: np.ndarray, forward_left: int, backward: np.ndarra
             Span(mid, span.c + j, span.b, span.d, STATE_F, span.end, int(fr[j]) + gap_open))
 
 
-def split_level(spans: list[Span], query: np.ndarray, target: np.ndarray, scoring: Scores,
+def split_level(spans: list[Span], query: np.ndarray, target: np.ndarray, scoring: Scoring,
                 backend: Backend) -> list[Span]:
     """One level: every span that is not a segment cut in two, in one batch of tiles."""
     todo = [s for s in spans if not s.is_segment()]
@@ -194,7 +181,7 @@ def split_level(spans: list[Span], query: np.ndarray, target: np.ndarray, scorin
     return [half for s in spans for half in halves.get(s, (s,))]
 
 
-def find_path(query: np.ndarray, target: np.ndarray, scoring: Scores, mode: str,
+def find_path(query: np.ndarray, target: np.ndarray, scoring: Scoring, mode: str,
               end: tuple[int, int, int], backend: Backend, slab: int,
               progress: Callable[[int, int], None] | None = None) -> list[Span]:
     """The segments of an optimal path ending at ``end = (score, i, j)``, in path order
@@ -230,13 +217,13 @@ def cpu_codes() -> TileCodes:
     return codes
 
 
-def load_trace_kernels(query: np.ndarray, target: np.ndarray, scoring: Scores) -> None:
+def load_trace_kernels(query: np.ndarray, target: np.ndarray, scoring: Scoring) -> None:
     """Trace a one-cell span, so that the CPU kernels of :func:`trace_span` are loaded
     (from numba's cache) before the first segment needs them."""
     trace_span(Span(0, 0, 1, 1, STATE_H, STATE_H, 0), query, target, scoring)
 
 
-def trace_span(span: Span, query: np.ndarray, target: np.ndarray, scoring: Scores) -> str:
+def trace_span(span: Span, query: np.ndarray, target: np.ndarray, scoring: Scoring) -> str:
     """A segment's piece of the alignment (extended CIGAR), traced from direction codes
     recomputed from its anchored start."""
     q, t = query[span.a:span.b], target[span.c:span.d]

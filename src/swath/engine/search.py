@@ -51,9 +51,7 @@ class SearchJob:
 
     store: str
     database: str
-    matrix: np.ndarray
-    gap_open: int
-    gap_extend: int
+    scoring: Scoring
     mode: str
     device: str
     top_k: int
@@ -197,13 +195,14 @@ def score_partition(job: SearchJob, q_res: np.ndarray, q_off: np.ndarray, p: int
         targets = _resident_partition(job.database, p, resident)
         uploaded = time.perf_counter()
         queries = [q_res[q_off[qi]:q_off[qi + 1]] for qi in range(len(q_off) - 1)]
-        rows = resident.score_queries(targets, queries, job.matrix, job.gap_open,
-                                      job.gap_extend, job.mode)
+        sc = job.scoring
+        rows = resident.score_queries(targets, queries, sc.matrix, sc.gap_open, sc.gap_extend,
+                                      job.mode)
         top = resident.top_hits(rows, targets, job.top_k)
     else:
         uploaded = read
-        scores = backend.score_many(q_res, q_off, t_res, t_off, job.matrix, job.gap_open,
-                                    job.gap_extend, job.mode)
+        scores = backend.score_many(q_res, q_off, t_res, t_off, job.scoring.matrix,
+                                    job.scoring.gap_open, job.scoring.gap_extend, job.mode)
         top = top_hits.top(scores, np.broadcast_to(ids, scores.shape), job.top_k)
     logger.debug("partition %d: read %.3f s, backend and upload %.3f s, %d queries scored "
                  "in %.3f s", p, read - started, uploaded - read, len(q_off) - 1,
@@ -234,8 +233,8 @@ def align_hits(job: SearchJob, q_res: np.ndarray, q_off: np.ndarray,
     t_off = np.concatenate([[0], np.cumsum([len(t) for t in targets])]).astype(np.int64)
     p_off = np.concatenate([[0], np.cumsum([len(q) for q in queries])]).astype(np.int64)
     fields = alignment_fields(job.device, *get_backend(job.device).align_batch(
-        np.concatenate(queries), p_off, np.concatenate(targets), t_off, job.matrix,
-        job.gap_open, job.gap_extend, job.mode))
+        np.concatenate(queries), p_off, np.concatenate(targets), t_off, job.scoring.matrix,
+        job.scoring.gap_open, job.scoring.gap_extend, job.mode))
     got = fields["score"]
     if not np.array_equal(got, scores[rows, ranks]):
         from swath.errors import StoreDamaged
@@ -361,9 +360,10 @@ def run_search(job: SearchJob, client: Any, progress: Progress | None = None) ->
     return store
 
 
-def prepare_search(store_path: str, queries: Any, database_path: str, scoring: Any, *, top_k: int,
-                   mode: str, device: str, query_block: int, max_evalue: float | None,
-                   statistics: dict[str, Any] | None, overwrite: bool = False) -> SearchJob:
+def prepare_search(store_path: str, queries: SequenceSet, database_path: str,
+                   scoring: Scoring, *, top_k: int, mode: str, device: str, query_block: int,
+                   max_evalue: float | None, statistics: dict[str, Any] | None,
+                   overwrite: bool = False) -> SearchJob:
     """Create the result store of a new search, or reopen it if it holds the same search.
 
     A path holding anything else is refused (``OutputExists``) unless ``overwrite``
@@ -395,9 +395,8 @@ def search_held(queries: SequenceSet, database_path: str, scoring: Scoring, *, t
     the graph's tasks do, and held in memory (arguments as :func:`prepare` takes them)."""
     database_path = _located(database_path)
     db = Database.open(database_path)
-    job = SearchJob("", database_path, scoring.matrix, scoring.gap_open, scoring.gap_extend,
-                    mode, device, _kept(top_k, db), max_evalue, statistics, db.sha256, "",
-                    read_ahead=True)
+    job = SearchJob("", database_path, scoring, mode, device, _kept(top_k, db), max_evalue,
+                    statistics, db.sha256, "", read_ahead=True)
     tops = (score_partition(job, queries.residues, queries.offsets, p)
             for p in range(db.partitions))
     top = functools.reduce(lambda a, b: merge_top(a, b, job.top_k), tops)
@@ -418,13 +417,6 @@ def _kept(top_k: int, db: Database) -> int:
     return max(1, min(top_k, db.sequences))
 
 
-def stored_scoring(store: SearchStore) -> Any:
-    """The ``Scoring`` a result store was computed with."""
-    from swath.scoring import Scoring
-
-    return Scoring.from_dict(store.attrs["inputs"]["scoring"])
-
-
 def reopen_search(store_path: str, device: str = "auto") -> SearchJob:
     """The job a result store was created for (what ``resume`` runs).
 
@@ -437,11 +429,9 @@ def reopen_search(store_path: str, device: str = "auto") -> SearchJob:
 
     store = SearchStore.open(store_path, complete=False)
     inputs = store.attrs["inputs"]
-    scoring = stored_scoring(store)
-    job = SearchJob(str(store_path), inputs["database"], scoring.matrix, scoring.gap_open,
-                    scoring.gap_extend, inputs["mode"], device, int(inputs["top_k"]),
-                    inputs["max_evalue"], inputs["statistics"], inputs["database_sha256"],
-                    str(store.attrs["id"]))
+    job = SearchJob(str(store_path), inputs["database"], store.scoring, inputs["mode"], device,
+                    int(inputs["top_k"]), inputs["max_evalue"], inputs["statistics"],
+                    inputs["database_sha256"], str(store.attrs["id"]))
     try:
         _job_database(job)
     except (StoreNotFound, OSError) as exc:
