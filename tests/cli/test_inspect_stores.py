@@ -325,8 +325,8 @@ def test_resume_of_a_finished_store_does_nothing_and_says_so(stores, client, dat
     def ran(*args: Any, **kwargs: Any) -> None:
         raise AssertionError("a finished store was run again")
 
-    monkeypatch.setattr(longpair, "run", ran)
-    monkeypatch.setattr(engine, "run", ran)
+    monkeypatch.setattr(longpair, "run_longpair", ran)
+    monkeypatch.setattr(engine, "run_search", ran)
     again = invoke("resume", path, "--no-progress", "--device", "cpu")
     assert again.exit_code == 0, again.output
     assert again.output == f"swath: {path} is complete already: nothing to resume\n"
