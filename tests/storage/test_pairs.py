@@ -59,10 +59,9 @@ def taken_in(path, files, pairs, chunk, **fields):
 def test_inputs_are_taken_in_piece_by_piece_and_kept(files, tmp_path, monkeypatch):
     """Pieces in arrays of small chunks: records longer than a residue chunk, read back
     by their number in their side, in runs and scattered, across pieces."""
-    for name, size in {"RESIDUE_CHUNK": 32, "OFFSET_CHUNK": 8, "NAME_CHUNK": 4,
-                       "INDEX_CHUNK": 8}.items():
-        monkeypatch.setattr(layout, name, size)
-    monkeypatch.setitem(layout.PIECE_ARRAYS, "residues", (np.uint8, 32))
+    monkeypatch.setattr(layout, "INDEX_CHUNK", 8)
+    for name, size in {"residues": 32, "offsets": 8, "name": 4}.items():
+        monkeypatch.setitem(layout.PIECE_ARRAYS, name, (layout.PIECE_ARRAYS[name][0], size))
     rows, cols = np.r_[ROWS, 39], np.r_[COLS, 29]
     store, sets = taken_in(str(tmp_path / "p.zarr"), files, (rows, cols), 5, paired="index")
     assert store.indexed
@@ -71,6 +70,7 @@ def test_inputs_are_taken_in_piece_by_piece_and_kept(files, tmp_path, monkeypatc
         assert store.names(side).tolist() == list(want.names)
         assert store.lengths(side).tolist() == want.lengths.tolist()
         assert store.piece(side, 0, "residues").chunks == (32,)
+        assert store.piece(side, 0, "name").chunks == (4,)
         for which in (np.arange(len(want)), np.array([0, 1, 2, 9, 10, 17, len(want) - 1]),
                       np.array([5]), np.arange(3, 11)):
             residues, offsets = store.records(side, which)

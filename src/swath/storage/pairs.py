@@ -52,9 +52,6 @@ __all__ = ["LAYOUT", "PAIR_FIELDS", "SIDES", "VERSION", "PairsStore"]
 LAYOUT = "pairs"
 VERSION = 2
 
-RESIDUE_CHUNK = 1 << 22
-OFFSET_CHUNK = 1 << 20
-NAME_CHUNK = 1 << 16
 INDEX_CHUNK = 1 << 20
 
 # per-pair fields: dtype and the value of a pair not aligned yet
@@ -73,11 +70,11 @@ PAIR_FIELDS: dict[str, tuple[Any, Any]] = {
 }
 
 SIDES = ("query", "target")
-# the arrays of a piece, in the order its mark digests them: name -> dtype, chunk
+# the arrays of a piece, in the order its mark digests them: name -> dtype, chunk (at most)
 PIECE_ARRAYS: dict[str, tuple[Any, int]] = {
-    "residues": (np.uint8, RESIDUE_CHUNK),
-    "offsets": (np.int64, OFFSET_CHUNK),
-    "name": (str, NAME_CHUNK),
+    "residues": (np.uint8, 1 << 22),
+    "offsets": (np.int64, 1 << 20),
+    "name": (str, 1 << 16),
     "span": (np.int64, 2),
     "sha256": (np.uint8, 32),
 }
@@ -147,7 +144,8 @@ class PairsStore(LayoutStore):
                   np.asarray(span, dtype=np.int64), np.frombuffer(sha256, dtype=np.uint8)]
         for (name, (dtype, chunk)), value in zip(PIECE_ARRAYS.items(), values, strict=True):
             array = self.group.create_array(
-                f"{side}_pieces/{k}/{name}", shape=value.shape, chunks=(max(1, chunk),),
+                f"{side}_pieces/{k}/{name}", shape=value.shape,
+                chunks=(max(1, min(chunk, len(value))),),      # no chunk padded past its end
                 dtype=dtype, dimension_names=(f"{side}_{name}",), config=WRITE_ALL,
                 compressors=None if name == "residues" else "auto", overwrite=True)
             if value.size:
