@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import zlib
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -302,16 +303,16 @@ def test_a_file_changed_since_it_was_taken_in_is_another_job(records, tmp_path):
     from swath.engine.pairs import job_from_store, run
 
     queries = tmp_path / "q.fa"
-    queries.write_bytes(open(records["qfile"], "rb").read())
+    queries.write_bytes(Path(records["qfile"]).read_bytes())
     in_pieces(records, tmp_path, queries=str(queries))
     text = queries.read_bytes()
     queries.write_bytes(text.replace(b"A", b"C", 1))
-    with pytest.raises(swath.OutputExists, match="q.fa has changed since it was taken in"):
+    with pytest.raises(swath.OutputExists, match=r"q\.fa has changed since it was taken in"):
         in_pieces(records, tmp_path, queries=str(queries))
     store = PairsStore.open(tmp_path / "pieces.zarr", mode="r+", complete=False)
     store.unmark("query", [1])                  # as if killed before the index was made
     store.group.attrs["swath"] = {key: value for key, value in store.attrs.items()
                                   if key != "pairs"} | {"complete": False}
     os.utime(queries, ns=(0, 0))
-    with pytest.raises(swath.InputChanged, match="q.fa has changed .* since this job started"):
+    with pytest.raises(swath.InputChanged, match=r"q\.fa has changed .* since this job started"):
         run(job_from_store(str(store.path), "cpu"), InProcess(1, "CPU"))
