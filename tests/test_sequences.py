@@ -560,7 +560,9 @@ def pieces_of(path: Path, alphabet: Alphabet, size: int, *, wildcard: bool = Fal
 def joined(parts: list[pieces.Parsed]) -> tuple[list[str], np.ndarray, np.ndarray]:
     """Consecutive pieces' records as one: names, residues, offsets."""
     ends = np.cumsum([0] + [len(p.residues) for p in parts])
-    return ([name for p in parts for name in p.names], np.concatenate([p.residues for p in parts]),
+    names = [name for p in parts for name in pieces.decode_names(
+        p.names, p.name_offsets[:-1], p.name_offsets[1:])]
+    return (names, np.concatenate([p.residues for p in parts]),
             np.concatenate([[0]] + [p.offsets[1:] + end for p, end in zip(parts, ends,
                                                                          strict=False)]))
 
@@ -612,7 +614,7 @@ def test_pieces_of_well_formed_files_are_read_in_numpy_passes(tmp_path: Path) ->
         with mock.patch.object(pieces, "stream_records", side_effect=AssertionError):
             assert same(pieces_of(path, DNA, 4)[1], read_sequences(path, DNA)), name
     empty = pieces.parse(b"", "fasta", encoding.translator(DNA, False), "q.fa", lambda: 1)
-    assert (empty.names, empty.residues.tolist(), empty.offsets.tolist()) == ([], [], [0])
+    assert (len(empty), empty.residues.tolist(), empty.name_offsets.tolist()) == (0, [], [0])
 
 
 @pytest.mark.parametrize("gz", [False, True], ids=["plain", "gzip"])

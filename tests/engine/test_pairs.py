@@ -310,7 +310,7 @@ def test_a_file_changed_since_it_was_taken_in_is_another_job(records, tmp_path):
     with pytest.raises(swath.OutputExists, match=r"q\.fa has changed since it was taken in"):
         in_pieces(records, tmp_path, queries=str(queries))
     store = PairsStore.open(tmp_path / "pieces.zarr", mode="r+", complete=False)
-    store.unmark("query", [1])                  # as if killed before the index was made
+    store.unmark("query piece", [1])                  # as if killed before the index was made
     store.group.attrs["swath"] = {key: value for key, value in store.attrs.items()
                                   if key != "pairs"} | {"complete": False}
     os.utime(queries, ns=(0, 0))

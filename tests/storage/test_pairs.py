@@ -13,6 +13,7 @@ import zarr
 
 import swath
 from swath.sequences import read_sequences
+from swath.sequences.pieces import Parsed
 from swath.storage import pairs as layout
 from swath.storage.pairs import PAIR_FIELDS, PairsStore
 from tests.helpers import DNA, write_fasta
@@ -45,8 +46,9 @@ def taken_in(path, files, pairs, chunk, **fields):
         for side, records, at in zip(layout.SIDES, sets, cuts, strict=True):
             for k, (first, last) in enumerate(itertools.pairwise(at)):
                 edges = records.offsets[first:last + 1]
-                store.write_piece(side, k, list(records.names[first:last]),
-                                  records.residues[edges[0]:edges[-1]], edges - edges[0],
+                store.write_piece(side, k, Parsed.of(records.names[first:last],
+                                                     records.residues[edges[0]:edges[-1]],
+                                                     edges - edges[0]),
                                   (first, last), hashlib.sha256(b"%d" % k).digest())
 
     store = PairsStore.create(path, {side: len(at) - 1 for side, at in
@@ -60,8 +62,9 @@ def test_inputs_are_taken_in_piece_by_piece_and_kept(files, tmp_path, monkeypatc
     """Pieces in arrays of small chunks: records longer than a residue chunk, read back
     by their number in their side, in runs and scattered, across pieces."""
     monkeypatch.setattr(layout, "INDEX_CHUNK", 8)
-    for name, size in {"residues": 32, "offsets": 8, "name": 4}.items():
-        monkeypatch.setitem(layout.PIECE_ARRAYS, name, (layout.PIECE_ARRAYS[name][0], size))
+    for name, size in {"residues": 32, "names": 16, "edges": 4}.items():
+        dtype, _, compressed = layout.PIECE_ARRAYS[name]
+        monkeypatch.setitem(layout.PIECE_ARRAYS, name, (dtype, size, compressed))
     rows, cols = np.r_[ROWS, 39], np.r_[COLS, 29]
     store, sets = taken_in(str(tmp_path / "p.zarr"), files, (rows, cols), 5, paired="index")
     assert store.indexed
@@ -70,7 +73,7 @@ def test_inputs_are_taken_in_piece_by_piece_and_kept(files, tmp_path, monkeypatc
         assert store.names(side).tolist() == list(want.names)
         assert store.lengths(side).tolist() == want.lengths.tolist()
         assert store.piece(side, 0, "residues").chunks == (32,)
-        assert store.piece(side, 0, "name").chunks == (4,)
+        assert store.piece(side, 0, "edges").chunks == (4, 2)
         for which in (np.arange(len(want)), np.array([0, 1, 2, 9, 10, 17, len(want) - 1]),
                       np.array([5]), np.arange(3, 11)):
             residues, offsets = store.records(side, which)
@@ -84,7 +87,8 @@ def test_inputs_are_taken_in_piece_by_piece_and_kept(files, tmp_path, monkeypatc
     assert (store.pairs, store.units, store.unit_pairs(4)) == (24, 5, (20, 24))
     assert set(store.attrs["digests"]) == {"pair_query", "pair_target", "query_records",
                                            "target_records"}
-    assert store.damaged() == {"chunk": [], "query": [], "target": [], "array": []}
+    assert store.damaged() == {"chunk": [], "query piece": [], "target piece": [],
+                              "array": []}
 
 
 def test_chunks_are_written_marked_finalized_and_read_by_xarray(files, tmp_path):
@@ -150,7 +154,8 @@ def test_a_damaged_chunk_is_found_and_recomputed(files, tmp_path):
     (root / "score" / "c" / "1").unlink()                              # pairs 5-9
     (root / "cigar" / "c" / "3").write_bytes(b"\x28\xb5\x2f\xfd broken")  # pairs 15-19
     store = PairsStore.open(root)
-    assert store.damaged() == {"chunk": [1, 3], "query": [], "target": [], "array": []}
+    assert store.damaged() == {"chunk": [1, 3], "query piece": [], "target piece": [],
+                              "array": []}
     message = f"{root}: damaged: 2 chunks (1, 3); `swath resume {root}` recomputes what it can"
     for check in (store.check_sound, lambda: swath.verify(str(root)),
                   lambda: swath.open(str(root))):
@@ -161,19 +166,21 @@ def test_a_damaged_chunk_is_found_and_recomputed(files, tmp_path):
     resumed = swath.resume(str(root), device="cpu", progress=lambda *a: calls.append(a))
     assert calls[0] == ("pairs", 13, 23, 0) and len(calls) == 3
     assert columns(resumed) == want
-    assert swath.verify(str(root)) == {"chunk": 5, "query": 1, "target": 1, "array": 6}
+    assert swath.verify(str(root)) == {"chunk": 5, "query piece": 1,
+                                        "target piece": 1, "array": 6}
 
 
 def test_damaged_inputs_are_refused_as_beyond_repair(files, tmp_path):
     job(files, tmp_path)
     root = tmp_path / "p.zarr"
-    for name in ("query_pieces/0/residues", "query_pieces/0/name", "target_pieces/0/offsets",
-                 "pair_target"):
-        (root / name / "c" / "0").write_bytes(b"\x00" * 9)
-    assert PairsStore.open(root).damaged() == {"chunk": [], "query": [0], "target": [0],
-                                               "array": ["pair_target"]}
+    for chunk in ("query_pieces/0/residues/c/0", "query_pieces/0/names/c/0",
+                  "target_pieces/0/edges/c/0/0", "pair_target/c/0"):
+        (root / chunk).write_bytes(b"\x00" * 9)
+    assert PairsStore.open(root).damaged() == {"chunk": [], "query piece": [0],
+                                               "target piece": [0], "array": ["pair_target"]}
     for action in (lambda: swath.resume(str(root), device="cpu"),
                    lambda: job(files, tmp_path)):
         with pytest.raises(swath.StoreDamaged,
-                           match="damaged beyond repair: query 0, target 0, pair_target "):
+                           match="damaged beyond repair: query piece 0, target piece 0, "
+                                 "pair_target "):
             action()

@@ -50,15 +50,13 @@ from swath.engine import Progress
 from swath.kernels import get_backend
 from swath.sequences import SequenceSet
 from swath.sequences.pieces import PIECE_BYTES
-from swath.storage.pairs import PAIR_FIELDS, SIDES, PairsStore
+from swath.storage.pairs import PAIR_FIELDS, SIDES, PairsStore, piece_kind
 
 logger = logging.getLogger(__name__)
 
 #: a chunk's pairs, at most, and the cells it aims at (a chunk of long pairs is fewer)
 CHUNK_PAIRS = 1 << 16
 CHUNK_CELLS = 1 << 33
-#: pieces of a stream handed out at a time, per task thread (the client holds two rounds)
-ROUND_PIECES = 2
 
 
 @dataclass(frozen=True)
@@ -197,13 +195,14 @@ def _fill(store: PairsStore, sources: dict[str, Source], pairs: Any) -> None:
     """What a new store takes from the client: records in memory (one piece a side), and
     the pairs asked for (checked once the inputs are in)."""
     from swath.sequences.pairing import NamedPairs
+    from swath.sequences.pieces import Parsed
     from swath.storage.common import update_attrs, write_strings, write_whole
 
     for side, source in sources.items():
         if source.records is not None:
             records = source.records
-            store.write_piece(side, 0, list(records.names), records.residues,
-                              records.offsets, (0, 0), b"\0" * 32)
+            store.write_piece(side, 0, Parsed.of(records.names, records.residues,
+                                                 records.offsets), (0, 0), b"\0" * 32)
     if isinstance(pairs, NamedPairs):
         for side, names in zip(SIDES, (pairs.queries, pairs.targets), strict=True):
             write_strings(store.group, f"pair_{side}_name", names, "pair")
@@ -242,7 +241,7 @@ def _check_pieces(store_path: str, sources: dict[str, Source]) -> None:
     for side, source in sources.items():
         if source.file is None:
             continue
-        done = np.flatnonzero(store.done(side)).tolist()
+        done = np.flatnonzero(store.done(piece_kind(side))).tolist()
         taken = store.piece_sources(side, done)
         if source.bounds is not None:
             spans = [(int(source.bounds[k]), int(source.bounds[k + 1])) for k in done]
@@ -371,8 +370,7 @@ def take_piece(job: PairsJob, side: str, k: int, start: int, end: int, line: int
                    else (lambda: line_of(path, start)))
     if k == 0:
         warn_if_dna(parsed.residues, alphabet, file["display"])
-    store.write_piece(side, k, parsed.names, parsed.residues, parsed.offsets, (start, end),
-                      sha)
+    store.write_piece(side, k, parsed, (start, end), sha)
     return len(data)
 
 
@@ -445,7 +443,7 @@ def _take_in(job: PairsJob, store: PairsStore, where: Any) -> None:
             continue
         bounds = np.asarray(store.array(f"{side}_bounds")[...]).tolist()
         tasks += [_piece_task(job, run_id, side, k, bounds[k], bounds[k + 1], None, None)
-                  for k in np.flatnonzero(~store.done(side)).tolist()]
+                  for k in np.flatnonzero(~store.done(piece_kind(side))).tolist()]
     _each_piece(where, tasks)
     for side, file in files.items():
         if file["gzip"]:
@@ -478,11 +476,11 @@ def _take_streamed(job: PairsJob, store: PairsStore, side: str, file: dict[str, 
     from swath.kernels.cores import cores
     from swath.storage.common import update_attrs
 
-    if side in store.attrs.get("streamed", []) and store.done(side).all():
+    done = store.done(piece_kind(side))
+    if side in store.attrs.get("streamed", []) and done.all():
         return
-    done = store.done(side)
     pieces = enumerate(_stream(file))
-    size = ROUND_PIECES * cores()
+    size = cores()          # a round: a piece a thread; the client holds two rounds
     with ThreadPoolExecutor(1, thread_name_prefix="swath-stream") as reader:
         round_ = reader.submit(list, itertools.islice(pieces, size))
         while batch := round_.result():

@@ -10,12 +10,16 @@ taken in by a task of its own, which writes the piece's arrays and then its done
 (``{side}_done``, the digest of what it wrote, as a chunk's):
 
     {side}_pieces/{k}/residues   the piece's codes, concatenated (uncompressed)
-    {side}_pieces/{k}/offsets    (n + 1,) int64 from 0: record i is residues[o[i]:o[i + 1]]
-    {side}_pieces/{k}/name       (n,) strings
-    {side}_pieces/{k}/span       (2,) int64: the piece's bytes in its file (decompressed)
-    {side}_pieces/{k}/sha256     (32,) uint8: their SHA-256
+    {side}_pieces/{k}/names      its records' names, UTF-8, one after another
+    {side}_pieces/{k}/edges      (n + 1, 2) int64 from 0: record i is residues[e[i, 0]:
+                                 e[i + 1, 0]], its name names[e[i, 1]:e[i + 1, 1]]
+    {side}_span                  (K, 2) int64: each piece's bytes in its file (decompressed)
+    {side}_sha256                (K, 32) uint8: their SHA-256
     {side}_done                  (K,) the pieces' done marks
     {side}_bounds                (K + 1,) int64, a plain file's pieces (made with the store)
+
+Three arrays a piece, each made at its size (each array made costs a few milliseconds
+of Python, held against the GIL, when pieces are taken in on threads side by side).
 
 Once every piece is in, one task indexes them (:meth:`PairsStore.index`):
 
@@ -45,9 +49,10 @@ import numpy as np
 import zarr
 from zarr.core.array_spec import ArrayConfigParams
 
+from swath.sequences.pieces import Parsed, decode_names
 from swath.storage.common import LayoutStore, StorePath, display, update_attrs, write_whole
 
-__all__ = ["LAYOUT", "PAIR_FIELDS", "SIDES", "VERSION", "PairsStore"]
+__all__ = ["LAYOUT", "PAIR_FIELDS", "SIDES", "VERSION", "PairsStore", "piece_kind"]
 
 LAYOUT = "pairs"
 VERSION = 2
@@ -70,26 +75,22 @@ PAIR_FIELDS: dict[str, tuple[Any, Any]] = {
 }
 
 SIDES = ("query", "target")
-# the arrays of a piece, in the order its mark digests them: name -> dtype, chunk (at most)
-PIECE_ARRAYS: dict[str, tuple[Any, int]] = {
-    "residues": (np.uint8, 1 << 22),
-    "offsets": (np.int64, 1 << 20),
-    "name": (str, 1 << 16),
-    "span": (np.int64, 2),
-    "sha256": (np.uint8, 32),
+# the arrays of a piece: dtype, chunk (at most), compressed
+PIECE_ARRAYS: dict[str, tuple[Any, int, bool]] = {
+    "residues": (np.uint8, 1 << 22, False),
+    "names": (np.uint8, 1 << 22, True),
+    "edges": (np.int64, 1 << 20, True),
 }
+
+
+def piece_kind(side: str) -> str:
+    """The kind of unit (``PairsStore.MARKS``) of a piece of ``side``'s input."""
+    return f"{side} piece"
+
+
 # every chunk written as it is: Zarr's check whether a chunk is all fill value costs a
 # pass over it, and these chunks never are
 WRITE_ALL: ArrayConfigParams = {"write_empty_chunks": True}
-
-
-def _select(array: zarr.Array, which: np.ndarray | None) -> np.ndarray:
-    """``array[which]`` (all of it for None), one slice where ``which`` is a run."""
-    if which is None:
-        return np.asarray(array[...])
-    if len(which) and which[-1] - which[0] + 1 == len(which) and np.all(np.diff(which) == 1):
-        return np.asarray(array[int(which[0]):int(which[-1]) + 1])
-    return np.asarray(array.get_coordinate_selection(which))
 
 
 class PairsStore(LayoutStore):
@@ -97,12 +98,12 @@ class PairsStore(LayoutStore):
 
     LAYOUT = LAYOUT
     VERSION = VERSION
-    MARKS: ClassVar[dict[str, str]] = {"chunk": "done", "query": "query_done",
-                                       "target": "target_done"}
+    MARKS: ClassVar[dict[str, str]] = {"chunk": "done", "query piece": "query_done",
+                                       "target piece": "target_done"}
     UNIT_NAMES: ClassVar[dict[str, str]] = {"chunk": "chunks of pairs",
-                                            "query": "pieces of the queries",
-                                            "target": "pieces of the targets"}
-    INPUT_KINDS: ClassVar[frozenset[str]] = frozenset(SIDES)
+                                            "query piece": "pieces of the queries",
+                                            "target piece": "pieces of the targets"}
+    INPUT_KINDS: ClassVar[frozenset[str]] = frozenset({"query piece", "target piece"})
 
     @classmethod
     def create(cls, path: StorePath, pieces: dict[str, np.ndarray | int],
@@ -121,7 +122,11 @@ class PairsStore(LayoutStore):
                     write_whole(group, f"{side}_bounds", planned,
                                 dimension_names=(f"{side}_piece_edge",))
                 count = len(planned) - 1 if isinstance(planned, np.ndarray) else planned
-                cls.create_marks(group, side, (count,), (f"{side}_piece",))
+                cls.create_marks(group, piece_kind(side), (count,), (f"{side}_piece",))
+                for name, width, dtype in (("span", 2, np.int64), ("sha256", 32, np.uint8)):
+                    group.create_array(f"{side}_{name}", shape=(count, width),
+                                       chunks=(1, width), dtype=dtype,
+                                       dimension_names=(f"{side}_piece", f"{side}_{name}_item"))
                 group.create_group(f"{side}_pieces")
             fill(cls(display(path), group, {}))
 
@@ -130,27 +135,32 @@ class PairsStore(LayoutStore):
     # inputs ------------------------------------------------------------------------
 
     def grow(self, side: str, count: int) -> None:
-        """Room for the done marks of ``count`` pieces of ``side`` (a stream's, whose
-        pieces are known as they come); no piece of it may be being taken in."""
-        marks = self.array(self.MARKS[side])
-        if marks.shape[0] < count:
-            marks.resize((count,))
+        """Room for ``count`` pieces of ``side`` (a stream's, whose pieces are known as
+        they come); no piece of it may be being taken in."""
+        for name in (f"{side}_done", f"{side}_span", f"{side}_sha256"):
+            array = self.array(name)
+            if array.shape[0] < count:
+                array.resize((count, *array.shape[1:]))
 
-    def write_piece(self, side: str, k: int, names: list[str], residues: np.ndarray,
-                    offsets: np.ndarray, span: tuple[int, int], sha256: bytes) -> None:
+    def write_piece(self, side: str, k: int, records: Parsed, span: tuple[int, int],
+                    sha256: bytes) -> None:
         """Write piece ``k`` of ``side``: its records, where it lies in its file and the
         SHA-256 of its bytes; then its done mark."""
-        values = [residues, offsets, np.asarray(names, dtype=object),
-                  np.asarray(span, dtype=np.int64), np.frombuffer(sha256, dtype=np.uint8)]
-        for (name, (dtype, chunk)), value in zip(PIECE_ARRAYS.items(), values, strict=True):
+        edges = np.stack([records.offsets, records.name_offsets], axis=1).astype(np.int64)
+        values = [records.residues, records.names, edges]
+        for (name, (dtype, chunk, compressed)), value in zip(PIECE_ARRAYS.items(), values,
+                                                             strict=True):
             array = self.group.create_array(
                 f"{side}_pieces/{k}/{name}", shape=value.shape,
-                chunks=(max(1, min(chunk, len(value))),),      # no chunk padded past its end
-                dtype=dtype, dimension_names=(f"{side}_{name}",), config=WRITE_ALL,
-                compressors=None if name == "residues" else "auto", overwrite=True)
+                chunks=(max(1, min(chunk, len(value))), *value.shape[1:]),   # none padded
+                dtype=dtype, config=WRITE_ALL, compressors="auto" if compressed else None,
+                dimension_names=(f"{side}_{name}", "edge")[:value.ndim], overwrite=True)
             if value.size:
                 array[...] = value
-        self.mark(side, k, *values)
+        values += [np.asarray(span, dtype=np.int64), np.frombuffer(sha256, dtype=np.uint8)]
+        self.array(f"{side}_span")[k] = values[-2]
+        self.array(f"{side}_sha256")[k] = values[-1]
+        self.mark(piece_kind(side), k, *values)
 
     def piece(self, side: str, k: int, name: str) -> zarr.Array:
         """Array ``name`` (of ``PIECE_ARRAYS``) of piece ``k`` of ``side``."""
@@ -158,16 +168,13 @@ class PairsStore(LayoutStore):
 
     def pieces(self, side: str) -> int:
         """How many pieces ``side`` has (so far, for a stream)."""
-        return int(self.array(self.MARKS[side]).shape[0])
+        return int(self.array(f"{side}_done").shape[0])
 
     def piece_sources(self, side: str, which: list[int]) -> list[tuple[int, int, bytes]]:
         """Where pieces ``which`` of ``side`` lie in their file, and their bytes' SHA-256."""
-        found = []
-        for k in which:
-            start, end = np.asarray(self.piece(side, k, "span")[...], np.int64).tolist()
-            found.append((start, end, np.asarray(self.piece(side, k, "sha256")[...],
-                                                 np.uint8).tobytes()))
-        return found
+        spans = np.asarray(self.array(f"{side}_span")[...], dtype=np.int64)
+        shas = np.asarray(self.array(f"{side}_sha256")[...], dtype=np.uint8)
+        return [(int(spans[k, 0]), int(spans[k, 1]), shas[k].tobytes()) for k in which]
 
     def index(self, pairs: Callable[[PairsStore], tuple[np.ndarray, np.ndarray] | None],
               chunk: Callable[[int, int], int]) -> None:
@@ -177,7 +184,8 @@ class PairsStore(LayoutStore):
         ``pairs``, ``chunk``, ``units`` and ``cells`` written last. Done again from the
         start if interrupted."""
         for side in SIDES:
-            counts = [self.piece(side, k, "name").shape[0] for k in range(self.pieces(side))]
+            counts = [self.piece(side, k, "edges").shape[0] - 1
+                      for k in range(self.pieces(side))]
             write_whole(self.group, f"{side}_records", np.cumsum([0, *counts], dtype=np.int64),
                         dimension_names=(f"{side}_piece_edge",), overwrite=True)
         self._arrays.clear()
@@ -251,13 +259,18 @@ class PairsStore(LayoutStore):
         for k in np.flatnonzero(np.diff(cuts)):
             yield int(k), which[cuts[k]:cuts[k + 1]] - edges[k]
 
+    def edges(self, side: str, k: int) -> np.ndarray:
+        """Where each record of piece ``k`` of ``side`` starts in its residues and names
+        (``(n + 1, 2)`` int64, from 0)."""
+        return np.asarray(self.piece(side, k, "edges")[...], dtype=np.int64)
+
     def records(self, side: str, which: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Residues and offsets (from 0) of records ``which`` (sorted, distinct) of
         ``side``, read alone: within a piece, the records that end within a residue
         chunk's length of a record's start in one read (records paired at random cost a
         read a chunk they touch, not a read a record)."""
-        parts = [_records(self.piece(side, k, "offsets"), self.piece(side, k, "residues"),
-                          local) for k, local in self._by_piece(side, which)]
+        parts = [_records(self.edges(side, k)[:, 0], self.piece(side, k, "residues"), local)
+                 for k, local in self._by_piece(side, which)]
         if not parts:
             return np.zeros(0, np.uint8), np.zeros(1, np.int64)
         ends = np.cumsum([0] + [len(residues) for residues, _ in parts])
@@ -267,25 +280,35 @@ class PairsStore(LayoutStore):
 
     def names(self, side: str, which: np.ndarray | None = None) -> np.ndarray:
         """Names of the records ``which`` of ``side`` (all by default), as str objects."""
-        return self._gather(side, which, "name", lambda array, local: np.asarray(
-            _select(array, local), dtype=object), object)
+
+        def read(k: int, local: np.ndarray | None) -> np.ndarray:
+            edges = self.edges(side, k)[:, 1]
+            text = np.asarray(self.piece(side, k, "names")[...], dtype=np.uint8)
+            local = np.arange(len(edges) - 1) if local is None else local
+            return np.array(decode_names(text, edges[local], edges[local + 1]), dtype=object)
+
+        return self._gather(side, which, read, object)
 
     def lengths(self, side: str, which: np.ndarray | None = None) -> np.ndarray:
         """Lengths (int64) of the records ``which`` of ``side`` (all by default)."""
-        return self._gather(side, which, "offsets", _lengths, np.int64)
 
-    def _gather(self, side: str, which: np.ndarray | None, name: str,
-                read: Callable[[zarr.Array, np.ndarray | None], np.ndarray], dtype: Any
+        def read(k: int, local: np.ndarray | None) -> np.ndarray:
+            lengths = np.diff(self.edges(side, k)[:, 0])
+            return lengths if local is None else lengths[local]
+
+        return self._gather(side, which, read, np.int64)
+
+    def _gather(self, side: str, which: np.ndarray | None,
+                read: Callable[[int, np.ndarray | None], np.ndarray], dtype: Any
                 ) -> np.ndarray:
-        """``read(array, records)`` of array ``name`` of each piece holding records
-        ``which`` (in any order, repeats allowed; None: all), in the order asked."""
+        """``read(piece, records)`` of each piece holding records ``which`` (in any order,
+        repeats allowed; None: all), in the order asked."""
         if which is None:
-            return _joined([read(self.piece(side, k, name), None)
-                            for k, _ in self._by_piece(side, None)], dtype)
+            return _joined([read(k, None) for k, _ in self._by_piece(side, None)], dtype)
         which = np.asarray(which, dtype=np.int64)
         order = np.argsort(which, kind="stable")
         found = np.empty(len(which), dtype=dtype)
-        found[order] = _joined([read(self.piece(side, k, name), local) for k, local
+        found[order] = _joined([read(k, local) for k, local
                                 in self._by_piece(side, which[order])], dtype)
         return found
 
@@ -300,8 +323,11 @@ class PairsStore(LayoutStore):
         return self.read_fields(PAIR_FIELDS, slice(first, last))
 
     def unit_values(self, kind: str, unit: int) -> list[np.ndarray]:
-        if kind in SIDES:
-            return [np.asarray(self.piece(kind, unit, name)[...]) for name in PIECE_ARRAYS]
+        if kind in self.INPUT_KINDS:
+            side = kind.split()[0]
+            return [*(np.asarray(self.piece(side, unit, name)[...]) for name in PIECE_ARRAYS),
+                    *(np.asarray(self.array(f"{side}_{name}")[unit])
+                      for name in ("span", "sha256"))]
         first, last = self.unit_pairs(unit)
         return list(self.fields(first, last).values())
 
@@ -315,26 +341,16 @@ def _joined(parts: list[np.ndarray], dtype: Any) -> np.ndarray:
     return np.concatenate(parts) if parts else np.zeros(0, dtype=dtype)
 
 
-def _lengths(offsets: zarr.Array, which: np.ndarray | None) -> np.ndarray:
-    """Lengths of records ``which`` (None: all) of a piece."""
-    if which is None:
-        return np.diff(np.asarray(offsets[...], dtype=np.int64))
-    return (np.asarray(_select(offsets, which + 1), dtype=np.int64)
-            - np.asarray(_select(offsets, which), dtype=np.int64))
-
-
-def _records(offsets: zarr.Array, residues: zarr.Array, which: np.ndarray | None
+def _records(offsets: np.ndarray, residues: zarr.Array, which: np.ndarray | None
              ) -> tuple[np.ndarray, np.ndarray]:
     """Residues and offsets (from 0) of records ``which`` (sorted, distinct; None: all)
-    of one piece."""
+    of one piece (``offsets``: its records')."""
     if which is None:
-        return (np.asarray(residues[...], dtype=np.uint8),
-                np.asarray(offsets[...], dtype=np.int64))
+        return np.asarray(residues[...], dtype=np.uint8), offsets
     if which[-1] - which[0] + 1 == len(which):      # one run (which is distinct, sorted)
-        edges = np.asarray(offsets[int(which[0]):int(which[-1]) + 2], dtype=np.int64)
+        edges = offsets[int(which[0]):int(which[-1]) + 2]
         return np.asarray(residues[edges[0]:edges[-1]], dtype=np.uint8), edges - edges[0]
-    starts = np.asarray(_select(offsets, which), dtype=np.int64)
-    ends = np.asarray(_select(offsets, which + 1), dtype=np.int64)
+    starts, ends = offsets[which], offsets[which + 1]
     lengths = ends - starts
     out = np.zeros(len(which) + 1, dtype=np.int64)
     np.cumsum(lengths, out=out[1:])
