@@ -233,38 +233,37 @@ def _index_arrays(pairs: tuple[Any, Any]) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _check_pieces(store_path: str, sources: dict[str, Source]) -> None:
-    """Refuse a store whose files' pieces taken in differ from the files' now (each
-    piece done hashed again, on threads: hashing lets go of the GIL)."""
+    """Refuse a store whose files' pieces taken in differ from the files' now."""
     from swath.errors import OutputExists
 
     store = PairsStore.open(store_path, complete=False)
     for side, source in sources.items():
-        if source.file is None:
-            continue
         done = np.flatnonzero(store.done(piece_kind(side))).tolist()
-        taken = store.piece_sources(side, done)
-        if source.bounds is not None:
-            spans = [(int(source.bounds[k]), int(source.bounds[k + 1])) for k in done]
-            with ThreadPoolExecutor(min(8, os.cpu_count() or 1)) as pool:
-                now = list(pool.map(lambda span, path=source.file["file"]: _sha256(path, *span),
-                                    spans))
-            same = [(*span, sha) for span, sha in zip(spans, now, strict=True)] == taken
-        else:
-            wanted = set(done)
-            streamed = {k: (start, start + len(data), hashlib.sha256(data).digest())
-                        for k, (start, _, data) in enumerate(_stream(source.file))
-                        if k in wanted}
-            same = [streamed.get(k) for k in done] == taken
-        if not same:
+        if source.file is not None and _pieces_now(source, done) != store.piece_sources(side,
+                                                                                        done):
             raise OutputExists(f"{store_path} holds another pairs job ({source.display} has "
                                "changed since it was taken in); choose another output path, "
                                "or --overwrite to replace it")
 
 
-def _sha256(path: str, start: int, end: int) -> bytes:
+def _pieces_now(source: Source, which: list[int]) -> list[Any]:
+    """Where pieces ``which`` of a file lie now, and their bytes' SHA-256 (a plain file's
+    hashed on threads, hashing lets go of the GIL; a gzip file's read once)."""
+    import functools
+
     from swath.sequences.pieces import read_range
 
-    return hashlib.sha256(read_range(path, start, end)).digest()
+    assert source.file is not None
+    if source.bounds is None:
+        wanted = set(which)
+        found = {k: (start, start + len(data), hashlib.sha256(data).digest())
+                 for k, (start, _, data) in enumerate(_stream(source.file)) if k in wanted}
+        return [found.get(k) for k in which]
+    spans = [(int(source.bounds[k]), int(source.bounds[k + 1])) for k in which]
+    read = functools.partial(read_range, source.file["file"])
+    with ThreadPoolExecutor(min(8, os.cpu_count() or 1)) as pool:
+        shas = pool.map(lambda span: hashlib.sha256(read(*span)).digest(), spans)
+        return [(*span, sha) for span, sha in zip(spans, shas, strict=True)]
 
 
 def _stream(file: dict[str, Any]) -> Iterator[tuple[int, int, bytes]]:
