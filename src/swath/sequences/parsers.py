@@ -38,6 +38,8 @@ _RawRecord = tuple[bytes, int, list[bytes]]
 
 #: the path that names standard input (read once: what reads a file twice refuses it)
 STDIN = "-"
+#: what reading a corrupt or truncated file (gzip) raises
+READ_ERRORS = (OSError, EOFError, zlib.error)
 
 
 @contextmanager
@@ -72,6 +74,11 @@ def _unzipped(raw: Any) -> Iterator[IO[bytes]]:
         yield raw
 
 
+def unreadable(display: str, exc: BaseException) -> InvalidInput:
+    """The error of a file that cannot be read (one of ``READ_ERRORS``)."""
+    return InvalidInput(f"{display}: cannot be read, corrupt or truncated ({exc})")
+
+
 def records(path: PathLike, display: str, encoder: Translator
             ) -> Generator[tuple[str, str, int, list[bytes]], None, None]:
     """(name, description, header line, code parts) of each record in the file
@@ -103,15 +110,6 @@ def stream_records(stream: IO[bytes], display: str, encoder: Translator, line: i
             yield name, description, line, parts
     except READ_ERRORS as exc:
         raise unreadable(display, exc) from None
-
-
-#: what reading a corrupt or truncated file (gzip) raises
-READ_ERRORS = (OSError, EOFError, zlib.error)
-
-
-def unreadable(display: str, exc: BaseException) -> InvalidInput:
-    """The error of a file that cannot be read (one of ``READ_ERRORS``)."""
-    return InvalidInput(f"{display}: cannot be read, corrupt or truncated ({exc})")
 
 
 def sniff(stream: IO[bytes], display: str, line: int = 1) -> tuple[int, bytes, int]:

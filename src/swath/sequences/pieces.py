@@ -139,34 +139,36 @@ def _start_at(raw: IO[bytes], at: int, fmt: str) -> int:
     """The first record start at or after byte ``at`` (a byte after a newline), or the
     file's size."""
     raw.seek(at - 1)
-    buf = bytearray()
+    buf, searched = bytearray(), 0
     while True:
         more = raw.read(_WINDOW)
         buf += more
-        found = _record_start(buf, fmt)
+        found, searched = _record_start(buf, fmt, searched)
         if found is not None:
             return at - 1 + found
         if not more:
             return at - 1 + len(buf)
 
 
-def _record_start(buf: bytes | bytearray, fmt: str, at: int = 0) -> int | None:
+def _record_start(buf: bytes | bytearray, fmt: str, at: int = 0) -> tuple[int | None, int]:
     """Where in ``buf`` the first record starting after a newline at or after ``at``
-    starts; None if ``buf`` holds none or cannot tell yet (the lines that would tell are
-    not all in it: more may follow, or the text ends there). A FASTQ record start is an
-    ``@`` line two lines before a ``+`` line (a quality line may start with ``@`` too)."""
+    starts, or None if ``buf`` holds none or cannot tell yet (the lines that would tell
+    are not all in it: more may follow, or the text ends there); and where to search
+    again once more follows (a record longer than many reads is searched once). A FASTQ
+    record start is an ``@`` line two lines before a ``+`` line (a quality line may start
+    with ``@`` too)."""
     marker = b"\n>" if fmt == "fasta" else b"\n@"
     while (newline := buf.find(marker, at)) >= 0:
         if fmt == "fasta":
-            return newline + 1
+            return newline + 1, newline
         sequence = buf.find(b"\n", newline + 1)
         plus = buf.find(b"\n", sequence + 1) if sequence >= 0 else -1
         if plus < 0 or plus + 1 >= len(buf):
-            return None          # undecided, or (at the end) a last line that starts no record
+            return None, newline    # undecided, or (at the end) a last line starting none
         if buf[plus + 1] == ord("+"):
-            return newline + 1
+            return newline + 1, newline
         at = newline + 1
-    return None
+    return None, max(at, len(buf) - 1)
 
 
 def cut(stream: IO[bytes], fmt: str, display: str, piece_bytes: int = PIECE_BYTES
@@ -179,7 +181,7 @@ def cut(stream: IO[bytes], fmt: str, display: str, piece_bytes: int = PIECE_BYTE
     InvalidInput
         The stream cannot be read (corrupt or truncated gzip).
     """
-    start, buf = 0, bytearray()
+    start, buf, searched = 0, bytearray(), 0
     eof = False
     while not eof:
         try:
@@ -188,16 +190,14 @@ def cut(stream: IO[bytes], fmt: str, display: str, piece_bytes: int = PIECE_BYTE
             raise unreadable(display, exc) from None
         eof = not more
         buf += more
-        while True:
-            target = (start // piece_bytes + 1) * piece_bytes - start
-            if target > len(buf):
-                break
-            found = _record_start(buf, fmt, max(target - 1, 0))
+        while (target := (start // piece_bytes + 1) * piece_bytes - start) <= len(buf):
+            found, searched = _record_start(buf, fmt, max(target - 1, searched))
             if found is None:
                 break
             yield start, bytes(buf[:found])
             start += found
             del buf[:found]
+            searched = 0
     if buf or not start:
         yield start, bytes(buf)
 
