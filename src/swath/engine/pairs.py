@@ -416,6 +416,7 @@ def _pair_records(store: PairsStore) -> tuple[np.ndarray, np.ndarray] | None:
 
 def _checked_index(*pairs: np.ndarray, counts: tuple[int, int]
                    ) -> tuple[np.ndarray, np.ndarray]:
+    """Pairs by index whose records are all there (``counts``: the records of each side)."""
     from swath.errors import InvalidInput
 
     for side, (records, count) in enumerate(zip(pairs, counts, strict=True)):
@@ -427,22 +428,23 @@ def _checked_index(*pairs: np.ndarray, counts: tuple[int, int]
 
 
 def _take_in(job: PairsJob, store: PairsStore, where: Any) -> None:
-    """Take in every piece not done (a plain file's all at once, a stream's round by
-    round as the client reads them), then index them on a worker. Of pieces refused, the
-    first in the inputs' order raises, once the others are done (none is left writing)."""
+    """Take in every piece not done (the plain files' all at once, a stream's round by
+    round as the client reads them), then index them on a worker. Of the pieces of one
+    round refused, the first (by side, then piece) raises once the others are done (none
+    is left writing)."""
     started = time.perf_counter()
     run_id = _run_id()
     files = {side: store.attrs["sources"][side] for side in SIDES
              if "file" in store.attrs["sources"][side]}
-    for file in files.values():
-        _check_unchanged(file)
     tasks = []
     for side, file in files.items():
-        if file["gzip"]:
+        todo = np.flatnonzero(~store.done(piece_kind(side))).tolist()
+        if file["gzip"] or not todo:
             continue
+        _check_unchanged(file)
         bounds = np.asarray(store.array(f"{side}_bounds")[...]).tolist()
         tasks += [_piece_task(job, run_id, side, k, bounds[k], bounds[k + 1], None, None)
-                  for k in np.flatnonzero(~store.done(piece_kind(side))).tolist()]
+                  for k in todo]
     _each_piece(where, tasks)
     for side, file in files.items():
         if file["gzip"]:
@@ -478,6 +480,7 @@ def _take_streamed(job: PairsJob, store: PairsStore, side: str, file: dict[str, 
     done = store.done(piece_kind(side))
     if side in store.attrs.get("streamed", []) and done.all():
         return
+    _check_unchanged(file)
     pieces = enumerate(_stream(file))
     size = cores()          # a round: a piece a thread; the client holds two rounds
     with ThreadPoolExecutor(1, thread_name_prefix="swath-stream") as reader:
