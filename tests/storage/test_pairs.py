@@ -89,6 +89,11 @@ def test_inputs_are_taken_in_piece_by_piece_and_kept(files, tmp_path, monkeypatc
                                            "target_records"}
     assert store.damaged() == {"chunk": [], "query piece": [], "target piece": [],
                               "array": []}
+    spans = np.array([[first, last] for first, last in itertools.pairwise(
+        [*range(0, 40, 7), 40, 40])], dtype="<i8")
+    shas = [hashlib.sha256(b"%d" % k).digest() for k in range(len(spans))]
+    assert store.attrs["input_sha256"]["query"] == hashlib.sha256(b"".join(
+        span.tobytes() + sha for span, sha in zip(spans, shas, strict=True))).hexdigest()
 
 
 def test_chunks_are_written_marked_finalized_and_read_by_xarray(files, tmp_path):

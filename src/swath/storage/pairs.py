@@ -31,8 +31,9 @@ Once every piece is in, one task indexes them (:meth:`PairsStore.index`):
                                  target i, ``"paired": "position"``); pairs given by name
                                  are kept as ``pair_{query,target}_name`` until then
 
-and makes the per-pair arrays, chunks (C,), dimension ``pair``: the fields of
-:data:`PAIR_FIELDS` (score; 0-based, end-exclusive coordinates; columns, matches,
+records each input's identity (``input_sha256``: the SHA-256 of its pieces' spans and
+SHA-256s, in order), and makes the per-pair arrays, chunks (C,), dimension ``pair``: the
+fields of :data:`PAIR_FIELDS` (score; 0-based, end-exclusive coordinates; columns, matches,
 mismatches, gap opens; identity, matches over columns; the extended CIGAR). A chunk of
 pairs is the unit of work: its task writes its chunk of every field, then its mark in
 ``done`` (U,), the digest of what it wrote. Arrays written whole record their digests
@@ -42,6 +43,7 @@ are refused (``FormatVersionError``), not converted: run the job again.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Iterator
 from typing import Any, ClassVar
 
@@ -118,19 +120,24 @@ class PairsStore(LayoutStore):
 
         def build(group: zarr.Group) -> None:
             for side, planned in pieces.items():
-                if isinstance(planned, np.ndarray):
-                    write_whole(group, f"{side}_bounds", planned,
-                                dimension_names=(f"{side}_piece_edge",))
-                count = len(planned) - 1 if isinstance(planned, np.ndarray) else planned
-                cls.create_marks(group, piece_kind(side), (count,), (f"{side}_piece",))
-                for name, width, dtype in (("span", 2, np.int64), ("sha256", 32, np.uint8)):
-                    group.create_array(f"{side}_{name}", shape=(count, width),
-                                       chunks=(1, width), dtype=dtype,
-                                       dimension_names=(f"{side}_piece", f"{side}_{name}_item"))
-                group.create_group(f"{side}_pieces")
+                cls._make_side(group, side, planned)
             fill(cls(display(path), group, {}))
 
         return cls._create(path, fields, build, replace=replace)
+
+    @classmethod
+    def _make_side(cls, group: zarr.Group, side: str, planned: np.ndarray | int) -> None:
+        """The arrays of ``side``'s pieces: a plain file's bounds, and per piece its span,
+        its SHA-256 and its done mark (one chunk each: each piece's task writes its own)."""
+        if isinstance(planned, np.ndarray):
+            write_whole(group, f"{side}_bounds", planned, dimension_names=(f"{side}_piece_edge",))
+        count = len(planned) - 1 if isinstance(planned, np.ndarray) else planned
+        cls.create_marks(group, piece_kind(side), (count,), (f"{side}_piece",))
+        for name, width, dtype in (("span", 2, np.int64), ("sha256", 32, np.uint8)):
+            group.create_array(f"{side}_{name}", shape=(count, width), chunks=(1, width),
+                               dtype=dtype,
+                               dimension_names=(f"{side}_piece", f"{side}_{name}_item"))
+        group.create_group(f"{side}_pieces")
 
     # inputs ------------------------------------------------------------------------
 
@@ -207,8 +214,17 @@ class PairsStore(LayoutStore):
                                     config=WRITE_ALL, overwrite=True)
         units = -(-count // per_chunk) if per_chunk else 0
         self.create_marks(self.group, "chunk", (units,), ("chunk",), overwrite=True)
-        update_attrs(self.group, pairs=count, chunk=per_chunk, units=units, cells=cells)
+        update_attrs(self.group, input_sha256={side: self.identity(side) for side in SIDES},
+                     pairs=count, chunk=per_chunk, units=units, cells=cells)
         self.reload_attrs()
+
+    def identity(self, side: str) -> str:
+        """The SHA-256 of ``side``'s pieces' spans and SHA-256s, in order: the digest of a
+        file's bytes as taken in, pieces and all (recorded as ``input_sha256``)."""
+        spans = np.ascontiguousarray(self.array(f"{side}_span")[...], dtype="<i8")
+        shas = np.ascontiguousarray(self.array(f"{side}_sha256")[...], dtype=np.uint8)
+        return hashlib.sha256(np.concatenate([spans.view(np.uint8), shas], axis=1)
+                              .tobytes()).hexdigest()
 
     @property
     def indexed(self) -> bool:
