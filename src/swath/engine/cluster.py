@@ -58,6 +58,11 @@ class Runner(Protocol):
              poll: Callable[[], None] | None = None) -> Any:
         """``function(*args)`` as one task; ``poll()`` every ``POLL`` seconds until done."""
 
+    def share(self, value: Any) -> Any:
+        """``value`` as tasks take it: itself in this process; on a cluster, a reference
+        to it, sent to a worker once (a graph holding large values whole travels as one
+        message, and Dask warns of it)."""
+
 
 class InProcess:
     """Tasks on ``threads`` threads of this process (Dask's threaded scheduler)."""
@@ -101,6 +106,9 @@ class InProcess:
             while wait([future], POLL).not_done:
                 poll()
             return future.result()
+
+    def share(self, value: Any) -> Any:
+        return value
 
 
 class OnCluster:
@@ -208,6 +216,9 @@ class OnCluster:
         while poll is not None and not finished.wait(POLL):
             poll()
         return future.result()
+
+    def share(self, value: Any) -> Any:
+        return self.client.scatter(value, hash=False)
 
 
 @dataclass(frozen=True)

@@ -489,7 +489,7 @@ def _take_streamed(job: PairsJob, store: PairsStore, side: str, file: dict[str, 
             round_ = reader.submit(list, itertools.islice(pieces, size))
             store.grow(side, batch[-1][0] + 1)
             _each_piece(where, [_piece_task(job, run_id, side, k, start, start + len(data),
-                                            line, data)
+                                            line, where.share(data))
                                 for k, (start, line, data) in batch
                                 if k >= len(done) or not done[k]])
     update_attrs(store.group, streamed=[*store.attrs.get("streamed", []), side])
