@@ -270,10 +270,10 @@ def test_a_killed_pairs_job_resumes_identically(pairs_job: PairsJob, tmp_path: P
 @pytest.mark.slow
 def test_kills_during_pairs_creation_leave_no_stuck_store(pairs_job: PairsJob,
                                                           tmp_path: Path) -> None:
-    """While the store is made, and at the rename into place (a pairs store by name: 4
-    arrays of each input's pieces, the names and lines of the pairs asked for, then the
-    rename)."""
-    _kill_in_creation(pairs_job, tmp_path, [2, 12])
+    """While the store is made, and at the rename into place (a pairs store by name: the
+    bounds and piece marks of each input, the names and lines of the pairs asked for,
+    then the rename)."""
+    _kill_in_creation(pairs_job, tmp_path, [2, 8])
 
 
 # in pieces of 2,000 bytes: the inputs of the pairs job are 11 pieces a side
@@ -287,11 +287,11 @@ main(sys.argv[1:], prog_name="swath")""")
 def test_kills_while_pairs_inputs_are_taken_in_resume_identically(pairs_job: PairsJob,
                                                                    tmp_path: Path) -> None:
     """Kills while pieces are taken in on threads side by side (each piece makes 3 arrays
-    after the store's 11 and its rename) and while they are indexed (the 80th array): the
+    after the store's 7 and its rename) and while they are indexed (the 76th array): the
     store is there, unfinished, and its resume finishes it as the uninterrupted job."""
     script = tmp_path / "kill_in_pieces.py"
     script.write_text(KILL_IN_PIECES)
-    for point in (13 + 7, 13 + 50, 80):
+    for point in (9 + 7, 9 + 50, 76):
         store = tmp_path / f"at{point}" / "r.zarr"
         store.parent.mkdir()
         killed = subprocess.run([sys.executable, str(script), *pairs_job.argv(store)],

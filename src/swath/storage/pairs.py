@@ -9,17 +9,18 @@ Each side's input comes in pieces of whole records (:mod:`swath.sequences.pieces
 taken in by a task of its own, which writes the piece's arrays and then its done mark
 (``{side}_done``, the digest of what it wrote, as a chunk's):
 
-    {side}_pieces/{k}/residues   the piece's codes, concatenated (uncompressed)
+    {side}_pieces/{k}/residues   the piece's codes, concatenated (uncompressed); its
+                                 attributes say where the piece lies in its file
+                                 (``span``: its bytes, decompressed) and their ``sha256``
     {side}_pieces/{k}/names      its records' names, UTF-8, one after another
     {side}_pieces/{k}/edges      (n + 1, 2) int64 from 0: record i is residues[e[i, 0]:
                                  e[i + 1, 0]], its name names[e[i, 1]:e[i + 1, 1]]
-    {side}_span                  (K, 2) int64: each piece's bytes in its file (decompressed)
-    {side}_sha256                (K, 32) uint8: their SHA-256
     {side}_done                  (K,) the pieces' done marks
     {side}_bounds                (K + 1,) int64, a plain file's pieces (made with the store)
 
-Three arrays a piece, each made at its size (each array made costs a few milliseconds
-of Python, held against the GIL, when pieces are taken in on threads side by side).
+Three arrays a piece, each made at its size (each array made or written costs a few
+milliseconds of Python, held against the GIL, when pieces are taken in on threads side by
+side: where the piece lies is in the attributes its first array is made with).
 
 Once every piece is in, one task indexes them (:meth:`PairsStore.index`):
 
@@ -127,27 +128,22 @@ class PairsStore(LayoutStore):
 
     @classmethod
     def _make_side(cls, group: zarr.Group, side: str, planned: np.ndarray | int) -> None:
-        """The arrays of ``side``'s pieces: a plain file's bounds, and per piece its span,
-        its SHA-256 and its done mark (one chunk each: each piece's task writes its own)."""
+        """The arrays of ``side``'s pieces: a plain file's bounds, the pieces' done marks
+        (one chunk each: each piece's task writes its own), and their group."""
         if isinstance(planned, np.ndarray):
             write_whole(group, f"{side}_bounds", planned, dimension_names=(f"{side}_piece_edge",))
         count = len(planned) - 1 if isinstance(planned, np.ndarray) else planned
         cls.create_marks(group, piece_kind(side), (count,), (f"{side}_piece",))
-        for name, width, dtype in (("span", 2, np.int64), ("sha256", 32, np.uint8)):
-            group.create_array(f"{side}_{name}", shape=(count, width), chunks=(1, width),
-                               dtype=dtype,
-                               dimension_names=(f"{side}_piece", f"{side}_{name}_item"))
         group.create_group(f"{side}_pieces")
 
     # inputs ------------------------------------------------------------------------
 
     def grow(self, side: str, count: int) -> None:
-        """Room for ``count`` pieces of ``side`` (a stream's, whose pieces are known as
-        they come); no piece of it may be being taken in."""
-        for name in (f"{side}_done", f"{side}_span", f"{side}_sha256"):
-            array = self.array(name)
-            if array.shape[0] < count:
-                array.resize((count, *array.shape[1:]))
+        """Room for the done marks of ``count`` pieces of ``side`` (a stream's, whose
+        pieces are known as they come); no piece of it may be being taken in."""
+        marks = self.array(f"{side}_done")
+        if marks.shape[0] < count:
+            marks.resize((count,))
 
     def write_piece(self, side: str, k: int, records: Parsed, span: tuple[int, int],
                     sha256: bytes) -> None:
@@ -155,19 +151,18 @@ class PairsStore(LayoutStore):
         SHA-256 of its bytes; then its done mark."""
         edges = np.stack([records.offsets, records.name_offsets], axis=1).astype(np.int64)
         values = [records.residues, records.names, edges]
+        source: dict[str, Any] = {"span": list(span), "sha256": sha256.hex()}
         for (name, (dtype, chunk, compressed)), value in zip(PIECE_ARRAYS.items(), values,
                                                              strict=True):
             array = self.group.create_array(
                 f"{side}_pieces/{k}/{name}", shape=value.shape,
                 chunks=(max(1, min(chunk, len(value))), *value.shape[1:]),   # none padded
                 dtype=dtype, config=WRITE_ALL, compressors="auto" if compressed else None,
-                dimension_names=(f"{side}_{name}", "edge")[:value.ndim], overwrite=True)
+                dimension_names=(f"{side}_{name}", "edge")[:value.ndim], overwrite=True,
+                attributes=source if name == "residues" else None)
             if value.size:
                 array[...] = value
-        values += [np.asarray(span, dtype=np.int64), np.frombuffer(sha256, dtype=np.uint8)]
-        self.array(f"{side}_span")[k] = values[-2]
-        self.array(f"{side}_sha256")[k] = values[-1]
-        self.mark(piece_kind(side), k, *values)
+        self.mark(piece_kind(side), k, *values, *_source_values(source))
 
     def piece(self, side: str, k: int, name: str) -> zarr.Array:
         """Array ``name`` (of ``PIECE_ARRAYS``) of piece ``k`` of ``side``."""
@@ -179,9 +174,11 @@ class PairsStore(LayoutStore):
 
     def piece_sources(self, side: str, which: list[int]) -> list[tuple[int, int, bytes]]:
         """Where pieces ``which`` of ``side`` lie in their file, and their bytes' SHA-256."""
-        spans = np.asarray(self.array(f"{side}_span")[...], dtype=np.int64)
-        shas = np.asarray(self.array(f"{side}_sha256")[...], dtype=np.uint8)
-        return [(int(spans[k, 0]), int(spans[k, 1]), shas[k].tobytes()) for k in which]
+        found = []
+        for k in which:
+            span, sha = _source_values(dict(self.piece(side, k, "residues").attrs))
+            found.append((int(span[0]), int(span[1]), sha.tobytes()))
+        return found
 
     def index(self, pairs: Callable[[PairsStore], tuple[np.ndarray, np.ndarray] | None],
               chunk: Callable[[int, int], int]) -> None:
@@ -221,10 +218,10 @@ class PairsStore(LayoutStore):
     def identity(self, side: str) -> str:
         """The SHA-256 of ``side``'s pieces' spans and SHA-256s, in order: the digest of a
         file's bytes as taken in, pieces and all (recorded as ``input_sha256``)."""
-        spans = np.ascontiguousarray(self.array(f"{side}_span")[...], dtype="<i8")
-        shas = np.ascontiguousarray(self.array(f"{side}_sha256")[...], dtype=np.uint8)
-        return hashlib.sha256(np.concatenate([spans.view(np.uint8), shas], axis=1)
-                              .tobytes()).hexdigest()
+        digest = hashlib.sha256()
+        for start, end, sha in self.piece_sources(side, list(range(self.pieces(side)))):
+            digest.update(np.array([start, end], dtype="<i8").tobytes() + sha)
+        return digest.hexdigest()
 
     @property
     def indexed(self) -> bool:
@@ -342,8 +339,7 @@ class PairsStore(LayoutStore):
         if kind in self.INPUT_KINDS:
             side = kind.split()[0]
             return [*(np.asarray(self.piece(side, unit, name)[...]) for name in PIECE_ARRAYS),
-                    *(np.asarray(self.array(f"{side}_{name}")[unit])
-                      for name in ("span", "sha256"))]
+                    *_source_values(dict(self.piece(side, unit, "residues").attrs))]
         first, last = self.unit_pairs(unit)
         return list(self.fields(first, last).values())
 
@@ -351,6 +347,13 @@ class PairsStore(LayoutStore):
         """Write the chunk of every per-pair field, then its done mark."""
         first, last = self.unit_pairs(unit)
         self.write_marked("chunk", unit, PAIR_FIELDS, fields, slice(first, last))
+
+
+def _source_values(source: dict[str, Any]) -> list[np.ndarray]:
+    """Where a piece lies and its SHA-256 (its residues' attributes) as its mark digests
+    them."""
+    return [np.asarray(source["span"], dtype=np.int64),
+            np.frombuffer(bytes.fromhex(source["sha256"]), dtype=np.uint8)]
 
 
 def _joined(parts: list[np.ndarray], dtype: Any) -> np.ndarray:
