@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import doctest
 import gzip
+import itertools
 import pickle
 import re
 import tracemalloc
@@ -20,12 +21,12 @@ from swath.scoring import Alphabet, Scoring
 from swath.sequences import (
     Record,
     SequenceSet,
-    batches,
     encode_sequence,
     encoding,
     iter_records,
     pairing,
     parsers,
+    pieces,
     read_sequences,
     readers,
     sequence_set,
@@ -526,61 +527,97 @@ def test_memory_is_about_the_output(tmp_path: Path) -> None:
     assert peak < 2 * size
 
 
-@pytest.mark.parametrize("module", [encoding, readers, sets, batches, pairing])
+@pytest.mark.parametrize("module", [encoding, readers, sets, pieces, pairing])
 def test_doctests(module: object) -> None:
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0
     assert result.failed == 0
 
 
-# --------------------------------------------------------------------------- batches
+# --------------------------------------------------------------------------- pieces
 
 
-def joined(parts: list[SequenceSet]) -> SequenceSet:
-    """Consecutive batches as one set."""
+def pieces_of(path: Path, alphabet: Alphabet, size: int, *, wildcard: bool = False
+              ) -> tuple[list[int], list[pieces.Parsed]]:
+    """A file cut into pieces of about ``size`` bytes (a plain file planned, a gzip one
+    streamed), each parsed: their starts, and their records."""
+    fmt, gz = pieces.file_format(path, str(path))
+    encoder = encoding.translator(alphabet, wildcard)
+    if gz:
+        with parsers.open_file(path, str(path)) as stream:
+            cuts = list(pieces.cut(stream, fmt, str(path), size))
+        text = gzip.decompress(path.read_bytes())
+        lines = [1 + text.count(b"\n", 0, start) for start, _ in cuts]
+        return [start for start, _ in cuts], [
+            pieces.parse(data, fmt, encoder, str(path), lambda line=line: line)
+            for (_, data), line in zip(cuts, lines, strict=True)]
+    bounds = pieces.plan(path, fmt, size).tolist()
+    return bounds[:-1], [pieces.parse(pieces.read_range(path, start, end), fmt, encoder,
+                                      str(path), lambda start=start: pieces.line_of(path, start))
+                         for start, end in itertools.pairwise(bounds)]
+
+
+def joined(parts: list[pieces.Parsed]) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """Consecutive pieces' records as one: names, residues, offsets."""
     ends = np.cumsum([0] + [len(p.residues) for p in parts])
-    offsets = np.concatenate([[0]] + [p.offsets[1:] + end for p, end in zip(parts, ends,
-                                                                           strict=False)])
-    return SequenceSet(sum((p.names for p in parts), ()), sum((p.descriptions for p in parts), ()),
-                       np.concatenate([p.residues for p in parts]), offsets)
+    names = [name for p in parts for name in pieces.decode_names(
+        p.names, p.name_offsets[:-1], p.name_offsets[1:])]
+    return (names, np.concatenate([p.residues for p in parts]),
+            np.concatenate([[0]] + [p.offsets[1:] + end for p, end in zip(parts, ends,
+                                                                         strict=False)]))
 
 
-BATCH_FILES = {
+def same(parts: list[pieces.Parsed], want: SequenceSet) -> bool:
+    names, residues, offsets = joined(parts)
+    return (names == list(want.names) and np.array_equal(residues, want.residues)
+            and np.array_equal(offsets, want.offsets))
+
+
+PIECE_FILES = {
     "plain": ">a one\nACGT\n>b\nGG\n>c  two words \nA\n>d\nACGTNACGT\n",
     "wrapped": ">a\nAC\nGT\nA\n\n>b desc\nG\nGGG\n>c\nT\n",
     "lower": ">a\nacgt\n>b\nAcGtN\n",
     "crlf": ">a x\r\nAC\r\nGT\r\n>b\r\nG\r\n",
     "blank lines": "\n\n>a\nACGT\n\n\n>b\nC\n\n",
     "no final newline": ">a\nACGT\n>b\nCC",
+    "spaces in lines": ">a\nAC GT \n>b\n G\n",
     "fastq": "@r1 x\nACGT\n+\nIIII\n@r2\nacg\n+r2\nIII\n@r3\nN\n+\n#\n",
+    "fastq qualities like headers": "@r1\nACGT\n+\n@III\n@r2\nAC\n+\n@I\n@r3\nG\n+\n@\n",
+    "fastq crlf, no final newline": "@r1 x\r\nACGT\r\n+\r\nIIII\r\n@r2\r\nacg\r\n+\r\nIII",
+    "fastq blank lines": "@r1\nACGT\n+\nIIII\n\n@r2\nAC\n+\nII\n",
     "odd headers": ">a\x0bb c\nAC\n>d\x00e\nGT\n>f\tg\nA\n",
 }
 
 
 @pytest.mark.parametrize("gz", [False, True], ids=["plain", "gzip"])
-@pytest.mark.parametrize("name", list(BATCH_FILES))
-def test_batches_are_the_records_read_sequences_reads(tmp_path: Path, name: str,
-                                                      gz: bool) -> None:
-    path = write(tmp_path, "q.fa", BATCH_FILES[name], gz=gz)
+@pytest.mark.parametrize("name", list(PIECE_FILES))
+def test_pieces_are_the_records_read_sequences_reads(tmp_path: Path, name: str,
+                                                     gz: bool) -> None:
+    """Pieces of every size from one byte (records straddle every cut; a piece may hold
+    nothing but blank lines) to the whole file; a stream is cut where the file is."""
+    path = write(tmp_path, "q.fa", PIECE_FILES[name], gz=gz)
+    plain = write(tmp_path, "plain.fa", PIECE_FILES[name])
     want = read_sequences(path, DNA)
-    for size in (1, 5, 1 << 24):
-        parts = list(batches.read_batches(path, DNA, batch_residues=size))
-        assert joined(parts) == want, size
-        assert all(p.source == str(path) for p in parts)
-        assert all(len(p.residues) >= size for p in parts[:-1])
-        assert all(len(p.residues) - p.lengths[-1] < size for p in parts)
+    for size in (1, 2, 3, 5, 8, 13, 1 << 23):
+        starts, parts = pieces_of(path, DNA, size)
+        assert same(parts, want), size
+        assert starts == pieces_of(plain, DNA, size)[0], size
     assert len(parts) == 1
 
 
-def test_batches_of_well_formed_files_are_read_by_dnaio(tmp_path: Path) -> None:
-    """Also FASTQ in a file named .fa: the content says which, not the name."""
-    for name in ("wrapped", "fastq"):
-        path = write(tmp_path, "q.fa", BATCH_FILES[name], gz=True)
-        with mock.patch.object(batches, "_parsed_batches", side_effect=AssertionError):
-            assert joined(list(batches.read_batches(path, DNA, batch_residues=2))) == \
-                read_sequences(path, DNA)
+def test_pieces_of_well_formed_files_are_read_in_numpy_passes(tmp_path: Path) -> None:
+    """swath's own parser is not asked (also FASTQ in a file named .fa: the content says
+    which, not the name); an empty piece is no records."""
+    for name in ("plain", "wrapped", "lower", "crlf", "no final newline", "fastq",
+                 "fastq qualities like headers", "fastq crlf, no final newline"):
+        path = write(tmp_path, "q.fa", PIECE_FILES[name])
+        with mock.patch.object(pieces, "stream_records", side_effect=AssertionError):
+            assert same(pieces_of(path, DNA, 4)[1], read_sequences(path, DNA)), name
+    empty = pieces.parse(b"", "fasta", encoding.translator(DNA, False), "q.fa", lambda: 1)
+    assert (len(empty), empty.residues.tolist(), empty.name_offsets.tolist()) == (0, [], [0])
 
 
+@pytest.mark.parametrize("gz", [False, True], ids=["plain", "gzip"])
 @pytest.mark.parametrize("text", [
     ">a\nACGT\n>b\nACGT\n>c\nAC\nGJ\n",             # a residue not in the alphabet
     ">a\nACGT\n>b desc\n>c\nACGT\n",                 # an empty record
@@ -588,29 +625,36 @@ def test_batches_of_well_formed_files_are_read_by_dnaio(tmp_path: Path) -> None:
     ">a\nACGT\n>b\nAC-GT\n",                           # a gap
     ">a\nACGT\n>b\nACGTé\n",                           # not ASCII
     ">a\nACGT\n>b \xff\nAC\n",                        # a header not UTF-8
+    ">a\nACGT\n>b\nACGT\n>c",                          # a last header without residues
     "@r1\nACGT\n+\nIIII\n@r2\nACGT\n+\nIII\n",       # qualities short
     "@r1\nACGT\n+\nIIII\n@r2\nAC\n",                   # truncated
     "@r1\nACGT\n+\nIIII\n>r2\nAC\n",                   # FASTA after FASTQ
-    "ACGT\n",                                          # no header
-    "",                                                # empty
 ])
-@pytest.mark.parametrize("size", [1, 1 << 24])
-def test_batches_fall_back_to_swaths_exact_errors(tmp_path: Path, text: str, size: int) -> None:
-    path = write(tmp_path, "q.fa", text.encode("latin-1") if "\xff" in text else text)
+@pytest.mark.parametrize("size", [1, 7, 1 << 23])
+def test_pieces_fall_back_to_swaths_exact_errors(tmp_path: Path, text: str, size: int,
+                                                 gz: bool) -> None:
+    """The first piece refused says what the whole file's parser says, its line too."""
+    path = write(tmp_path, "q.fa", text.encode("latin-1") if "\xff" in text else text, gz=gz)
     with pytest.raises((InvalidInput, InvalidSequence)) as want:
         read_sequences(path, DNA)
     with pytest.raises(type(want.value), match=f"^{re.escape(str(want.value))}$"):
-        list(batches.read_batches(path, DNA, batch_residues=size))
+        pieces_of(path, DNA, size)
 
 
-def test_batches_check_the_path_at_once_and_map_wildcards(tmp_path: Path) -> None:
+def test_files_are_refused_at_once_and_wildcards_mapped(tmp_path: Path) -> None:
     with pytest.raises(InputNotFound, match=re.escape("missing.fa: no such file")):
-        batches.read_batches(tmp_path / "missing.fa", DNA)
+        pieces.file_format(tmp_path / "missing.fa", "missing.fa")
+    for text in ("", "\n \n"):
+        with pytest.raises(InvalidInput, match="empty file"):
+            pieces.file_format(write(tmp_path, "e.fa", text), "e.fa")
+    path = write(tmp_path, "t.fa.gz", gzip.compress(b">a\nACGT\n" * 50)[:30])
+    with pytest.raises(InvalidInput, match=r"t\.fa\.gz: cannot be read, corrupt or truncated"):
+        pieces_of(path, DNA, 8)
     path = write(tmp_path, "q.fa", ">a\nACGT\n>b\nAXRY\n", gz=True)
     with pytest.raises(InvalidSequence, match=where(path, 4) + " residue 'X'"):
-        list(batches.read_batches(path, DNA))
-    assert joined(list(batches.read_batches(path, DNA, wildcard=True))) == \
-        read_sequences(path, DNA, wildcard=True)
+        pieces_of(path, DNA, 3)
+    assert same(pieces_of(path, DNA, 3, wildcard=True)[1],
+                read_sequences(path, DNA, wildcard=True))
 
 
 # --------------------------------------------------------------------------- properties
@@ -645,7 +689,6 @@ def test_dna_read_as_protein_is_warned_about_once(tmp_path, caplog):
     protein = write(tmp_path, "protein.fa", ">p\nMKTAYIAKQR\n>q\nACGT\n")
     with caplog.at_level("WARNING", logger="swath"):
         read_sequences(dna, PROTEIN)
-        list(batches.read_batches(dna, PROTEIN))
         read_sequences(protein, PROTEIN)
         read_sequences(dna, DNA)
     warned = [r.getMessage() for r in caplog.records]

@@ -701,12 +701,10 @@ def _in_memory(value: SequencesLike) -> bool:
 def _pair_source(value: SequencesLike, scoring: Scoring, wildcard: bool, what: str) -> Any:
     """One side of :func:`align_pairs` as the engine takes it in."""
     from swath.engine.pairs import file_source, memory_source
-    from swath.sequences.batches import read_batches
     from swath.sequences.parsers import STDIN
 
     if isinstance(value, (str, os.PathLike)) and os.fspath(value) != STDIN:
-        return file_source(os.fspath(value), lambda path: read_batches(
-            path, scoring.alphabet, wildcard=wildcard), wildcard=wildcard)
+        return file_source(os.fspath(value), wildcard=wildcard)
     return memory_source(_sequences(value, scoring, wildcard, what), what)   # stdin: read once
 
 

@@ -65,7 +65,7 @@ def _double(x: int) -> int:
 def test_runners_report_each_result_and_raise_task_errors(kind, request):
     """Both runners call back once per task with its result, and re-raise a task's
     error, with copies of stragglers allowed or not; ``call`` polls while a long call
-    runs."""
+    runs; a value shared is one that tasks take."""
 
     def check(where):
         for copy in (None, lambda i: dask.delayed(_double)(i)):     # copies or none
@@ -81,6 +81,10 @@ def test_runners_report_each_result_and_raise_task_errors(kind, request):
                           poll=lambda: polls.append(1)) == 7
         assert len(polls) >= 2
         assert where.call(_double, 4) == 8
+        shared = where.share(b"piece")            # a value tasks take by reference
+        got.clear()
+        where.each([dask.delayed(len)(shared)], got.append)
+        assert got == [5]
 
     if kind == "in process":
         check(InProcess(2, "CPU"))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import zlib
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -294,3 +295,76 @@ def test_gpu_equals_cpu(mode, scoring, tmp_path):
         held = swath.align_pairs(q, t, scoring, mode, "gpu", **options)
         assert held.path is None
         assert columns(gpu) == columns(held) == columns(cpu), name
+
+
+def in_pieces(records, tmp_path, where=None, name="pieces.zarr", **files):
+    """The reference job of ``records`` with its inputs in pieces of about 97 bytes (a
+    record straddles most cuts), through the engine; the targets as gzip FASTQ (read
+    once, streamed) unless ``files`` say otherwise."""
+    from swath.engine.cluster import InProcess
+    from swath.engine.pairs import file_source, prepare, run
+
+    fastq = tmp_path / "t.fq.gz"
+    fastq.write_bytes(gzip.compress("".join(f"@t{i}\r\n{s}\r\n+\r\n{'I' * len(s)}\r\n" for i, s in
+                                            enumerate(records["targets"])).encode()))
+    paths = {"queries": records["qfile"], "targets": str(fastq)} | files
+    sources = [file_source(paths[side], wildcard=False, piece_bytes=97) for side in paths]
+    path = str(tmp_path / name)
+    job = prepare(path, *sources, (records["rows"], records["cols"]), DNA, mode="local",
+                  device="cpu", chunk=4)
+    run(job, where or InProcess(1, "CPU"))
+    return swath.open(path)
+
+
+def test_inputs_taken_in_pieces_align_as_whole_files(records, tmp_path):
+    """Plain FASTA and gzip FASTQ (CRLF) in pieces of 97 bytes, several a side; taken in
+    again where some pieces of each were not done (the gzip file streamed again, its
+    pieces done skipped)."""
+    from swath.engine.cluster import InProcess
+    from swath.engine.pairs import job_from_store, run
+
+    res = in_pieces(records, tmp_path)
+    store = PairsStore.open(res.path, mode="r+", complete=False)
+    assert store.pieces("query") > 3 and store.pieces("target") > 3
+    assert columns(res) == columns(records["reference"])
+    store.unmark("query piece", [0, 2])
+    store.unmark("target piece", [1, store.pieces("target") - 1])
+    store.group.attrs["swath"] = {key: value for key, value in store.attrs.items()
+                                  if key not in ("pairs", "streamed")} | {"complete": False}
+    run(job_from_store(res.path, "cpu"), InProcess(1, "CPU"))
+    assert columns(swath.open(res.path)) == columns(records["reference"])
+
+
+def test_inputs_taken_in_pieces_on_a_cluster_of_processes(records, tmp_path):
+    """Each piece parsed in a worker process of its own, the client holding none."""
+    from distributed import Client, LocalCluster
+
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                      dashboard_address=":0") as cluster, \
+            Client(cluster, set_as_default=False) as client:
+        res = in_pieces(records, tmp_path, client)
+    assert columns(res) == columns(records["reference"])
+
+
+def test_a_file_changed_since_it_was_taken_in_is_another_job(records, tmp_path):
+    """Run again over its store: refused (its pieces are hashed again); resumed while
+    its pieces are being taken in: refused (its size or time of change differ)."""
+    import os
+
+    from swath.engine.cluster import InProcess
+    from swath.engine.pairs import job_from_store, run
+
+    queries = tmp_path / "q.fa"
+    queries.write_bytes(Path(records["qfile"]).read_bytes())
+    in_pieces(records, tmp_path, queries=str(queries))
+    text = queries.read_bytes()
+    queries.write_bytes(text.replace(b"A", b"C", 1))
+    with pytest.raises(swath.OutputExists, match=r"q\.fa has changed since it was taken in"):
+        in_pieces(records, tmp_path, queries=str(queries))
+    store = PairsStore.open(tmp_path / "pieces.zarr", mode="r+", complete=False)
+    store.unmark("query piece", [1])                  # as if killed before the index was made
+    store.group.attrs["swath"] = {key: value for key, value in store.attrs.items()
+                                  if key != "pairs"} | {"complete": False}
+    os.utime(queries, ns=(0, 0))
+    with pytest.raises(swath.InputChanged, match=r"q\.fa has changed .* since this job started"):
+        run(job_from_store(str(store.path), "cpu"), InProcess(1, "CPU"))

@@ -270,9 +270,37 @@ def test_a_killed_pairs_job_resumes_identically(pairs_job: PairsJob, tmp_path: P
 @pytest.mark.slow
 def test_kills_during_pairs_creation_leave_no_stuck_store(pairs_job: PairsJob,
                                                           tmp_path: Path) -> None:
-    """While the queries are taken in, and at the rename into place (a pairs store: 8
-    input arrays, 11 per-pair ones, the done marks, then the rename)."""
-    _kill_in_creation(pairs_job, tmp_path, [2, 21])
+    """While the store is made, and at the rename into place (a pairs store by name: the
+    bounds and piece marks of each input, the names and lines of the pairs asked for,
+    then the rename)."""
+    _kill_in_creation(pairs_job, tmp_path, [2, 8])
+
+
+# in pieces of 2,000 bytes: the inputs of the pairs job are 11 pieces a side
+KILL_IN_PIECES = KILL_AT.replace('main(sys.argv[1:], prog_name="swath")', """
+import swath.engine.pairs as engine
+engine.PIECE_BYTES = 2000
+main(sys.argv[1:], prog_name="swath")""")
+
+
+@pytest.mark.slow
+def test_kills_while_pairs_inputs_are_taken_in_resume_identically(pairs_job: PairsJob,
+                                                                   tmp_path: Path) -> None:
+    """Kills while pieces are taken in on threads side by side (each piece makes 3 arrays
+    after the store's 7 and its rename) and while they are indexed (the 76th array): the
+    store is there, unfinished, and its resume finishes it as the uninterrupted job."""
+    script = tmp_path / "kill_in_pieces.py"
+    script.write_text(KILL_IN_PIECES)
+    for point in (9 + 7, 9 + 50, 76):
+        store = tmp_path / f"at{point}" / "r.zarr"
+        store.parent.mkdir()
+        killed = subprocess.run([sys.executable, str(script), *pairs_job.argv(store)],
+                                env={**os.environ, "SWATH_KILL_AT": str(point)},
+                                capture_output=True, timeout=600)
+        assert killed.returncode == -signal.SIGKILL, killed.stderr
+        with pytest.raises(swath.StoreIncomplete):
+            swath.open(str(store))
+        pairs_job.finish(store)
 
 
 @pytest.mark.slow

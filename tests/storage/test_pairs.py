@@ -1,16 +1,21 @@
-"""The batched-pairs store: inputs taken in batch by batch and kept, chunks of pairs
-written and marked, damage found (and recomputed, or refused), the store read by xarray."""
+"""The batched-pairs store: inputs taken in piece by piece and kept, indexed, chunks of
+pairs written and marked, damage found (and recomputed, or refused), the store read by
+xarray, a store of the version before refused."""
 
 from __future__ import annotations
 
+import hashlib
+import itertools
+
 import numpy as np
 import pytest
+import zarr
 
 import swath
 from swath.sequences import read_sequences
-from swath.sequences.batches import read_batches
+from swath.sequences.pieces import Parsed
 from swath.storage import pairs as layout
-from swath.storage.pairs import PAIR_FIELDS, PairsStore, ingest, write_index
+from swath.storage.pairs import PAIR_FIELDS, PairsStore
 from tests.helpers import DNA, write_fasta
 
 ROWS = np.array([3, 0, 7, 3, 5, 1, 0, 0, 6, 2, 2, 7, 4, 3, 1, 0, 5, 6, 7, 2, 2, 4, 0])
@@ -19,7 +24,7 @@ COLS = np.array([1, 0, 5, 3, 3, 0, 1, 2, 4, 1, 2, 5, 0, 0, 1, 5, 3, 4, 4, 2, 1, 
 
 @pytest.fixture
 def files(tmp_path):
-    """40 queries and 30 targets of 1 to 60 residues, in FASTA files (one gzip)."""
+    """40 queries and 30 targets of 1 to 60 residues, in FASTA files."""
     rng = np.random.default_rng(4)
 
     def fasta(name, prefix, count):
@@ -31,55 +36,71 @@ def files(tmp_path):
     return fasta("q.fa", "q", 40), fasta("t.fa", "t", 30)
 
 
-def test_inputs_are_taken_in_batch_by_batch_and_kept(files, tmp_path, monkeypatch):
-    """Batches of about 50 residues into arrays of small chunks: pieces that straddle
-    chunks, records longer than a residue chunk, each array's digest taken chunk by chunk
-    as the damage check reads it, records read back in runs and scattered."""
-    for name, size in {"RESIDUE_CHUNK": 32, "OFFSET_CHUNK": 8, "NAME_CHUNK": 4,
-                       "INDEX_CHUNK": 8}.items():
-        monkeypatch.setattr(layout, name, size)
+def taken_in(path, files, pairs, chunk, **fields):
+    """A store whose inputs are the files' records in pieces of 7 records (the last
+    fewer, one empty piece among them), indexed with ``pairs`` (None: by position)."""
+    sets = [read_sequences(file, DNA.alphabet) for file in files]
+    cuts = [[*range(0, len(records), 7), len(records), len(records)] for records in sets]
+
+    def fill(store):
+        for side, records, at in zip(layout.SIDES, sets, cuts, strict=True):
+            for k, (first, last) in enumerate(itertools.pairwise(at)):
+                edges = records.offsets[first:last + 1]
+                store.write_piece(side, k, Parsed.of(records.names[first:last],
+                                                     records.residues[edges[0]:edges[-1]],
+                                                     edges - edges[0]),
+                                  (first, last), hashlib.sha256(b"%d" % k).digest())
+
+    store = PairsStore.create(path, {side: len(at) - 1 for side, at in
+                                     zip(layout.SIDES, cuts, strict=True)}, fill, **fields)
+    assert not store.indexed
+    store.index(lambda _: pairs, lambda count, cells: chunk)
+    return store, sets
+
+
+def test_inputs_are_taken_in_piece_by_piece_and_kept(files, tmp_path, monkeypatch):
+    """Pieces in arrays of small chunks: records longer than a residue chunk, read back
+    by their number in their side, in runs and scattered, across pieces."""
+    monkeypatch.setattr(layout, "INDEX_CHUNK", 8)
+    for name, size in {"residues": 32, "names": 16, "edges": 4}.items():
+        dtype, _, compressed = layout.PIECE_ARRAYS[name]
+        monkeypatch.setitem(layout.PIECE_ARRAYS, name, (dtype, size, compressed))
     rows, cols = np.r_[ROWS, 39], np.r_[COLS, 29]
-
-    def fill(group):
-        for side, path in zip(("query", "target"), files, strict=True):
-            taken = ingest(group, side, read_batches(path, DNA.alphabet, batch_residues=50),
-                           keep_names=side == "query")
-            assert taken.count == len(read_sequences(path, DNA.alphabet))
-        assert taken.names is None
-        write_index(group, (rows, cols))
-        return len(rows), 5, 0
-
-    store = PairsStore.create(str(tmp_path / "p.zarr"), fill, paired="index")
-    for side, path in zip(("query", "target"), files, strict=True):
-        want = read_sequences(path, DNA.alphabet)
+    store, sets = taken_in(str(tmp_path / "p.zarr"), files, (rows, cols), 5, paired="index")
+    assert store.indexed
+    for side, want in zip(layout.SIDES, sets, strict=True):
         assert store.count(side) == len(want)
         assert store.names(side).tolist() == list(want.names)
         assert store.lengths(side).tolist() == want.lengths.tolist()
-        assert store.array(f"{side}_residues").chunks == (32,)
+        assert store.piece(side, 0, "residues").chunks == (32,)
+        assert store.piece(side, 0, "edges").chunks == (4, 2)
         for which in (np.arange(len(want)), np.array([0, 1, 2, 9, 10, 17, len(want) - 1]),
                       np.array([5]), np.arange(3, 11)):
             residues, offsets = store.records(side, which)
             assert offsets.tolist() == [0, *np.cumsum(want.lengths[which]).tolist()]
             assert np.array_equal(residues, np.concatenate([want[i] for i in which]))
-        assert store.lengths(side, np.array([4, 2])).tolist() == want.lengths[[4, 2]].tolist()
+        scattered = np.array([9, 2, 2, 27, 0])
+        assert store.lengths(side, scattered).tolist() == want.lengths[scattered].tolist()
+        assert store.names(side, scattered).tolist() == [want.names[i] for i in scattered]
     assert [r.tolist() for r in store.pair_records(3, 11)] == [rows[3:11].tolist(),
                                                                cols[3:11].tolist()]
     assert (store.pairs, store.units, store.unit_pairs(4)) == (24, 5, (20, 24))
-    assert set(store.attrs["digests"]) == {"pair_query", "pair_target"} | {
-        f"{side}_{name}" for side in ("query", "target") for name in ("residues", "offsets",
-                                                                        "name")}
-    assert store.damaged() == {"chunk": [], "array": []}
+    assert set(store.attrs["digests"]) == {"pair_query", "pair_target", "query_records",
+                                           "target_records"}
+    assert store.damaged() == {"chunk": [], "query piece": [], "target piece": [],
+                              "array": []}
+    spans = np.array([[first, last] for first, last in itertools.pairwise(
+        [*range(0, 40, 7), 40, 40])], dtype="<i8")
+    shas = [hashlib.sha256(b"%d" % k).digest() for k in range(len(spans))]
+    assert store.attrs["input_sha256"]["query"] == hashlib.sha256(b"".join(
+        span.tobytes() + sha for span, sha in zip(spans, shas, strict=True))).hexdigest()
 
 
 def test_chunks_are_written_marked_finalized_and_read_by_xarray(files, tmp_path):
     import xarray
 
-    def fill(group):
-        for side, path in zip(("query", "target"), files, strict=True):
-            ingest(group, side, read_batches(path, DNA.alphabet))
-        return 30, 7, 0
-
-    store = PairsStore.create(str(tmp_path / "p.zarr"), fill, paired="position")
+    store, _ = taken_in(str(tmp_path / "p.zarr"), (files[1], files[1]), None, 7,
+                        paired="position")
     assert store.by_position and store.pair_records(28, 30)[1].tolist() == [28, 29]
     assert store.fields(0, 2)["cigar"].tolist() == ["", ""]
     assert np.isnan(store.fields(0, 2)["identity"]).all()
@@ -90,21 +111,35 @@ def test_chunks_are_written_marked_finalized_and_read_by_xarray(files, tmp_path)
         store.write_unit(unit, values | {"cigar": np.array([f"{k}=" for k in range(first, last)],
                                                            dtype=object)})
         if unit < store.units - 1:
-            with pytest.raises(swath.StoreIncomplete, match="not done"):
+            with pytest.raises(swath.StoreIncomplete, match="chunks of pairs are not done"):
                 store.finalize()
+    marks = store.array("query_done")
+    mark, marks[1] = marks[1], 0
+    with pytest.raises(swath.StoreIncomplete, match="1 of 6 pieces of the queries are not"):
+        store.finalize()
+    marks[1] = mark
     store.finalize()
     done = PairsStore.open(store.path)
     assert done.fields()["score"].tolist() == list(range(30))
     assert done.fields(28)["cigar"].tolist() == ["28=", "29="]
     assert done.done().tolist() == [True] * 5
     data = xarray.open_zarr(store.path, consolidated=False)       # a dataset along pairs
-    assert {"pair": 30, "query": 40, "target": 30, "chunk": 5}.items() <= \
-        dict(data.sizes).items()
+    assert {"pair": 30, "chunk": 5}.items() <= dict(data.sizes).items()
     for name in PAIR_FIELDS:
         assert data[name].dims == ("pair",), name
-    assert data["query_name"].dims == ("query",)
     assert data["cigar"].values.tolist() == [f"{k}=" for k in range(30)]
-    assert data["target_name"].values.tolist() == done.names("target").tolist()
+
+
+def test_a_store_of_version_1_is_refused_in_one_line(tmp_path):
+    path = str(tmp_path / "old.zarr")
+    zarr.open_group(path, mode="w", zarr_format=3).attrs["swath"] = {
+        "layout": "pairs", "version": 1, "created": True, "complete": True}
+    for action in (lambda: swath.open(path), lambda: swath.verify(path)):
+        with pytest.raises(swath.FormatVersionError) as refused:
+            action()
+        assert str(refused.value) == (f"{path} is a 'pairs' store version 1, this swath reads "
+                                      "'pairs' version 2 (it was written by an older swath: "
+                                      "write it again with this one)")
 
 
 def job(files, tmp_path, name="p.zarr"):
@@ -124,7 +159,8 @@ def test_a_damaged_chunk_is_found_and_recomputed(files, tmp_path):
     (root / "score" / "c" / "1").unlink()                              # pairs 5-9
     (root / "cigar" / "c" / "3").write_bytes(b"\x28\xb5\x2f\xfd broken")  # pairs 15-19
     store = PairsStore.open(root)
-    assert store.damaged() == {"chunk": [1, 3], "array": []}
+    assert store.damaged() == {"chunk": [1, 3], "query piece": [], "target piece": [],
+                              "array": []}
     message = f"{root}: damaged: 2 chunks (1, 3); `swath resume {root}` recomputes what it can"
     for check in (store.check_sound, lambda: swath.verify(str(root)),
                   lambda: swath.open(str(root))):
@@ -135,18 +171,21 @@ def test_a_damaged_chunk_is_found_and_recomputed(files, tmp_path):
     resumed = swath.resume(str(root), device="cpu", progress=lambda *a: calls.append(a))
     assert calls[0] == ("pairs", 13, 23, 0) and len(calls) == 3
     assert columns(resumed) == want
-    assert swath.verify(str(root)) == {"chunk": 5, "array": 8}
+    assert swath.verify(str(root)) == {"chunk": 5, "query piece": 1,
+                                        "target piece": 1, "array": 6}
 
 
 def test_damaged_inputs_are_refused_as_beyond_repair(files, tmp_path):
     job(files, tmp_path)
     root = tmp_path / "p.zarr"
-    damaged = ["query_residues", "query_name", "target_offsets", "pair_target"]   # as stored
-    for name in damaged:
-        (root / name / "c" / "0").write_bytes(b"\x00" * 9)
-    assert PairsStore.open(root).damaged() == {"chunk": [], "array": damaged}
+    for chunk in ("query_pieces/0/residues/c/0", "query_pieces/0/names/c/0",
+                  "target_pieces/0/edges/c/0/0", "pair_target/c/0"):
+        (root / chunk).write_bytes(b"\x00" * 9)
+    assert PairsStore.open(root).damaged() == {"chunk": [], "query piece": [0],
+                                               "target piece": [0], "array": ["pair_target"]}
     for action in (lambda: swath.resume(str(root), device="cpu"),
                    lambda: job(files, tmp_path)):
         with pytest.raises(swath.StoreDamaged,
-                           match=f"damaged beyond repair: {', '.join(damaged)} "):
+                           match="damaged beyond repair: query piece 0, target piece 0, "
+                                 "pair_target "):
             action()

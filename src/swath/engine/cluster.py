@@ -43,17 +43,25 @@ class Runner(Protocol):
 
     def each(self, tasks: list[Any], done: Callable[[Any], None],
              watched: Sequence[tuple[Any, Callable[[], None]]] = (),
-             copy: Callable[[int], Any] | None = None) -> None:
+             copy: Callable[[int], Any] | None = None, threads: int | None = None) -> None:
         """Compute ``tasks`` (dask.delayed) and call ``done(result)`` in this thread as
         each finishes, and ``call()`` as each ``(task, call)`` of ``watched`` (tasks the
         graph of ``tasks`` holds; their results stay where they are) finishes; raise a
         task's error (on a cluster, once the others are done). ``copy(i)``: a copy of
         ``tasks[i]`` under another key, which a cluster may run beside a straggling one
-        on an idle worker (``engine.stragglers``): the first result is the task's."""
+        on an idle worker (``engine.stragglers``): the first result is the task's.
+        ``threads``: tasks run at once in this process, where not its task threads
+        (tasks of one core each, as parsing pieces of input; a cluster's workers keep
+        their threads)."""
 
     def call(self, function: Callable[..., Any], *args: Any,
              poll: Callable[[], None] | None = None) -> Any:
         """``function(*args)`` as one task; ``poll()`` every ``POLL`` seconds until done."""
+
+    def share(self, value: Any) -> Any:
+        """``value`` as tasks take it: itself in this process; on a cluster, a reference
+        to it, sent to a worker once (a graph holding large values whole travels as one
+        message, and Dask warns of it)."""
 
 
 class InProcess:
@@ -68,7 +76,7 @@ class InProcess:
 
     def each(self, tasks: list[Any], done: Callable[[Any], None],
              watched: Sequence[tuple[Any, Callable[[], None]]] = (),
-             copy: Callable[[int], Any] | None = None) -> None:
+             copy: Callable[[int], Any] | None = None, threads: int | None = None) -> None:
         import dask
         import dask.threaded
         from dask.callbacks import Callback
@@ -84,7 +92,8 @@ class InProcess:
 
         with Callback(posttask=finished):
             # the scheduler's function itself: its name would import distributed
-            dask.compute(*tasks, scheduler=dask.threaded.get, num_workers=self.threads)
+            dask.compute(*tasks, scheduler=dask.threaded.get,
+                         num_workers=threads or self.threads)
 
     def call(self, function: Callable[..., Any], *args: Any,
              poll: Callable[[], None] | None = None) -> Any:
@@ -97,6 +106,9 @@ class InProcess:
             while wait([future], POLL).not_done:
                 poll()
             return future.result()
+
+    def share(self, value: Any) -> Any:
+        return value
 
 
 class OnCluster:
@@ -114,7 +126,7 @@ class OnCluster:
 
     def each(self, tasks: list[Any], done: Callable[[Any], None],
              watched: Sequence[tuple[Any, Callable[[], None]]] = (),
-             copy: Callable[[int], Any] | None = None) -> None:
+             copy: Callable[[int], Any] | None = None, threads: int | None = None) -> None:
         from distributed import as_completed
 
         calls = {task.key: call for task, call in watched}
@@ -204,6 +216,9 @@ class OnCluster:
         while poll is not None and not finished.wait(POLL):
             poll()
         return future.result()
+
+    def share(self, value: Any) -> Any:
+        return self.client.scatter(value, hash=False)
 
 
 @dataclass(frozen=True)

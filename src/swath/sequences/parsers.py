@@ -21,7 +21,8 @@ from typing import IO, Any
 from swath.errors import InputNotFound, InvalidInput, InvalidSequence
 from swath.sequences.encoding import Translator
 
-__all__ = ["STDIN", "PathLike", "open_file", "records"]
+__all__ = ["READ_ERRORS", "STDIN", "PathLike", "open_file", "records", "sniff", "stream_records",
+           "unreadable"]
 
 PathLike = str | os.PathLike[str]
 
@@ -37,6 +38,8 @@ _RawRecord = tuple[bytes, int, list[bytes]]
 
 #: the path that names standard input (read once: what reads a file twice refuses it)
 STDIN = "-"
+#: what reading a corrupt or truncated file (gzip) raises
+READ_ERRORS = (OSError, EOFError, zlib.error)
 
 
 @contextmanager
@@ -71,38 +74,56 @@ def _unzipped(raw: Any) -> Iterator[IO[bytes]]:
         yield raw
 
 
+def unreadable(display: str, exc: BaseException) -> InvalidInput:
+    """The error of a file that cannot be read (one of ``READ_ERRORS``)."""
+    return InvalidInput(f"{display}: cannot be read, corrupt or truncated ({exc})")
+
+
 def records(path: PathLike, display: str, encoder: Translator
             ) -> Generator[tuple[str, str, int, list[bytes]], None, None]:
     """(name, description, header line, code parts) of each record in the file
     (``display``: what messages call it)."""
+    with open_file(path, display) as stream:
+        yield from stream_records(stream, display, encoder)
+
+
+def stream_records(stream: IO[bytes], display: str, encoder: Translator, line: int = 1
+                   ) -> Generator[tuple[str, str, int, list[bytes]], None, None]:
+    """:func:`records` of an open binary stream whose first byte is on ``line`` of
+    ``display`` (a piece of a file starts further on: its messages name the file's
+    lines)."""
 
     def encode(raw: bytes, line: int) -> bytes:
         return encoder.encode_text(raw, display, line)
 
-    with open_file(path, display) as stream:
-        try:
-            first, buf, line = _sniff(stream, display)
-            if first == ord(">"):
-                parser = _fasta(stream, buf, line, encode)
-            else:
-                parser = _fastq(stream, buf, line, encode, display)
-            marker = chr(first)
-            for header, line, parts in parser:
-                name, description = _header(header, marker, display, line)
-                if not any(parts):
-                    raise InvalidSequence(f"{display} line {line}: record {name!r} has no residues")
-                yield name, description, line, parts
-        except (OSError, EOFError, zlib.error) as exc:
-            raise InvalidInput(f"{display}: cannot be read, corrupt or truncated ({exc})"
-                               ) from None
+    try:
+        first, buf, line = sniff(stream, display, line)
+        if first == ord(">"):
+            parser = _fasta(stream, buf, line, encode)
+        else:
+            parser = _fastq(stream, buf, line, encode, display)
+        marker = chr(first)
+        for header, line, parts in parser:
+            name, description = _header(header, marker, display, line)
+            if not any(parts):
+                raise InvalidSequence(f"{display} line {line}: record {name!r} has no residues")
+            yield name, description, line, parts
+    except READ_ERRORS as exc:
+        raise unreadable(display, exc) from None
 
 
-def _sniff(stream: IO[bytes], display: str) -> tuple[int, bytes, int]:
-    """Skip leading blank lines: the first character, the text from it, its line."""
+def sniff(stream: IO[bytes], display: str, line: int = 1) -> tuple[int, bytes, int]:
+    """Skip leading blank lines: the first character (``>`` or ``@``), the text from it,
+    its line (the stream's first being ``line``).
+
+    Raises
+    ------
+    InvalidInput
+        The stream is empty or blank, or its first character is neither.
+    """
     buf = stream.read(_BLOCK)
     if buf.startswith(_UTF8_BOM):
         buf = buf[len(_UTF8_BOM):]
-    line = 1
     while True:
         if not buf:
             raise InvalidInput(f"{display}: empty file, expected FASTA or FASTQ")

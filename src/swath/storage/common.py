@@ -306,6 +306,8 @@ class LayoutStore:
     UNIT_NAMES: ClassVar[dict[str, str]] = {}
     #: arrays written whole that a run writes again (the others hold the job's inputs)
     RECOMPUTED: ClassVar[frozenset[str]] = frozenset()
+    #: kinds of unit that take the job's inputs in: damaged once done, nothing redoes them
+    INPUT_KINDS: ClassVar[frozenset[str]] = frozenset()
     #: what a message about damage tells the user to do (``{path}``: the store's)
     REMEDY: ClassVar[str] = "`swath resume {path}` recomputes what it can"
     #: the arrays xarray opens as coordinates (the records' names)
@@ -510,9 +512,12 @@ class LayoutStore:
         Raises
         ------
         StoreDamaged
-            An array holding the job's inputs is damaged: nothing can recompute it.
+            An array or a unit holding the job's inputs is damaged: nothing can
+            recompute it.
         """
-        lost = [name for name in damage.get("array", []) if name not in self.RECOMPUTED]
+        lost = [f"{kind} {unit}" for kind in sorted(self.INPUT_KINDS)
+                for unit in damage.get(kind, [])]
+        lost += [name for name in damage.get("array", []) if name not in self.RECOMPUTED]
         if lost:
             raise StoreDamaged(f"{self.path}: damaged beyond repair: {', '.join(lost)} (the "
                                "job's inputs, kept in the store) no longer match their "

@@ -35,7 +35,7 @@ from swath.errors import FormatVersionError, OutputExists
 from swath.storage.common import ROOT_KEY, StorePath, display, update_attrs
 from swath.storage.locking import LOCK_NAME, store_lock
 
-__all__ = ["creating", "found_at", "reopen_or_create"]
+__all__ = ["creating", "discard", "found_at", "reopen_or_create"]
 
 logger = logging.getLogger(__name__)
 
@@ -248,3 +248,13 @@ def creating(path: StorePath, layout: str, version: int, fields: dict[str, Any],
     except BaseException:
         shutil.rmtree(building, ignore_errors=True)
         raise
+
+
+def discard(path: StorePath) -> None:
+    """Remove a store this process made whose job was refused on its inputs (a
+    malformed file: running the job again would refuse it again), leaving nothing of its
+    own at ``path``."""
+    fs, inner = fsspec.core.url_to_fs(display(path))
+    if fs.exists(inner):
+        logger.info("%s: removing the store made for inputs that were refused", display(path))
+        fs.rm(inner, recursive=True)
