@@ -6,11 +6,8 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
-import shutil
-import tempfile
-import weakref
-from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -37,11 +34,9 @@ if TYPE_CHECKING:
     from swath.results.longpair import PairScore
     from swath.results.pairs import PairsResult
     from swath.results.search import SearchResult
-    from swath.storage.database import DatabaseInfo
+    from swath.workloads.search import DatabaseInfo
 
 logger = logging.getLogger(__name__)
-
-_R = TypeVar("_R")
 
 SequencesLike = str | os.PathLike[str] | Sequence[SequenceLike] | SequenceSet
 
@@ -105,29 +100,6 @@ def _sequences(value: SequencesLike, scoring: Scoring, wildcard: bool, what: str
     if not names:
         raise InvalidParameter(f"{what} is empty")
     return sequence_set(list(value), scoring.alphabet, wildcard=wildcard, names=names)
-
-
-def _store_path(store: str | None, name: str) -> tuple[str, str | None]:
-    """``store``, or ``name`` in a new temporary directory, and that directory (None for
-    the user's store)."""
-    if store:
-        return store, None
-    folder = tempfile.mkdtemp(prefix="swath-")
-    return f"{folder}/{name}", folder
-
-
-def _owning(scratch: str | None, job: Callable[[], _R]) -> _R:
-    """``job()``'s result; a scratch directory its store is in removed when the result is
-    collected (or the process ends), or at once if the job fails."""
-    try:
-        result = job()
-    except BaseException:
-        if scratch:
-            shutil.rmtree(scratch, ignore_errors=True)
-        raise
-    if scratch:
-        weakref.finalize(result, shutil.rmtree, scratch, True)
-    return result
 
 
 def align(query: SequenceLike, target: SequenceLike, scoring: Scoring | None = None,
@@ -643,9 +615,7 @@ def align_pairs(queries: SequencesLike, targets: SequencesLike,
     >>> res.query_name.tolist(), res.score.tolist()
     (['queries[0]', 'queries[1]', 'queries[1]'], [12, 4, 4])
     """
-    from swath.engine.cluster import session
-    from swath.engine.pairs import prepare, run
-    from swath.results.pairs import PairsResult
+    from swath.workloads import pairs as workload
 
     scoring = _scoring(scoring)
     mode = _mode(mode)
@@ -653,59 +623,43 @@ def align_pairs(queries: SequencesLike, targets: SequencesLike,
     if chunk is not None and (not isinstance(chunk, int) or isinstance(chunk, bool)
                               or chunk < 1):
         raise InvalidParameter(f"chunk must be a positive integer, got {chunk!r}")
-    if store is None and client is None and chunk is None:
-        held = _held_pairs(queries, targets, pairs, scoring, mode, device, wildcard)
+    asked = _pairing(pairs)
+    if store is None and client is None and chunk is None and _in_memory(queries) \
+            and _in_memory(targets):
+        held = workload.held(_sequences(queries, scoring, wildcard, "queries"),
+                             _sequences(targets, scoring, wildcard, "targets"), asked,
+                             scoring, mode=mode, device=device, max_cells=IN_PROCESS_CELLS)
         if held is not None:
             if progress:
-                progress("pairs", held.pairs, held.pairs, held.cells)
-            return PairsResult(held)
-    sources = (_pair_source(queries, scoring, wildcard, "queries"),
-               _pair_source(targets, scoring, wildcard, "targets"), _pairing(pairs))
-    path, scratch = _store_path(store, "pairs.zarr")
-
-    def job() -> PairsResult:
-        prepared = prepare(path, *sources, scoring, mode=mode, device=device, chunk=chunk,
-                           overwrite=overwrite)
-        with session(client, device=device) as (where, _):
-            run(prepared, where, progress)
-        return PairsResult(path)
-
-    return _owning(scratch, job)
+                progress("pairs", len(held), len(held), held.cells)
+            return held
+    q, t = (workload.source(_pair_input(value, scoring, wildcard, what), what, wildcard)
+            for value, what in ((queries, "queries"), (targets, "targets")))
+    return workload.align_pairs(store, q, t, asked, scoring, client=client, progress=progress,
+                                mode=mode, device=device, chunk=chunk, overwrite=overwrite)
 
 
-def _held_pairs(queries: SequencesLike, targets: SequencesLike, pairs: Any, scoring: Scoring,
-                mode: str, device: str, wildcard: bool) -> Any:
-    """A job small enough to run in this process (``IN_PROCESS_CELLS``, from files of at
-    most ``IN_PROCESS_BYTES``), aligned and held in memory; None for a job for the
-    engine."""
-    from swath.engine.pairs import align_held
+def _pair_input(value: SequencesLike, scoring: Scoring, wildcard: bool, what: str
+                ) -> str | SequenceSet:
+    """One side of :func:`align_pairs` for the engine: a file's path (taken in there, in
+    pieces), or its records (standard input: read once, here)."""
+    from swath.sequences.parsers import STDIN
 
-    if not (_in_memory(queries) and _in_memory(targets)):
-        return None
-    return align_held(_sequences(queries, scoring, wildcard, "queries"),
-                      _sequences(targets, scoring, wildcard, "targets"), _pairing(pairs),
-                      scoring, mode, device, IN_PROCESS_CELLS)
+    if isinstance(value, (str, os.PathLike)) and os.fspath(value) != STDIN:
+        return os.fspath(value)
+    return _sequences(value, scoring, wildcard, what)
 
 
 def _in_memory(value: SequencesLike) -> bool:
     """Whether ``value`` is in memory or a file small enough to read whole for a job in
-    this process (a file that cannot be read: its error comes when it is read)."""
+    this process, ``IN_PROCESS_BYTES`` (a file that cannot be read: its error comes when it
+    is read)."""
     if not isinstance(value, (str, os.PathLike)):
         return True
     try:
         return os.stat(value).st_size <= IN_PROCESS_BYTES
     except OSError:
         return True
-
-
-def _pair_source(value: SequencesLike, scoring: Scoring, wildcard: bool, what: str) -> Any:
-    """One side of :func:`align_pairs` as the engine takes it in."""
-    from swath.engine.pairs import file_source, memory_source
-    from swath.sequences.parsers import STDIN
-
-    if isinstance(value, (str, os.PathLike)) and os.fspath(value) != STDIN:
-        return file_source(os.fspath(value), wildcard=wildcard)
-    return memory_source(_sequences(value, scoring, wildcard, what), what)   # stdin: read once
 
 
 def _pairing(pairs: Any) -> Any:

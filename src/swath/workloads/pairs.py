@@ -7,11 +7,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from swath.results.pairs import PRINTERS, PairsResult
-from swath.workloads import Workload, result_lines
+from swath.workloads import Workload, result_lines, start
 
 if TYPE_CHECKING:
-    from swath.engine.pairs import PairsJob
+    from swath.engine.pairs import PairsJob, Source
     from swath.progress import Progress
+    from swath.scoring import Scoring
+    from swath.sequences import SequenceSet
     from swath.storage.pairs import PairsStore
 
 
@@ -37,3 +39,35 @@ WORKLOAD = Workload(name="pairs", store=store, result=PairsResult, reopen=reopen
                     formats=tuple(PRINTERS), default_format="tsv",
                     lines=result_lines(PairsResult), items="pairs", phases=("pairs",),
                     cuda_sources=("ends.cu", "codes16.cu", "traceback.cu"))
+
+
+def source(value: str | SequenceSet, display: str, wildcard: bool) -> Source:
+    """One side of a job as the engine takes it in: a file's path (taken in piece by piece
+    on the workers), or records in memory."""
+    from swath.engine.pairs import file_source, memory_source
+
+    if isinstance(value, str):
+        return file_source(value, wildcard=wildcard)
+    return memory_source(value, display)
+
+
+def align_pairs(store: str | None, queries: Source, targets: Source, pairs: Any,
+                scoring: Scoring, *, client: Any, progress: Progress | None,
+                **options: Any) -> PairsResult:
+    """A batched-pairs job run on the engine into ``store`` (or a scratch store the result
+    owns); ``pairs`` and ``options`` as :func:`~swath.engine.pairs.prepare` takes them."""
+    from swath.engine.pairs import prepare
+
+    return start(WORKLOAD, store, lambda path: prepare(path, queries, targets, pairs, scoring,
+                                                       **options), client, progress)
+
+
+def held(queries: SequenceSet, targets: SequenceSet, pairs: Any, scoring: Scoring, *,
+         mode: str, device: str, max_cells: int) -> PairsResult | None:
+    """A job of at most ``max_cells`` run in this process, without Dask and without a
+    store (:func:`~swath.engine.pairs.align_held`), its pairs held in memory; None for a
+    larger one."""
+    from swath.engine.pairs import align_held
+
+    found = align_held(queries, targets, pairs, scoring, mode, device, max_cells)
+    return None if found is None else PairsResult(found)
