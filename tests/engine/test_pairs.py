@@ -368,3 +368,50 @@ def test_a_file_changed_since_it_was_taken_in_is_another_job(records, tmp_path):
     os.utime(queries, ns=(0, 0))
     with pytest.raises(swath.InputChanged, match=r"q\.fa has changed .* since this job started"):
         run(job_from_store(str(store.path), "cpu"), InProcess(1, "CPU"))
+
+
+PEAK_MEMORY = """
+import resource, sys
+import swath
+from swath.engine.cluster import InProcess
+from swath.engine.pairs import file_source, prepare, run
+
+queries, targets, store = sys.argv[1:4]
+sides = [file_source(path, wildcard=False, piece_bytes=1 << 16) for path in (queries, targets)]
+job = prepare(store, *sides, None, swath.Scoring.dna(), mode="local", device="cpu", chunk=1000)
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+run(job, InProcess(2, "CPU"))
+print(before, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+"""
+
+
+@pytest.mark.slow
+def test_a_jobs_memory_is_bounded_by_its_unit_of_work_not_its_pairs(tmp_path):
+    """Eight times the pairs (in pieces of 64 KiB, chunks of 1,000 pairs, in a process of
+    its own): the job's peak memory grows by less than 12 MB (its per-pair columns; the
+    inputs, 4.5 MB a side at the larger size, never whole in memory)."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "peak.py"
+    script.write_text(PEAK_MEMORY)
+    rng = np.random.default_rng(4)
+    grown = []
+    for count in (8000, 64000):
+        names = []
+        for side in ("q", "t"):
+            codes = rng.integers(0, 4, (count, 60)).astype(np.uint8)
+            path = tmp_path / f"{side}{count}.fa"
+            path.write_bytes(b"".join(b">%s%d\n%s\n" % (side.encode(), i,
+                                                         np.frombuffer(b"ACGT", np.uint8)[row]
+                                                         .tobytes())
+                                      for i, row in enumerate(codes)))
+            names.append(str(path))
+        done = subprocess.run([sys.executable, str(script), *names,
+                               str(tmp_path / f"r{count}.zarr")],
+                              capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, done.stderr
+        before, peak = map(int, done.stdout.split())
+        grown.append(peak - before)          # kilobytes the job added to the process's peak
+        assert len(swath.open(str(tmp_path / f"r{count}.zarr"))) == count
+    assert grown[1] - grown[0] < 12 * 1024, grown
