@@ -297,7 +297,7 @@ def test_gpu_equals_cpu(mode, scoring, tmp_path):
         assert columns(gpu) == columns(held) == columns(cpu), name
 
 
-def in_pieces(records, tmp_path, where=None, name="pieces.zarr", **files):
+def in_pieces(records, tmp_path, where=None, name="pieces.zarr", progress=None, **files):
     """The reference job of ``records`` with its inputs in pieces of about 97 bytes (a
     record straddles most cuts), through the engine; the targets as gzip FASTQ (read
     once, streamed) unless ``files`` say otherwise."""
@@ -312,7 +312,7 @@ def in_pieces(records, tmp_path, where=None, name="pieces.zarr", **files):
     path = str(tmp_path / name)
     job = prepare(path, *sources, (records["rows"], records["cols"]), DNA, mode="local",
                   device="cpu", chunk=4)
-    run(job, where or InProcess(1, "CPU"))
+    run(job, where or InProcess(1, "CPU"), progress)
     return swath.open(path)
 
 
@@ -323,10 +323,14 @@ def test_inputs_taken_in_pieces_align_as_whole_files(records, tmp_path):
     from swath.engine.cluster import InProcess
     from swath.engine.pairs import job_from_store, run
 
-    res = in_pieces(records, tmp_path)
+    calls = []
+    res = in_pieces(records, tmp_path, progress=lambda *a: calls.append(a))
     store = PairsStore.open(res.path, mode="r+", complete=False)
+    pieces = store.pieces("query") + store.pieces("target")
     assert store.pieces("query") > 3 and store.pieces("target") > 3
     assert columns(res) == columns(records["reference"])
+    taking = [call for call in calls if call[0] == "pieces"]    # the gzip's: no total
+    assert taking[0] == ("pieces", 0, None, 0) and taking[-1] == ("pieces", pieces, None, 0)
     store.unmark("query piece", [0, 2])
     store.unmark("target piece", [1, store.pieces("target") - 1])
     store.group.attrs["swath"] = {key: value for key, value in store.attrs.items()

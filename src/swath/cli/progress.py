@@ -30,6 +30,7 @@ _BARS = {
     "search": _Bar("swath search", "cells", scale=True),
     "allpairs": _Bar("swath allpairs", "tile", "pairs"),
     "pairs": _Bar("swath pairs", " pair", "cells", scale=True),
+    "pieces": _Bar("swath: taking inputs in", " piece"),
     "tiles": _Bar("swath tiles", "tile", "cells"),
     "splits": _Bar("swath splits", "split"),
     "segments": _Bar("swath segments", "segment"),

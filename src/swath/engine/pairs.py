@@ -474,51 +474,76 @@ def _checked_index(*pairs: np.ndarray, counts: tuple[int, int]
     return pairs[0], pairs[1]
 
 
-def _take_in(job: PairsJob, store: PairsStore, where: Any) -> None:
+def _take_in(job: PairsJob, store: PairsStore, where: Any, progress: Progress | None
+             ) -> None:
     """Take in every piece not done (the plain files' all at once, a stream's round by
-    round as the client reads them), then index them on a worker. Of the pieces of one
-    round refused, the first (by side, then piece) raises once the others are done (none
-    is left writing)."""
+    round as the client reads them), then index them on a worker;
+    ``progress("pieces", pieces done, pieces or None while a stream is read, 0)``."""
     started = time.perf_counter()
-    run_id = _run_id()
     files = {side: store.attrs["sources"][side] for side in SIDES
              if "file" in store.attrs["sources"][side]}
+    todo = {side: np.flatnonzero(~store.done(piece_kind(side))).tolist() for side in files}
+    streams = [side for side, file in files.items() if file["gzip"]]
+    intake = _Intake(job, where, progress, None if streams else sum(map(len, todo.values())))
     tasks = []
     for side, file in files.items():
-        todo = np.flatnonzero(~store.done(piece_kind(side))).tolist()
-        if file["gzip"] or not todo:
+        if side in streams or not todo[side]:
             continue
         _check_unchanged(file)
         bounds = np.asarray(store.array(f"{side}_bounds")[...]).tolist()
-        tasks += [_piece_task(job, run_id, side, k, bounds[k], bounds[k + 1], None, None)
-                  for k in todo]
-    _each_piece(where, tasks)
-    for side, file in files.items():
-        if file["gzip"]:
-            _take_streamed(job, store, side, file, where, run_id)
+        tasks += [intake.task(side, k, bounds[k], bounds[k + 1], None, None)
+                  for k in todo[side]]
+    intake.each(tasks)
+    for side in streams:
+        _take_streamed(intake, store, side, files[side])
     logger.debug("%s: inputs taken in in %.3f s", job.store, time.perf_counter() - started)
     where.call(index_inputs, job)
 
 
-def _each_piece(where: Any, tasks: list[Any]) -> None:
-    """Run piece tasks, a thread a core in this process; raise the error of the first
-    piece refused (by side, then piece), once all are done."""
-    from swath.kernels.cores import cores
+@dataclass
+class _Intake:
+    """The pieces one run takes in: its job, where their tasks run, progress."""
 
-    refused: list[tuple[int, int, Exception]] = []
+    job: PairsJob
+    where: Any
+    progress: Progress | None
+    total: int | None                   # pieces to take in (None: not known yet)
+    taken: int = 0
+    run_id: str = dataclasses.field(default_factory=lambda: _run_id())   # its keys
 
-    def done(result: tuple[str, int, Exception | None]) -> None:
-        side, k, error = result
-        if error is not None:
-            refused.append((SIDES.index(side), k, error))
+    def task(self, side: str, k: int, start: int, end: int, line: int | None,
+             data: bytes | None) -> Any:
+        """The task of piece ``k`` of ``side`` (:func:`take_piece`)."""
+        import dask
 
-    where.each(tasks, done, threads=cores())
-    if refused:
-        raise min(refused, key=lambda found: found[:2])[2]
+        return dask.delayed(_piece, pure=False)(
+            self.job, side, k, start, end, line, data,
+            dask_key_name=f"swath-piece-{self.run_id}-{side}-{k}")
+
+    def each(self, tasks: list[Any]) -> None:
+        """Run piece tasks, a thread a core in this process; raise the error of the first
+        piece refused (by side, then piece) once all are done (none is left writing)."""
+        from swath.kernels.cores import cores
+
+        refused: list[tuple[int, int, Exception]] = []
+
+        def done(result: tuple[str, int, Exception | None]) -> None:
+            side, k, error = result
+            if error is not None:
+                refused.append((SIDES.index(side), k, error))
+            self.taken += 1
+            if self.progress:
+                self.progress("pieces", self.taken, self.total, 0)
+
+        if self.progress and not self.taken:
+            self.progress("pieces", 0, self.total, 0)
+        self.where.each(tasks, done, threads=cores())
+        if refused:
+            raise min(refused, key=lambda found: found[:2])[2]
 
 
-def _take_streamed(job: PairsJob, store: PairsStore, side: str, file: dict[str, Any],
-                   where: Any, run_id: str) -> None:
+def _take_streamed(intake: _Intake, store: PairsStore, side: str, file: dict[str, Any]
+                   ) -> None:
     """The pieces of a gzip file not done, as the client cuts them from its one stream,
     a round of them at a time (the next round is read while one is taken in)."""
     from swath.kernels.cores import cores
@@ -535,10 +560,10 @@ def _take_streamed(job: PairsJob, store: PairsStore, side: str, file: dict[str, 
         while batch := round_.result():
             round_ = reader.submit(list, itertools.islice(pieces, size))
             store.grow(side, batch[-1][0] + 1)
-            _each_piece(where, [_piece_task(job, run_id, side, k, start, start + len(data),
-                                            line, where.share(data))
-                                for k, (start, line, data) in batch
-                                if k >= len(done) or not done[k]])
+            intake.each([intake.task(side, k, start, start + len(data), line,
+                                     intake.where.share(data))
+                         for k, (start, line, data) in batch
+                         if k >= len(done) or not done[k]])
     update_attrs(store.group, streamed=[*store.attrs.get("streamed", []), side])
 
 
@@ -553,17 +578,9 @@ def _check_unchanged(file: dict[str, Any]) -> None:
                            "started taking it in; run the job again with --overwrite")
 
 
-def _piece_task(job: PairsJob, run_id: str, side: str, k: int, start: int, end: int,
-                line: int | None, data: bytes | None) -> Any:
-    import dask
-
-    return dask.delayed(_piece, pure=False)(
-        job, side, k, start, end, line, data, dask_key_name=f"swath-piece-{run_id}-{side}-{k}")
-
-
 def _piece(job: PairsJob, side: str, k: int, start: int, end: int, line: int | None,
            data: bytes | None) -> tuple[str, int, Exception | None]:
-    """:func:`take_piece`, its input's refusal returned, not raised (:func:`_each_piece`
+    """:func:`take_piece`, its input's refusal returned, not raised (:meth:`_Intake.each`
     raises the first once every piece is done)."""
     from swath.errors import InputNotFound, InvalidInput, InvalidSequence
 
@@ -584,8 +601,9 @@ def _run_id() -> str:
 def run(job: PairsJob, client: Any, progress: Progress | None = None) -> PairsStore:
     """Take in the pieces of the inputs not yet in, index them, run every chunk not yet
     done on ``client`` (a runner of ``engine.cluster`` or a ``distributed.Client``), then
-    finalize the store; ``progress("pairs", pairs done, pairs, cells)`` at the start of
-    the chunks and as each is written. A job whose inputs are refused (a malformed file,
+    finalize the store; ``progress("pieces", pieces done, pieces, 0)`` as pieces are taken
+    in, ``progress("pairs", pairs done, pairs, cells)`` at the start of the chunks and as
+    each is written. A job whose inputs are refused (a malformed file,
     records that are not as many as the pairs want) leaves no store that it made."""
     from swath.errors import InvalidInput, InvalidSequence
     from swath.storage.creation import discard
@@ -609,7 +627,7 @@ def _run(job: PairsJob, client: Any, progress: Progress | None) -> PairsStore:
         if not job.fresh:
             store.recompute_damaged()
         if not store.indexed:
-            _take_in(job, store, where)
+            _take_in(job, store, where, progress)
             store = PairsStore.open(job.store, mode="r+", complete=False)
         done = store.done()
         units = np.flatnonzero(~done).tolist()
