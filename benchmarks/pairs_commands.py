@@ -74,7 +74,7 @@ def phases(queries: Path, targets: Path, gpus: int, repeats: int, store: str
     from dask_cuda import LocalCUDACluster
     from distributed import Client
 
-    from swath.engine.pairs import prepare, run
+    from swath.engine.pairs import prepare_pairs, run_pairs
     from swath.storage.common import update_attrs
     from swath.storage.pairs import PairsStore
     from swath.workloads.pairs import source
@@ -84,10 +84,10 @@ def phases(queries: Path, targets: Path, gpus: int, repeats: int, store: str
                           dashboard_address=":0") as cluster, Client(cluster) as client:
         swath.warm_up("gpu", client=client, job="pairs")
         started = time.perf_counter()
-        job = prepare(store, source(str(queries), "queries", False),
-                      source(str(targets), "targets", False), None, SCORING,
-                      mode=MODE, device="gpu", chunk=None, overwrite=True)
-        run(job, client)                    # the inputs' pieces taken in, then the chunks
+        job = prepare_pairs(store, source(str(queries), "queries", False),
+                            source(str(targets), "targets", False), None, SCORING,
+                            mode=MODE, device="gpu", chunk=None, overwrite=True)
+        run_pairs(job, client)              # the inputs' pieces taken in, then the chunks
         first = time.perf_counter() - started
         runs = []
         for _ in range(repeats):            # the chunks alone, their done marks cleared
@@ -95,7 +95,7 @@ def phases(queries: Path, targets: Path, gpus: int, repeats: int, store: str
             opened.unmark("chunk", list(range(opened.units)))
             update_attrs(opened.group, complete=False)
             started = time.perf_counter()
-            run(job, client)
+            run_pairs(job, client)
             runs.append(time.perf_counter() - started)
     align = statistics.median(runs)
     return {"first_run": first, "take_in": first - align, "align_runs": runs, "align": align}

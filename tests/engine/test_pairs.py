@@ -302,7 +302,7 @@ def in_pieces(records, tmp_path, where=None, name="pieces.zarr", progress=None, 
     record straddles most cuts), through the engine; the targets as gzip FASTQ (read
     once, streamed) unless ``files`` say otherwise."""
     from swath.engine.cluster import InProcess
-    from swath.engine.pairs import file_source, prepare, run
+    from swath.engine.pairs import file_source, prepare_pairs, run_pairs
 
     fastq = tmp_path / "t.fq.gz"
     fastq.write_bytes(gzip.compress("".join(f"@t{i}\r\n{s}\r\n+\r\n{'I' * len(s)}\r\n" for i, s in
@@ -310,9 +310,9 @@ def in_pieces(records, tmp_path, where=None, name="pieces.zarr", progress=None, 
     paths = {"queries": records["qfile"], "targets": str(fastq)} | files
     sources = [file_source(paths[side], wildcard=False, piece_bytes=97) for side in paths]
     path = str(tmp_path / name)
-    job = prepare(path, *sources, (records["rows"], records["cols"]), DNA, mode="local",
-                  device="cpu", chunk=4)
-    run(job, where or InProcess(1, "CPU"), progress)
+    job = prepare_pairs(path, *sources, (records["rows"], records["cols"]), DNA, mode="local",
+                        device="cpu", chunk=4)
+    run_pairs(job, where or InProcess(1, "CPU"), progress)
     return swath.open(path)
 
 
@@ -321,7 +321,7 @@ def test_inputs_taken_in_pieces_align_as_whole_files(records, tmp_path):
     again where some pieces of each were not done (the gzip file streamed again, its
     pieces done skipped)."""
     from swath.engine.cluster import InProcess
-    from swath.engine.pairs import job_from_store, run
+    from swath.engine.pairs import reopen_pairs, run_pairs
 
     calls = []
     res = in_pieces(records, tmp_path, progress=lambda *a: calls.append(a))
@@ -335,7 +335,7 @@ def test_inputs_taken_in_pieces_align_as_whole_files(records, tmp_path):
     store.unmark("target piece", [1, store.pieces("target") - 1])
     store.group.attrs["swath"] = {key: value for key, value in store.attrs.items()
                                   if key not in ("pairs", "streamed")} | {"complete": False}
-    run(job_from_store(res.path, "cpu"), InProcess(1, "CPU"))
+    run_pairs(reopen_pairs(res.path, "cpu"), InProcess(1, "CPU"))
     assert columns(swath.open(res.path)) == columns(records["reference"])
 
 
@@ -356,7 +356,7 @@ def test_a_file_changed_since_it_was_taken_in_is_another_job(records, tmp_path):
     import os
 
     from swath.engine.cluster import InProcess
-    from swath.engine.pairs import job_from_store, run
+    from swath.engine.pairs import reopen_pairs, run_pairs
 
     queries = tmp_path / "q.fa"
     queries.write_bytes(Path(records["qfile"]).read_bytes())
@@ -371,20 +371,21 @@ def test_a_file_changed_since_it_was_taken_in_is_another_job(records, tmp_path):
                                   if key != "pairs"} | {"complete": False}
     os.utime(queries, ns=(0, 0))
     with pytest.raises(swath.InputChanged, match=r"q\.fa has changed .* since this job started"):
-        run(job_from_store(str(store.path), "cpu"), InProcess(1, "CPU"))
+        run_pairs(reopen_pairs(str(store.path), "cpu"), InProcess(1, "CPU"))
 
 
 PEAK_MEMORY = """
 import resource, sys
 import swath
 from swath.engine.cluster import InProcess
-from swath.engine.pairs import file_source, prepare, run
+from swath.engine.pairs import file_source, prepare_pairs, run_pairs
 
 queries, targets, store = sys.argv[1:4]
 sides = [file_source(path, wildcard=False, piece_bytes=1 << 16) for path in (queries, targets)]
-job = prepare(store, *sides, None, swath.Scoring.dna(), mode="local", device="cpu", chunk=1000)
+job = prepare_pairs(store, *sides, None, swath.Scoring.dna(), mode="local", device="cpu",
+                    chunk=1000)
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-run(job, InProcess(2, "CPU"))
+run_pairs(job, InProcess(2, "CPU"))
 print(before, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
 """
 

@@ -67,9 +67,7 @@ class PairsJob:
     """Everything a task needs to know about a batched-pairs job (picklable, small)."""
 
     store: str
-    matrix: np.ndarray
-    gap_open: int
-    gap_extend: int
+    scoring: Scoring
     mode: str
     device: str
     store_id: str          # the store's creation id (never write another)
@@ -144,7 +142,7 @@ def chunk_size(pairs: int, cells: int) -> int:
     return int(max(1, min(CHUNK_PAIRS, CHUNK_CELLS * pairs // max(cells, 1))))
 
 
-def prepare(store_path: str, queries: Source, targets: Source, pairs: Any, scoring: Any, *,
+def prepare_pairs(store_path: str, queries: Source, targets: Source, pairs: Any, scoring: Any, *,
             mode: str, device: str, chunk: int | None, overwrite: bool = False) -> PairsJob:
     """Create the store of a new batched-pairs job, ready to take its inputs in (records
     in memory and the pairs asked for are in it already), or reopen it if it holds the
@@ -191,7 +189,7 @@ def prepare(store_path: str, queries: Source, targets: Source, pairs: Any, scori
                      differs="other inputs, pairs or options", overwrite=overwrite)
     if not created:
         _check_pieces(store_path, sources)
-    return dataclasses.replace(job_from_store(store_path, device), fresh=bool(created))
+    return dataclasses.replace(reopen_pairs(store_path, device), fresh=bool(created))
 
 
 def _fill(store: PairsStore, sources: dict[str, Source], pairs: Any) -> None:
@@ -281,15 +279,10 @@ def _stream(file: dict[str, Any]) -> Iterator[tuple[int, int, bytes]]:
             line += data.count(b"\n")
 
 
-def job_from_store(store_path: str, device: str = "auto") -> PairsJob:
+def reopen_pairs(store_path: str, device: str = "auto") -> PairsJob:
     """The job a store was created for (what ``resume`` runs)."""
-    from swath.scoring import Scoring
-
     store = PairsStore.open(store_path, complete=False)
-    inputs = store.attrs["inputs"]
-    scoring = Scoring.from_dict(inputs["scoring"])
-    return PairsJob(str(store_path), scoring.matrix, scoring.gap_open, scoring.gap_extend,
-                    inputs["mode"], device, str(store.attrs["id"]))
+    return PairsJob(str(store_path), store.scoring, store.mode, device, str(store.attrs["id"]))
 
 
 def align_unit(job: PairsJob, unit: int) -> tuple[int, int]:
@@ -310,8 +303,7 @@ def align_unit(job: PairsJob, unit: int) -> tuple[int, int]:
         pairs = (q_at, t_at)
         q_lens, t_lens = np.diff(queries[1])[q_at], np.diff(targets[1])[t_at]
     read = time.perf_counter()
-    fields = _aligned(queries, targets, pairs, job.matrix, job.gap_open, job.gap_extend,
-                      job.mode, job.device)
+    fields = _aligned(queries, targets, pairs, job.scoring, job.mode, job.device)
     aligned = time.perf_counter()
     store.write_unit(unit, fields)
     logger.debug("chunk %d: %d pairs read in %.3f s, aligned in %.3f s, written in %.3f s",
@@ -320,7 +312,7 @@ def align_unit(job: PairsJob, unit: int) -> tuple[int, int]:
     return last - first, int(np.dot(q_lens.astype(np.int64), t_lens.astype(np.int64)))
 
 
-def align_held(queries: SequenceSet, targets: SequenceSet, pairs: Any, scoring: Scoring,
+def pairs_held(queries: SequenceSet, targets: SequenceSet, pairs: Any, scoring: Scoring,
                mode: str, device: str, max_cells: int) -> HeldPairs | None:
     """A small job run in this process, without Dask and without a store: every pair
     aligned in one batch, held in memory (``pairs`` as :func:`prepare` takes them); None,
@@ -344,18 +336,18 @@ def align_held(queries: SequenceSet, targets: SequenceSet, pairs: Any, scoring: 
     if int(np.dot(q_lens[rows], t_lens[cols])) > max_cells:
         return None
     fields = _aligned((queries.residues, queries.offsets), (targets.residues, targets.offsets),
-                      within, scoring.matrix, scoring.gap_open, scoring.gap_extend, mode,
-                      device)
+                      within, scoring, mode, device)
     return HeldPairs({"query": queries, "target": targets}, rows, cols, fields, scoring, mode)
 
 
 def _aligned(queries: tuple[np.ndarray, np.ndarray], targets: tuple[np.ndarray, np.ndarray],
-             pairs: tuple[np.ndarray, np.ndarray] | None, matrix: np.ndarray, gap_open: int,
-             gap_extend: int, mode: str, device: str) -> dict[str, np.ndarray]:
+             pairs: tuple[np.ndarray, np.ndarray] | None, scoring: Scoring, mode: str,
+             device: str) -> dict[str, np.ndarray]:
     """The per-pair fields of records aligned in one batch on ``device``: query i with
     target i, or ``pairs`` (indices into both sides)."""
-    aligned = get_backend(device).align_batch(*queries, *targets, matrix, gap_open, gap_extend,
-                                              mode, pairs=pairs)
+    aligned = get_backend(device).align_batch(*queries, *targets, scoring.matrix,
+                                              scoring.gap_open, scoring.gap_extend, mode,
+                                              pairs=pairs)
     fields = alignment_fields(device, *aligned)
     return {name: fields[name] for name in PAIR_FIELDS}
 
@@ -598,7 +590,7 @@ def _run_id() -> str:
     return uuid.uuid4().hex[:8]
 
 
-def run(job: PairsJob, client: Any, progress: Progress | None = None) -> PairsStore:
+def run_pairs(job: PairsJob, client: Any, progress: Progress | None = None) -> PairsStore:
     """Take in the pieces of the inputs not yet in, index them, run every chunk not yet
     done on ``client`` (a runner of ``engine.cluster`` or a ``distributed.Client``), then
     finalize the store; ``progress("pieces", pieces done, pieces, 0)`` as pieces are taken

@@ -24,13 +24,13 @@ def store() -> type[PairsStore]:
 
 
 def reopen(path: str, device: str) -> PairsJob:
-    from swath.engine.pairs import job_from_store
+    from swath.engine.pairs import reopen_pairs
 
-    return job_from_store(path, device)
+    return reopen_pairs(path, device)
 
 
 def run(job: PairsJob, where: Any, progress: Progress | None) -> None:
-    from swath.engine.pairs import run as run_pairs
+    from swath.engine.pairs import run_pairs
 
     run_pairs(job, where, progress)
 
@@ -55,19 +55,21 @@ def align_pairs(store: str | None, queries: Source, targets: Source, pairs: Any,
                 scoring: Scoring, *, client: Any, progress: Progress | None,
                 **options: Any) -> PairsResult:
     """A batched-pairs job run on the engine into ``store`` (or a scratch store the result
-    owns); ``pairs`` and ``options`` as :func:`~swath.engine.pairs.prepare` takes them."""
-    from swath.engine.pairs import prepare
+    owns); ``pairs`` and ``options`` as :func:`~swath.engine.pairs.prepare_pairs` takes
+    them."""
+    from swath.engine.pairs import prepare_pairs
 
-    return start(WORKLOAD, store, lambda path: prepare(path, queries, targets, pairs, scoring,
-                                                       **options), client, progress)
+    return start(WORKLOAD, store, lambda path: prepare_pairs(path, queries, targets, pairs,
+                                                             scoring, **options),
+                 client, progress)
 
 
 def held(queries: SequenceSet, targets: SequenceSet, pairs: Any, scoring: Scoring, *,
          mode: str, device: str, max_cells: int) -> PairsResult | None:
     """A job of at most ``max_cells`` run in this process, without Dask and without a
-    store (:func:`~swath.engine.pairs.align_held`), its pairs held in memory; None for a
+    store (:func:`~swath.engine.pairs.pairs_held`), its pairs held in memory; None for a
     larger one."""
-    from swath.engine.pairs import align_held
+    from swath.engine.pairs import pairs_held
 
-    found = align_held(queries, targets, pairs, scoring, mode, device, max_cells)
+    found = pairs_held(queries, targets, pairs, scoring, mode, device, max_cells)
     return None if found is None else PairsResult(found)
