@@ -258,7 +258,7 @@ def test_a_killed_pairs_job_resumes_identically(pairs_job: PairsJob, tmp_path: P
     unfinished, and resumes to the uninterrupted columns."""
     rng = random.Random(11)
     store = tmp_path / "r.zarr"
-    marks, done = store / "done" / "c", rng.randint(1, 8)
+    marks, done = store / "work" / "done" / "c", rng.randint(1, 8)
     killed = _kill_after(pairs_job.argv(store), rng.uniform(0, 0.05),
                          once=lambda: marks.exists() and len(os.listdir(marks)) >= done)
     assert killed == -signal.SIGKILL

@@ -206,9 +206,9 @@ def _fill(store: PairsStore, sources: dict[str, Source], pairs: Any) -> None:
                                                  records.offsets), (0, 0), b"\0" * 32)
     if isinstance(pairs, NamedPairs):
         for side, names in zip(SIDES, (pairs.queries, pairs.targets), strict=True):
-            write_strings(store.group, f"pair_{side}_name", names, "pair")
+            write_strings(store.group, f"work/pair_{side}_name", names, "pair")
         if pairs.lines is not None:
-            write_whole(store.group, "pair_line", np.asarray(pairs.lines, dtype=np.int64),
+            write_whole(store.group, "work/pair_line", np.asarray(pairs.lines, dtype=np.int64),
                         dimension_names=("pair",))
         update_attrs(store.group, pairs_file=pairs.source)
     elif pairs is not None:
@@ -410,10 +410,11 @@ def _pair_records(store: PairsStore) -> tuple[np.ndarray, np.ndarray] | None:
 
     asked: Any = None
     names: tuple[list[str] | None, list[str] | None] = (None, None)
-    if "pair_query_name" in store.group:
-        lines = (np.asarray(store.array("pair_line")[...]).tolist()
-                 if "pair_line" in store.group else None)
-        given = [np.asarray(store.array(f"pair_{side}_name")[...]).tolist() for side in SIDES]
+    if "work/pair_query_name" in store.group:
+        lines = (np.asarray(store.array("work/pair_line")[...]).tolist()
+                 if "work/pair_line" in store.group else None)
+        given = [np.asarray(store.array(f"work/pair_{side}_name")[...]).tolist()
+                 for side in SIDES]
         asked = NamedPairs(given[0], given[1], store.attrs.get("pairs_file"), lines)
         names = (store.names("query").tolist(), store.names("target").tolist())
     elif not store.by_position:
@@ -482,7 +483,7 @@ def _take_in(job: PairsJob, store: PairsStore, where: Any, progress: Progress | 
         if side in streams or not todo[side]:
             continue
         _check_unchanged(file)
-        bounds = np.asarray(store.array(f"{side}_bounds")[...]).tolist()
+        bounds = np.asarray(store.array(f"work/{side}_bounds")[...]).tolist()
         tasks += [intake.task(side, k, bounds[k], bounds[k + 1], None, None)
                   for k in todo[side]]
     intake.each(tasks)

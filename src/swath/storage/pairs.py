@@ -3,7 +3,10 @@
 # P: pairs, Q: query records, T: target records, K: pieces of a side, C: pairs per chunk,
 # U: chunks (ceil(P / C)).
 
-The job's inputs are kept in the store, so that ``swath resume`` of a job whose inputs
+What a user reads is at the root, as xarray opens it: the per-pair fields along
+dimension ``pair`` (and the records of each pair, for pairs not by position). The job
+keeps for itself, in the group ``work`` (every path below but the per-pair ones is in
+it), its inputs and its done marks. The job's inputs are kept in the store, so that ``swath resume`` of a job whose inputs
 are in needs nothing but the store, and each chunk's task reads only its own residues.
 Each side's input comes in pieces of whole records (:mod:`swath.sequences.pieces`), each
 taken in by a task of its own, which writes the piece's arrays and then its done mark
@@ -30,14 +33,15 @@ Once every piece is in, one task indexes them (:meth:`PairsStore.index`):
     pair_query, pair_target      (P,) int64, only for pairs given by index or name: the
                                  records of each pair (without them pair i is query i with
                                  target i, ``"paired": "position"``); pairs given by name
-                                 are kept as ``pair_{query,target}_name`` until then
+                                 are kept as ``pair_{query,target}_name`` (and their lines of a pairs file,
+                                 ``pair_line``) in ``work``
 
 records each input's identity (``input_sha256``: the SHA-256 of its pieces' spans and
 SHA-256s, in order), and makes the per-pair arrays, chunks (C,), dimension ``pair``: the
 fields of :data:`PAIR_FIELDS` (score; 0-based, end-exclusive coordinates; columns, matches,
 mismatches, gap opens; identity, matches over columns; the extended CIGAR). A chunk of
 pairs is the unit of work: its task writes its chunk of every field, then its mark in
-``done`` (U,), the digest of what it wrote. Arrays written whole record their digests
+``work/done`` (U,), the digest of what it wrote. Arrays written whole record their digests
 in the attributes. Version 1 kept each side's records in three whole arrays; its stores
 are refused (``FormatVersionError``), not converted: run the job again.
 """
@@ -102,8 +106,9 @@ class PairsStore(LayoutStore):
 
     LAYOUT = LAYOUT
     VERSION = VERSION
-    MARKS: ClassVar[dict[str, str]] = {"chunk": "done", "query piece": "query_done",
-                                       "target piece": "target_done"}
+    MARKS: ClassVar[dict[str, str]] = {"chunk": "work/done",
+                                       "query piece": "work/query_done",
+                                       "target piece": "work/target_done"}
     UNIT_NAMES: ClassVar[dict[str, str]] = {"chunk": "chunks of pairs",
                                             "query piece": "pieces of the queries",
                                             "target piece": "pieces of the targets"}
@@ -132,17 +137,18 @@ class PairsStore(LayoutStore):
         """The arrays of ``side``'s pieces: a plain file's bounds, the pieces' done marks
         (one chunk each: each piece's task writes its own), and their group."""
         if isinstance(planned, np.ndarray):
-            write_whole(group, f"{side}_bounds", planned, dimension_names=(f"{side}_piece_edge",))
+            write_whole(group, f"work/{side}_bounds", planned,
+                        dimension_names=(f"{side}_piece_edge",))
         count = len(planned) - 1 if isinstance(planned, np.ndarray) else planned
         cls.create_marks(group, piece_kind(side), (count,), (f"{side}_piece",))
-        group.create_group(f"{side}_pieces")
+        group.create_group(f"work/{side}_pieces")
 
     # inputs ------------------------------------------------------------------------
 
     def grow(self, side: str, count: int) -> None:
         """Room for the done marks of ``count`` pieces of ``side`` (a stream's, whose
         pieces are known as they come); no piece of it may be being taken in."""
-        marks = self.array(f"{side}_done")
+        marks = self.array(f"work/{side}_done")
         if marks.shape[0] < count:
             marks.resize((count,))
 
@@ -156,7 +162,7 @@ class PairsStore(LayoutStore):
         for (name, (dtype, chunk, compressed)), value in zip(PIECE_ARRAYS.items(), values,
                                                              strict=True):
             array = self.group.create_array(
-                f"{side}_pieces/{k}/{name}", shape=value.shape,
+                f"work/{side}_pieces/{k}/{name}", shape=value.shape,
                 chunks=(max(1, min(chunk, len(value))), *value.shape[1:]),   # none padded
                 dtype=dtype, config=WRITE_ALL, compressors="auto" if compressed else None,
                 dimension_names=(f"{side}_{name}", "edge")[:value.ndim], overwrite=True,
@@ -167,11 +173,11 @@ class PairsStore(LayoutStore):
 
     def piece(self, side: str, k: int, name: str) -> zarr.Array:
         """Array ``name`` (of ``PIECE_ARRAYS``) of piece ``k`` of ``side``."""
-        return self.array(f"{side}_pieces/{k}/{name}")
+        return self.array(f"work/{side}_pieces/{k}/{name}")
 
     def pieces(self, side: str) -> int:
         """How many pieces ``side`` has (so far, for a stream)."""
-        return int(self.array(f"{side}_done").shape[0])
+        return int(self.array(f"work/{side}_done").shape[0])
 
     def piece_sources(self, side: str, which: list[int]) -> list[tuple[int, int, bytes]]:
         """Where pieces ``which`` of ``side`` lie in their file, and their bytes' SHA-256."""
@@ -191,7 +197,8 @@ class PairsStore(LayoutStore):
         for side in SIDES:
             counts = [self.piece(side, k, "edges").shape[0] - 1
                       for k in range(self.pieces(side))]
-            write_whole(self.group, f"{side}_records", np.cumsum([0, *counts], dtype=np.int64),
+            write_whole(self.group, f"work/{side}_records",
+                        np.cumsum([0, *counts], dtype=np.int64),
                         dimension_names=(f"{side}_piece_edge",), overwrite=True)
         self._arrays.clear()
         given = pairs(self)
@@ -281,7 +288,7 @@ class PairsStore(LayoutStore):
                   ) -> Iterator[tuple[int, np.ndarray | None]]:
         """The pieces of ``side`` that hold records ``which`` (sorted; None: all), each
         with the records' numbers in it (None: all of it)."""
-        edges = np.asarray(self.array(f"{side}_records")[...], dtype=np.int64)
+        edges = np.asarray(self.array(f"work/{side}_records")[...], dtype=np.int64)
         if which is None:
             yield from ((k, None) for k in range(len(edges) - 1))
             return
@@ -345,7 +352,7 @@ class PairsStore(LayoutStore):
 
     def count(self, side: str) -> int:
         """How many records ``side`` has."""
-        return int(np.asarray(self.array(f"{side}_records")[-1:])[0])
+        return int(np.asarray(self.array(f"work/{side}_records")[-1:])[0])
 
     # per-pair fields -----------------------------------------------------------------
 
