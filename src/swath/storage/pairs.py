@@ -6,8 +6,9 @@
 What a user reads is at the root, as xarray opens it: the per-pair fields along
 dimension ``pair`` (and the records of each pair, for pairs not by position). The job
 keeps for itself, in the group ``work`` (every path below but the per-pair ones is in
-it), its inputs and its done marks. The job's inputs are kept in the store, so that ``swath resume`` of a job whose inputs
-are in needs nothing but the store, and each chunk's task reads only its own residues.
+it), its inputs and its done marks. The job's inputs are kept in the store, so that
+``swath resume`` of a job whose inputs are in needs nothing but the store, and each
+chunk's task reads only its own residues.
 Each side's input comes in pieces of whole records (:mod:`swath.sequences.pieces`), each
 taken in by a task of its own, which writes the piece's arrays and then its done mark
 (``{side}_done``, the digest of what it wrote, as a chunk's):
@@ -33,8 +34,8 @@ Once every piece is in, one task indexes them (:meth:`PairsStore.index`):
     pair_query, pair_target      (P,) int64, only for pairs given by index or name: the
                                  records of each pair (without them pair i is query i with
                                  target i, ``"paired": "position"``); pairs given by name
-                                 are kept as ``pair_{query,target}_name`` (and their lines of a pairs file,
-                                 ``pair_line``) in ``work``
+                                 are kept as ``pair_{query,target}_name`` (and their
+                                 lines of a pairs file, ``pair_line``) until then
 
 records each input's identity (``input_sha256``: the SHA-256 of its pieces' spans and
 SHA-256s, in order), and makes the per-pair arrays, chunks (C,), dimension ``pair``: the
