@@ -367,7 +367,6 @@ def take_piece(job: PairsJob, side: str, k: int, start: int, end: int, line: int
     """Take piece ``k`` of ``side`` in: its bytes ``start:end`` of the file (``data``,
     or read from the file), hashed, parsed, encoded and written, then marked done
     (``line``: the file's line at ``start``, where known). Its bytes."""
-    from swath.scoring import Scoring
     from swath.sequences.encoding import translator, warn_if_dna
     from swath.sequences.pieces import line_of, parse, read_range
 
@@ -378,7 +377,7 @@ def take_piece(job: PairsJob, side: str, k: int, start: int, end: int, line: int
     if data is None:
         data = read_range(path, start, end)
     sha = hashlib.sha256(data).digest()
-    alphabet = Scoring.from_dict(store.attrs["inputs"]["scoring"]).alphabet
+    alphabet = store.scoring.alphabet
     parsed = parse(data, file["format"], translator(alphabet, file["wildcard"]),
                    file["display"], (lambda: line) if line is not None
                    else (lambda: line_of(path, start)))

@@ -148,13 +148,11 @@ class AllPairsResult:
     def aligned_rows(self) -> AlignedRows:
         """The kept pairs as the alignment writers take them, in the order of
         :meth:`to_table`: the query of a pair the row's query, with its sequence."""
-        from swath.scoring import Scoring
-
         kept = self.store.pairs()
         names, lengths = self.store.names(), self.store.lengths()
         i, j = kept["query"], kept["target"]
         inputs = self.store.attrs["inputs"]
-        alphabet = Scoring.from_dict(inputs["scoring"]).alphabet
+        alphabet = self.store.scoring.alphabet
 
         @functools.cache
         def sequences() -> list[np.ndarray]:     # read once, by the first sequence asked for
@@ -333,9 +331,8 @@ def uc_text(result: AllPairsResult, options: PrintOptions) -> Iterator[str]:
 
 def centroids_text(result: AllPairsResult, options: PrintOptions) -> Iterator[str]:
     """The clusters' centroids as FASTA, as vsearch's --centroids writes them."""
-    from swath.scoring import Scoring
 
-    alphabet = Scoring.from_dict(result.store.attrs["inputs"]["scoring"]).alphabet
+    alphabet = result.store.scoring.alphabet
     yield from uclust.centroid_fasta(_input_names(result), _input_sequences(result),
                                      result.clusters(), alphabet)
 

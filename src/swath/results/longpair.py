@@ -121,7 +121,7 @@ def store_lines(path: str, format: str, options: PrintOptions) -> Iterator[str]:
         return
     q, t = opened.sequences()
     yield from alignment_lines(opened.alignment(), opened.names, format, query=q, target=t,
-                               scoring=Scoring.from_dict(opened.attrs["inputs"]["scoring"]))
+                               scoring=opened.scoring)
 
 
 def _store_line(opened: AlignmentStore) -> str:

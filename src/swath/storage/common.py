@@ -41,6 +41,7 @@ from swath.errors import (
     StoreIncomplete,
     StoreNotFound,
 )
+from swath.scoring import Scoring
 from swath.storage.integrity import check, digest
 
 __all__ = [
@@ -346,6 +347,16 @@ class LayoutStore:
         group.create_array(cls.MARKS[kind], shape=shape, chunks=(1,) * len(shape),
                            dtype=np.uint64, fill_value=0, dimension_names=dimension_names,
                            **create)
+
+    @property
+    def mode(self) -> str:
+        """The job's alignment mode: ``"local"``, ``"global"`` or ``"semiglobal"``."""
+        return str(self.attrs["inputs"]["mode"])
+
+    @property
+    def scoring(self) -> Scoring:
+        """The job's scoring scheme."""
+        return Scoring.from_dict(self.attrs["inputs"]["scoring"])
 
     def array(self, name: str) -> zarr.Array:
         """One of the store's arrays (``StoreIncomplete`` if it is missing)."""

@@ -137,11 +137,6 @@ class AlignmentStore(LayoutStore):
         return bool(self.attrs.get("inputs", {}).get("traceback", True))
 
     @property
-    def mode(self) -> str:
-        """The alignment mode: ``"local"``, ``"global"`` or ``"semiglobal"``."""
-        return str(self.attrs["inputs"]["mode"])
-
-    @property
     def names(self) -> tuple[str, str]:
         """The query's and the target's ids."""
         query, target = self.attrs["names"]

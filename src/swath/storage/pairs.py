@@ -57,7 +57,6 @@ import numpy as np
 import zarr
 from zarr.core.array_spec import ArrayConfigParams
 
-from swath.scoring import Scoring
 from swath.sequences.pieces import Parsed, decode_names
 from swath.storage.common import LayoutStore, StorePath, display, update_attrs, write_whole
 
@@ -256,13 +255,6 @@ class PairsStore(LayoutStore):
         """The matrix cells of all pairs."""
         return int(self.attrs["cells"])
 
-    @property
-    def mode(self) -> str:
-        return str(self.attrs["inputs"]["mode"])
-
-    @property
-    def scoring(self) -> Scoring:
-        return Scoring.from_dict(self.attrs["inputs"]["scoring"])
 
     def column(self, name: str, first: int = 0, last: int | None = None) -> np.ndarray:
         """Per-pair field ``name`` of pairs ``first:last``."""

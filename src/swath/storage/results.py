@@ -23,7 +23,6 @@ from typing import Any, ClassVar
 import numpy as np
 import zarr
 
-from swath.scoring import Scoring
 from swath.sequences import SequenceSet
 from swath.storage.common import (
     LayoutStore,
@@ -102,13 +101,6 @@ class SearchStore(LayoutStore):
     def top_k(self) -> int:
         return int(self.attrs["top_k"])
 
-    @property
-    def mode(self) -> str:
-        return str(self.attrs["inputs"]["mode"])
-
-    @property
-    def scoring(self) -> Scoring:
-        return Scoring.from_dict(self.attrs["inputs"]["scoring"])
 
     @property
     def database(self) -> str:
