@@ -230,11 +230,17 @@ def test_a_job_without_a_store_leaves_no_scratch_directory(job, tmp_path, monkey
 
 
 def test_a_failed_job_without_a_store_leaves_no_scratch_directory(tmp_path, monkeypatch):
+    """A job for the engine (``chunk``: not one held in this process) that fails once its
+    scratch store is made: the directory goes with it."""
     import tempfile
 
+    made = []
+    real = tempfile.mkdtemp
+    monkeypatch.setattr(tempfile, "mkdtemp", lambda **kw: made.append(real(**kw)) or made[-1])
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     with pytest.raises(swath.InvalidInput, match="pairs by position need as many"):
-        swath.align_pairs(["ACGTAC", "GG"], ["TACGTACT"], DNA, device="cpu")
+        swath.align_pairs(["ACGTAC", "GG"], ["TACGTACT"], DNA, device="cpu", chunk=1)
+    assert len(made) == 1 and made[0].startswith(str(tmp_path))
     assert not list(tmp_path.iterdir())
 
 

@@ -45,6 +45,7 @@ TILED_ABOVE = 1 << 30   # bytes of direction codes (m * n / 2) above which align
 # (about a second of two CPU cores), from files of at most this many bytes
 IN_PROCESS_CELLS = 1 << 30
 IN_PROCESS_BYTES = 1 << 24
+IN_PROCESS_PAIRS = 1 << 16      # at most a chunk of the engine's
 # a search's cells (query residues times database residues) cost about an eighth of a
 # traceback's: a search without a store of at most this many runs in this process
 IN_PROCESS_SEARCH_CELLS = 1 << 33
@@ -373,7 +374,9 @@ def search(queries: SequencesLike, database: SequencesLike, scoring: Scoring | N
                "statistics": _statistics(scoring, mode, statistics, max_evalue)}
     cells = int(qs.offsets[-1]) * db.residues
     if store is None and client is None and cells <= IN_PROCESS_SEARCH_CELLS:
-        result = workload.held(qs, db_path, scoring, **options)
+        if progress:
+            progress("search", 0, cells, 0)
+        result = workload.held(qs, db_path, scoring, query_block=query_block, **options)
         if progress:
             progress("search", cells, cells, cells)
         return result
@@ -571,11 +574,11 @@ def align_pairs(queries: SequencesLike, targets: SequencesLike,
     store : str, optional
         Path or fsspec URL of the result store (Zarr). Running the same job into an
         existing store finishes what is missing. Without one, a job of at most
-        ``IN_PROCESS_CELLS`` cells (query times target residues, summed over the pairs)
-        from files of at most ``IN_PROCESS_BYTES`` runs in this process and is held in
-        memory (without ``client`` and ``chunk``); a larger one runs on the engine into a
-        temporary store, removed with the result (when it is collected or the process
-        ends).
+        ``IN_PROCESS_PAIRS`` pairs and ``IN_PROCESS_CELLS`` cells (query times target
+        residues, summed over the pairs) from files of at most ``IN_PROCESS_BYTES`` runs
+        in this process and is held in memory (without ``client`` and ``chunk``); a larger
+        one runs on the engine into a temporary store, removed with the result (when it
+        is collected or the process ends).
     client : distributed.Client or Cluster, optional
         As in :func:`search`.
     chunk : int, optional
@@ -624,25 +627,30 @@ def align_pairs(queries: SequencesLike, targets: SequencesLike,
                               or chunk < 1):
         raise InvalidParameter(f"chunk must be a positive integer, got {chunk!r}")
     asked = _pairing(pairs)
-    if store is None and client is None and chunk is None and _in_memory(queries) \
-            and _in_memory(targets):
-        held = workload.held(_sequences(queries, scoring, wildcard, "queries"),
-                             _sequences(targets, scoring, wildcard, "targets"), asked,
-                             scoring, mode=mode, device=device, max_cells=IN_PROCESS_CELLS)
+    sides = [_pair_input(value, scoring, wildcard, what)
+             for value, what in ((queries, "queries"), (targets, "targets"))]
+    if store is None and client is None and chunk is None and all(map(_small, sides)):
+        records = [_sequences(side, scoring, wildcard, what)     # read once, here
+                   for side, what in zip(sides, ("queries", "targets"), strict=True)]
+        if progress:
+            progress("pairs", 0, None, 0)
+        held = workload.held(records[0], records[1], asked, scoring, mode=mode, device=device,
+                             max_cells=IN_PROCESS_CELLS, max_pairs=IN_PROCESS_PAIRS)
         if held is not None:
             if progress:
                 progress("pairs", len(held), len(held), held.cells)
             return held
-    q, t = (workload.source(_pair_input(value, scoring, wildcard, what), what, wildcard)
-            for value, what in ((queries, "queries"), (targets, "targets")))
+        sides = list(records)           # a job for the engine: the records as they were read
+    q, t = (workload.source(side, what, wildcard)
+            for side, what in zip(sides, ("queries", "targets"), strict=True))
     return workload.align_pairs(store, q, t, asked, scoring, client=client, progress=progress,
                                 mode=mode, device=device, chunk=chunk, overwrite=overwrite)
 
 
 def _pair_input(value: SequencesLike, scoring: Scoring, wildcard: bool, what: str
                 ) -> str | SequenceSet:
-    """One side of :func:`align_pairs` for the engine: a file's path (taken in there, in
-    pieces), or its records (standard input: read once, here)."""
+    """One side of :func:`align_pairs`: a file's path (read where the job runs), or its
+    records (standard input: read once, here)."""
     from swath.sequences.parsers import STDIN
 
     if isinstance(value, (str, os.PathLike)) and os.fspath(value) != STDIN:
@@ -650,16 +658,17 @@ def _pair_input(value: SequencesLike, scoring: Scoring, wildcard: bool, what: st
     return _sequences(value, scoring, wildcard, what)
 
 
-def _in_memory(value: SequencesLike) -> bool:
-    """Whether ``value`` is in memory or a file small enough to read whole for a job in
-    this process, ``IN_PROCESS_BYTES`` (a file that cannot be read: its error comes when it
-    is read)."""
-    if not isinstance(value, (str, os.PathLike)):
+def _small(side: str | SequenceSet) -> bool:
+    """Whether one side of a job may be read whole for a job in this process: records in
+    memory, or a file of at most ``IN_PROCESS_BYTES`` (a gzip file's own size counted four
+    times; a file that cannot be read: its error comes when it is read)."""
+    if not isinstance(side, str):
         return True
     try:
-        return os.stat(value).st_size <= IN_PROCESS_BYTES
+        size = os.stat(side).st_size
     except OSError:
         return True
+    return size * (4 if side.endswith(".gz") else 1) <= IN_PROCESS_BYTES
 
 
 def _pairing(pairs: Any) -> Any:

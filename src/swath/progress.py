@@ -2,12 +2,12 @@
 
 :data:`Progress` is ``progress(phase, done, total, work)``: ``done`` of ``total`` steps
 of ``phase`` (counting those done before a resume; ``total`` None while unknown), and
-``work``, the pairs or cells computed so far (0 where a phase counts none). The phases
-(each workload's record lists its own): ``"search"`` (work units of a search),
-``"allpairs"`` (tiles of an all-pairs job; work: pairs), ``"pairs"`` (pairs of a
-batched-pairs job; work: cells), a long pair's ``"tiles"`` (work: cells), ``"splits"``
-and ``"segments"``, and a database's ``"read"`` (sequences) and ``"write"``
-(partitions) (``swath.makedb``).
+``work``, the pairs or cells computed so far (0 where a phase counts none). The phases:
+``"search"`` (cells of a search: query residues times database residues), ``"allpairs"``
+(tiles of an all-pairs job; work: pairs), ``"pieces"`` (the pieces of a batched-pairs
+job's inputs, taken in) and ``"pairs"`` (its pairs; work: cells), a long pair's
+``"tiles"`` (work: cells), ``"splits"`` and ``"segments"``, and a database's ``"read"``
+(sequences) and ``"write"`` (partitions) (``swath.makedb``).
 """
 
 from collections.abc import Callable

@@ -162,6 +162,8 @@ def test_a_small_job_without_a_store_is_held_in_memory_as_the_store_holds_it(
         held = by(records, tmp_path, store=None, pairs=pairs)
         assert held.path is None and "held in memory" in repr(held)
         assert columns(held) == columns(ref)
+        assert {name: held.column(name).dtype for name in COLUMNS} == {
+            name: ref.column(name).dtype for name in COLUMNS}
         assert held.cells == ref.cells and len(held) == len(ref)
         for k in (0, 11, 22):
             assert held.alignment(k) == ref.alignment(k)
@@ -175,12 +177,27 @@ def test_a_small_job_without_a_store_is_held_in_memory_as_the_store_holds_it(
     assert list(tmp_path.iterdir()) == []
 
 
-@pytest.mark.parametrize("limit", ["IN_PROCESS_CELLS", "IN_PROCESS_BYTES"])
+@pytest.mark.parametrize("limit", ["IN_PROCESS_CELLS", "IN_PROCESS_BYTES", "IN_PROCESS_PAIRS"])
 def test_a_job_past_the_in_process_limits_runs_on_the_engine(records, tmp_path, monkeypatch,
                                                              limit):
     monkeypatch.setattr(swath.api, limit, 10)
     res = by(records, tmp_path, store=None)
     assert res.path is not None and PairsStore.open(res.path).units == 1
+    assert columns(res) == columns(records["reference"])
+
+
+def test_standard_input_is_read_once_for_a_job_past_the_in_process_limits(records, tmp_path,
+                                                                          monkeypatch):
+    """Read whole to size the job, then handed to the engine as records: not read again
+    (a pipe would be empty by then)."""
+    import io
+    import sys
+
+    monkeypatch.setattr(swath.api, "IN_PROCESS_CELLS", 10)
+    text = Path(records["qfile"]).read_bytes()
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(text)))
+    res = by(records, tmp_path, store=None, queries="-")
+    assert res.path is not None
     assert columns(res) == columns(records["reference"])
 
 

@@ -177,13 +177,14 @@ def test_a_small_search_without_a_store_is_held_in_memory_as_the_store_holds_it(
     (tmp_path / "scratch").mkdir()
     progress = []
     held = swath.search(data["qfasta"], data["db"], top_k=4, mode=mode, device=device,
-                        progress=lambda *args: progress.append(args), **options)
+                        query_block=3, progress=lambda *args: progress.append(args),
+                        **options)
     stored = swath.search(data["qfasta"], data["db"], top_k=4, mode=mode, device="cpu",
                           store=str(tmp_path / "r.zarr"), query_block=3, **options)
     assert held.path is None and "held in memory" in repr(held)
     assert list((tmp_path / "scratch").iterdir()) == []
     cells = sum(map(len, data["queries"])) * sum(map(len, data["seqs"]))
-    assert progress == [("search", cells, cells, cells)]
+    assert progress == [("search", 0, cells, 0), ("search", cells, cells, cells)]
     assert held.to_table() == stored.to_table()
     for qi in range(len(data["queries"])):      # repr: e-values may be NaN
         assert repr(held.hits(qi)) == repr(stored.hits(qi))

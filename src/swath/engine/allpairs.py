@@ -632,9 +632,9 @@ def reopen_allpairs(store_path: str, device: str = "auto") -> AllPairsJob:
     """The job an all-pairs store was created for (what ``resume`` runs)."""
     store = AllPairsStore.open(store_path, complete=False)
     inputs = store.attrs["inputs"]
-    return AllPairsJob(str(store_path), Scoring.from_dict(inputs["scoring"]), inputs["mode"],
-                       device, float(inputs["min_identity"]), inputs["iddef"],
-                       bool(inputs["scores"]), str(store.attrs["id"]))
+    return AllPairsJob(str(store_path), store.scoring, store.mode, device,
+                       float(inputs["min_identity"]), inputs["iddef"], bool(inputs["scores"]),
+                       str(store.attrs["id"]))
 
 
 def _digest(sequences: SequenceSet) -> str:

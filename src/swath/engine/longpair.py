@@ -711,6 +711,6 @@ def reopen_longpair(store_path: str, device: str = "cpu") -> PairJob:
     """The job a store was written for (``swath resume``), its tiles on ``device``."""
     store = AlignmentStore.open(store_path, complete=False)
     inputs = store.attrs["inputs"]
-    return PairJob(str(store_path), Scoring.from_dict(inputs["scoring"]), inputs["mode"],
-                   int(inputs["strip"]), str(store.attrs["id"]), device,
-                   bool(inputs.get("traceback", True)), store.origins)
+    return PairJob(str(store_path), store.scoring, store.mode, int(inputs["strip"]),
+                   str(store.attrs["id"]), device, bool(inputs.get("traceback", True)),
+                   store.origins)

@@ -53,6 +53,7 @@ from swath.results.pairs import HeldPairs
 from swath.scoring import Scoring
 from swath.sequences import SequenceSet
 from swath.sequences.pieces import PIECE_BYTES
+from swath.storage.common import value_dtype
 from swath.storage.pairs import PAIR_FIELDS, SIDES, PairsStore, piece_kind
 
 logger = logging.getLogger(__name__)
@@ -142,8 +143,9 @@ def chunk_size(pairs: int, cells: int) -> int:
     return int(max(1, min(CHUNK_PAIRS, CHUNK_CELLS * pairs // max(cells, 1))))
 
 
-def prepare_pairs(store_path: str, queries: Source, targets: Source, pairs: Any, scoring: Any, *,
-            mode: str, device: str, chunk: int | None, overwrite: bool = False) -> PairsJob:
+def prepare_pairs(store_path: str, queries: Source, targets: Source, pairs: Any,
+                  scoring: Scoring, *, mode: str, device: str, chunk: int | None,
+                  overwrite: bool = False) -> PairsJob:
     """Create the store of a new batched-pairs job, ready to take its inputs in (records
     in memory and the pairs asked for are in it already), or reopen it if it holds the
     same job.
@@ -313,16 +315,16 @@ def align_unit(job: PairsJob, unit: int) -> tuple[int, int]:
 
 
 def pairs_held(queries: SequenceSet, targets: SequenceSet, pairs: Any, scoring: Scoring,
-               mode: str, device: str, max_cells: int) -> HeldPairs | None:
+               mode: str, device: str, max_cells: int, max_pairs: int) -> HeldPairs | None:
     """A small job run in this process, without Dask and without a store: every pair
-    aligned in one batch, held in memory (``pairs`` as :func:`prepare` takes them); None,
-    with nothing aligned, where the pairs hold more than ``max_cells`` cells (a job for
-    the engine).
+    aligned in one batch, held in memory (``pairs`` as :func:`prepare_pairs` takes them);
+    None, with nothing aligned, where there are more than ``max_pairs`` pairs or they hold
+    more than ``max_cells`` cells (a job for the engine).
 
     Raises
     ------
-    InvalidInput
-        As :func:`prepare`.
+    InvalidInput, InvalidParameter
+        As :func:`pair_records` says.
     """
     paired = pair_records(pairs, (len(queries), len(targets)),
                           (list(queries.names), list(targets.names)),
@@ -333,7 +335,7 @@ def pairs_held(queries: SequenceSet, targets: SequenceSet, pairs: Any, scoring: 
     else:
         rows, cols = within = paired
     q_lens, t_lens = queries.lengths.astype(np.int64), targets.lengths.astype(np.int64)
-    if int(np.dot(q_lens[rows], t_lens[cols])) > max_cells:
+    if len(rows) > max_pairs or int(np.dot(q_lens[rows], t_lens[cols])) > max_cells:
         return None
     fields = _aligned((queries.residues, queries.offsets), (targets.residues, targets.offsets),
                       within, scoring, mode, device)
@@ -349,7 +351,8 @@ def _aligned(queries: tuple[np.ndarray, np.ndarray], targets: tuple[np.ndarray, 
                                               scoring.gap_open, scoring.gap_extend, mode,
                                               pairs=pairs)
     fields = alignment_fields(device, *aligned)
-    return {name: fields[name] for name in PAIR_FIELDS}
+    return {name: np.asarray(fields[name], dtype=value_dtype(dtype))
+            for name, (dtype, _) in PAIR_FIELDS.items()}
 
 
 def build_graph(job: PairsJob, units: list[int]) -> list[Any]:
@@ -426,7 +429,7 @@ def _pair_records(store: PairsStore) -> tuple[np.ndarray, np.ndarray] | None:
 def pair_records(pairs: Any, counts: tuple[int, int],
                  names: tuple[list[str] | None, list[str] | None], displays: tuple[str, str]
                  ) -> tuple[np.ndarray, np.ndarray] | None:
-    """The query and target record of each pair (``pairs`` as :func:`prepare` takes
+    """The query and target record of each pair (``pairs`` as :func:`prepare_pairs` takes
     them), or None for pairs by position; ``names``: each side's record names (needed
     only for pairs by name), ``displays``: what messages call each side.
 

@@ -388,19 +388,24 @@ def prepare_search(store_path: str, queries: SequenceSet, database_path: str,
 
 
 def search_held(queries: SequenceSet, database_path: str, scoring: Scoring, *, top_k: int,
-                mode: str, device: str, max_evalue: float | None,
+                mode: str, device: str, query_block: int, max_evalue: float | None,
                 statistics: dict[str, Any] | None) -> HeldHits:
-    """A small search run in this process, without Dask and without a store: the
-    queries scored against each partition in turn, the top hits merged and aligned as
-    the graph's tasks do, and held in memory (arguments as :func:`prepare` takes them)."""
+    """A small search run in this process, without Dask and without a store: each block
+    of ``query_block`` queries scored against each partition in turn, its top hits merged
+    and aligned as the graph's tasks do, and held in memory (arguments as
+    :func:`prepare_search` takes them)."""
     database_path = _located(database_path)
     db = Database.open(database_path)
     job = SearchJob("", database_path, scoring, mode, device, _kept(top_k, db), max_evalue,
                     statistics, db.sha256, "", read_ahead=True)
-    tops = (score_partition(job, queries.residues, queries.offsets, p)
-            for p in range(db.partitions))
-    top = functools.reduce(lambda a, b: merge_top(a, b, job.top_k), tops)
-    hits = align_hits(job, queries.residues, queries.offsets, top)
+    blocks = []
+    for first in range(0, len(queries), query_block):
+        q_res, q_off = slice_concatenated(queries.residues, queries.offsets, first,
+                                          min(first + query_block, len(queries)))
+        tops = (score_partition(job, q_res, q_off, p) for p in range(db.partitions))
+        top = functools.reduce(lambda a, b: merge_top(a, b, job.top_k), tops)
+        blocks.append(align_hits(job, q_res, q_off, top))
+    hits = {name: np.concatenate([block[name] for block in blocks]) for name in blocks[0]}
     return HeldHits(queries, hits, job.top_k, scoring, mode, database_path)
 
 

@@ -284,12 +284,11 @@ def _iddef_name(iddef: object) -> str:
 def text_lines(result: AllPairsResult, options: PrintOptions) -> Iterator[str]:
     """A summary, then the pairwise view of every kept pair."""
     from swath.alignment import Alignment
-    from swath.scoring import Scoring
     from swath.views import format_text
 
     yield "\n".join(summary_lines(result)) + "\n"
     inputs = result.store.attrs["inputs"]
-    scoring = Scoring.from_dict(inputs["scoring"])
+    scoring = result.store.scoring
     sequences = _input_sequences(result)
     rows = result.to_table()
     how = _iddef_name(inputs["iddef"])
@@ -321,17 +320,14 @@ def _input_names(result: AllPairsResult) -> list[str]:
 def uc_text(result: AllPairsResult, options: PrintOptions) -> Iterator[str]:
     """vsearch's --uc records of the clusters: each member aligned against its centroid
     with the job's scoring and mode, its identity by the job's definition."""
-    from swath.scoring import Scoring
-
     inputs = result.store.attrs["inputs"]
     yield from uclust.uc_lines(_input_names(result), _input_sequences(result),
-                               result.clusters(), Scoring.from_dict(inputs["scoring"]),
-                               inputs["mode"], inputs["iddef"])
+                               result.clusters(), result.store.scoring, result.store.mode,
+                               inputs["iddef"])
 
 
 def centroids_text(result: AllPairsResult, options: PrintOptions) -> Iterator[str]:
     """The clusters' centroids as FASTA, as vsearch's --centroids writes them."""
-
     alphabet = result.store.scoring.alphabet
     yield from uclust.centroid_fasta(_input_names(result), _input_sequences(result),
                                      result.clusters(), alphabet)

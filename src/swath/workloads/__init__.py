@@ -4,8 +4,8 @@ inspect``, ``swath resume``, ``swath.open`` and ``swath.resume`` look a store up
 A workload is one kind of job: a database search, all pairs, batched pairs, a long pair.
 Its module here declares, in one :class:`Workload` record, everything the rest of swath
 asks of it: the store class of its layout, how its job is rebuilt from a store
-(``reopen``) and run (``run``), its result, its printers (and plot), its progress phases
-and the CUDA sources its job loads; and the functions the public API calls to start a
+(``reopen``) and run (``run``), its result, its printers (and plot) and the CUDA sources
+its job loads; and the functions the public API calls to start a
 job of its kind. What every job shares is here once: a new job's store (the user's, or a
 scratch one the result owns) and run (:func:`start`), and the session it runs in
 (:func:`run_job`). :func:`registered` lists the workloads (adding one is its module and its
@@ -83,8 +83,6 @@ class Workload:
     plot : callable or None
         ``plot(path, image)``: draw a finished store's alignment to an image file; None
         where a store holds nothing to draw.
-    phases : tuple of str
-        The phases its progress reports name (``progress(phase, done, total, work)``).
     cuda_sources : tuple of str
         The CUDA sources its job runs, loaded ahead by ``swath.warm_up``.
     tile_tasks : bool
@@ -100,7 +98,6 @@ class Workload:
     default_format: str
     lines: Callable[[str, str, PrintOptions], Iterator[str]]
     items: str
-    phases: tuple[str, ...]
     plot: Callable[[str, str], None] | None = None
     cuda_sources: tuple[str, ...] = ()
     tile_tasks: bool = False

@@ -38,7 +38,7 @@ def run(job: AllPairsJob, where: Any, progress: Progress | None) -> None:
 WORKLOAD = Workload(name="allpairs", store=store, result=AllPairsResult, reopen=reopen,
                     run=run, formats=tuple(PRINTERS), default_format="tsv",
                     lines=result_lines(AllPairsResult), items="kept pairs",
-                    phases=("allpairs",), cuda_sources=("traceback.cu",))
+                    cuda_sources=("traceback.cu",))
 
 
 def allpairs(store: str | None, sequences: SequenceSet, scoring: Scoring, *, client: Any,

@@ -43,8 +43,7 @@ def run(job: PairJob, where: Any, progress: Progress | None) -> Alignment | Pair
 
 WORKLOAD = Workload(name="longpair", store=store, result=stored_result, reopen=reopen,
                     run=run, formats=FORMATS, default_format="json", lines=store_lines,
-                    items="alignment", phases=("tiles", "splits", "segments"), plot=plot,
-                    tile_tasks=True)
+                    items="alignment", plot=plot, tile_tasks=True)
 
 
 def align(store: str | None, query: np.ndarray, target: np.ndarray, scoring: Scoring,

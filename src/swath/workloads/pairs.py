@@ -37,7 +37,7 @@ def run(job: PairsJob, where: Any, progress: Progress | None) -> None:
 
 WORKLOAD = Workload(name="pairs", store=store, result=PairsResult, reopen=reopen, run=run,
                     formats=tuple(PRINTERS), default_format="tsv",
-                    lines=result_lines(PairsResult), items="pairs", phases=("pairs",),
+                    lines=result_lines(PairsResult), items="pairs",
                     cuda_sources=("ends.cu", "codes16.cu", "traceback.cu"))
 
 
@@ -65,11 +65,11 @@ def align_pairs(store: str | None, queries: Source, targets: Source, pairs: Any,
 
 
 def held(queries: SequenceSet, targets: SequenceSet, pairs: Any, scoring: Scoring, *,
-         mode: str, device: str, max_cells: int) -> PairsResult | None:
-    """A job of at most ``max_cells`` run in this process, without Dask and without a
-    store (:func:`~swath.engine.pairs.pairs_held`), its pairs held in memory; None for a
-    larger one."""
+         mode: str, device: str, max_cells: int, max_pairs: int) -> PairsResult | None:
+    """A job of at most ``max_pairs`` pairs and ``max_cells`` cells run in this process,
+    without Dask and without a store (:func:`~swath.engine.pairs.pairs_held`), its pairs
+    held in memory; None for a larger one."""
     from swath.engine.pairs import pairs_held
 
-    found = pairs_held(queries, targets, pairs, scoring, mode, device, max_cells)
+    found = pairs_held(queries, targets, pairs, scoring, mode, device, max_cells, max_pairs)
     return None if found is None else PairsResult(found)

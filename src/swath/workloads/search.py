@@ -42,7 +42,7 @@ def run(job: SearchJob, where: Any, progress: Progress | None) -> None:
 
 WORKLOAD = Workload(name="search", store=store, result=SearchResult, reopen=reopen, run=run,
                     formats=tuple(PRINTERS), default_format="tsv",
-                    lines=result_lines(SearchResult), items="hits", phases=("search",),
+                    lines=result_lines(SearchResult), items="hits",
                     cuda_sources=("search.cu", "traceback.cu"))
 
 
