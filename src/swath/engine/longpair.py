@@ -659,8 +659,8 @@ def _align_pair(path: str, query: np.ndarray, target: np.ndarray, scoring: Scori
                 (None if overwrite else _stored_tile(path)) or
                 default_tile(kind, len(query), len(target), where.workers, origins))
         job = prepare_longpair(path, query, target, scoring, mode=mode, tile=tile,
-                      strip=strip or DEFAULT_STRIP, names=names, device=kind,
-                      traceback=traceback, origins=origins, overwrite=overwrite)
+                               strip=strip or DEFAULT_STRIP, names=names, device=kind,
+                               traceback=traceback, origins=origins, overwrite=overwrite)
         return run_longpair(job, where, progress)
 
 

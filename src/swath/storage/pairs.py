@@ -255,7 +255,6 @@ class PairsStore(LayoutStore):
         """The matrix cells of all pairs."""
         return int(self.attrs["cells"])
 
-
     def column(self, name: str, first: int = 0, last: int | None = None) -> np.ndarray:
         """Per-pair field ``name`` of pairs ``first:last``."""
         return np.asarray(self.array(name)[first:last])

@@ -101,7 +101,6 @@ class SearchStore(LayoutStore):
     def top_k(self) -> int:
         return int(self.attrs["top_k"])
 
-
     @property
     def database(self) -> str:
         """The path of the database store searched."""
