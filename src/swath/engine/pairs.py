@@ -46,13 +46,14 @@ from typing import Any
 
 import numpy as np
 
-from swath.engine.aligned import alignment_counts, cigar_strings
+from swath.engine.aligned import alignment_fields
 from swath.kernels import get_backend
 from swath.progress import Progress
 from swath.results.pairs import HeldPairs
 from swath.scoring import Scoring
 from swath.sequences import SequenceSet
 from swath.sequences.pieces import PIECE_BYTES
+from swath.storage.common import value_dtype
 from swath.storage.pairs import PAIR_FIELDS, SIDES, PairsStore, piece_kind
 
 logger = logging.getLogger(__name__)
@@ -304,9 +305,9 @@ def align_unit(job: PairsJob, unit: int) -> tuple[int, int]:
         pairs = (q_at, t_at)
         q_lens, t_lens = np.diff(queries[1])[q_at], np.diff(targets[1])[t_at]
     read = time.perf_counter()
-    fields, cigars = _aligned(queries, targets, pairs, job.scoring, job.mode, job.device)
+    fields = _aligned(queries, targets, pairs, job.scoring, job.mode, job.device)
     aligned = time.perf_counter()
-    store.write_unit(unit, fields, cigars)
+    store.write_unit(unit, fields)
     logger.debug("chunk %d: %d pairs read in %.3f s, aligned in %.3f s, written in %.3f s",
                  unit, last - first, read - started, aligned - read,
                  time.perf_counter() - aligned)
@@ -336,25 +337,22 @@ def pairs_held(queries: SequenceSet, targets: SequenceSet, pairs: Any, scoring: 
     q_lens, t_lens = queries.lengths.astype(np.int64), targets.lengths.astype(np.int64)
     if len(rows) > max_pairs or int(np.dot(q_lens[rows], t_lens[cols])) > max_cells:
         return None
-    fields, cigars = _aligned((queries.residues, queries.offsets),
-                              (targets.residues, targets.offsets), within, scoring, mode, device)
-    fields["cigar"] = cigar_strings(*cigars)
+    fields = _aligned((queries.residues, queries.offsets), (targets.residues, targets.offsets),
+                      within, scoring, mode, device)
     return HeldPairs({"query": queries, "target": targets}, rows, cols, fields, scoring, mode)
 
 
 def _aligned(queries: tuple[np.ndarray, np.ndarray], targets: tuple[np.ndarray, np.ndarray],
              pairs: tuple[np.ndarray, np.ndarray] | None, scoring: Scoring, mode: str,
-             device: str) -> tuple[dict[str, np.ndarray], tuple[np.ndarray, np.ndarray]]:
-    """The per-pair fields (of ``PAIR_FIELDS``, in their dtypes) but the CIGAR of records
-    aligned in one batch on ``device``: query i with target i, or ``pairs`` (indices into
-    both sides); and the CIGARs as the kernel's text and offsets."""
-    scores, coords, text, text_at = get_backend(device).align_batch(
-        *queries, *targets, scoring.matrix, scoring.gap_open, scoring.gap_extend, mode,
-        pairs=pairs)
-    counts = alignment_counts(device, scores, coords, text, text_at)
-    return ({name: np.asarray(counts[name], dtype=dtype)
-             for name, (dtype, _) in PAIR_FIELDS.items() if dtype is not str},
-            (text, text_at))
+             device: str) -> dict[str, np.ndarray]:
+    """The per-pair fields of records aligned in one batch on ``device``: query i with
+    target i, or ``pairs`` (indices into both sides)."""
+    aligned = get_backend(device).align_batch(*queries, *targets, scoring.matrix,
+                                              scoring.gap_open, scoring.gap_extend, mode,
+                                              pairs=pairs)
+    fields = alignment_fields(device, *aligned)
+    return {name: np.asarray(fields[name], dtype=value_dtype(dtype))
+            for name, (dtype, _) in PAIR_FIELDS.items()}
 
 
 def build_graph(job: PairsJob, units: list[int]) -> list[Any]:

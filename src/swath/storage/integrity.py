@@ -69,11 +69,6 @@ class Digest:
         """Digest one more array after those before."""
         self._feed(_parts(np.asarray(value)))
 
-    def update_strings(self, text: np.ndarray, lengths: np.ndarray) -> None:
-        """Digest one more 1-D array of strings, given as their UTF-8 bytes one after
-        another (uint8) and their lengths in bytes: as :meth:`update` of the strings."""
-        self._feed(_string_parts((len(lengths),), lengths, np.ascontiguousarray(text).data))
-
     def _feed(self, parts: list[bytes | memoryview]) -> None:
         for part in parts:
             self._crc, self._adler = zlib.crc32(part, self._crc), zlib.adler32(part, self._adler)
@@ -113,7 +108,7 @@ def digest_strings(text: np.ndarray, lengths: np.ndarray) -> int:
     True
     """
     total = Digest()
-    total.update_strings(text, lengths)
+    total._feed(_string_parts((len(lengths),), lengths, np.ascontiguousarray(text).data))
     return total.value
 
 

@@ -59,8 +59,6 @@ from zarr.core.array_spec import ArrayConfigParams
 
 from swath.sequences.pieces import Parsed, decode_names
 from swath.storage.common import LayoutStore, StorePath, display, update_attrs, write_whole
-from swath.storage.integrity import Digest
-from swath.storage.string_chunks import create_string_array, write_string_chunk
 
 __all__ = ["LAYOUT", "PAIR_FIELDS", "SIDES", "VERSION", "PairsStore", "piece_kind"]
 
@@ -216,10 +214,6 @@ class PairsStore(LayoutStore):
                                self.lengths("target")[given[1]]))
         per_chunk = chunk(count, cells)
         for name, (dtype, empty) in PAIR_FIELDS.items():
-            if dtype is str:        # its chunks written from the kernel's text, no object a pair
-                create_string_array(self.group, name, (count,), (max(per_chunk, 1),),
-                                    dimension_names=("pair",), overwrite=True)
-                continue
             self.group.create_array(name, shape=(count,), chunks=(max(per_chunk, 1),),
                                     dtype=dtype, fill_value=empty, dimension_names=("pair",),
                                     config=WRITE_ALL, overwrite=True)
@@ -366,25 +360,10 @@ class PairsStore(LayoutStore):
         first, last = self.unit_pairs(unit)
         return list(self.fields(first, last).values())
 
-    def write_unit(self, unit: int, fields: dict[str, np.ndarray],
-                   cigars: tuple[np.ndarray, np.ndarray]) -> None:
-        """Write the chunk of every per-pair field (``cigars``: the CIGARs' ASCII text one
-        after another and their offsets, as the kernels give them), then its done mark:
-        the digest of the values in ``PAIR_FIELDS``' order, as read back."""
+    def write_unit(self, unit: int, fields: dict[str, np.ndarray]) -> None:
+        """Write the chunk of every per-pair field, then its done mark."""
         first, last = self.unit_pairs(unit)
-        mark = Digest()
-        for name, (dtype, _) in PAIR_FIELDS.items():
-            if dtype is str:
-                text, offsets = cigars
-                lengths = np.diff(offsets)
-                write_string_chunk(self.array(name), unit, text[offsets[0]:offsets[-1]],
-                                   lengths)
-                mark.update_strings(text[offsets[0]:offsets[-1]], lengths)
-                continue
-            values = np.asarray(fields[name], dtype=dtype)
-            self.array(name)[first:last] = values
-            mark.update(values)
-        self.array(self.MARKS["chunk"])[unit] = np.uint64(mark.value)
+        self.write_marked("chunk", unit, PAIR_FIELDS, fields, slice(first, last))
 
 
 def _source_values(source: dict[str, Any]) -> list[np.ndarray]:
