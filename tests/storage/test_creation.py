@@ -117,3 +117,19 @@ def test_a_store_replaced_under_a_job_is_not_written(tmp_path: Path) -> None:
     create(path, {"a": 2}, overwrite=True)          # another job replaces it
     with pytest.raises(InputChanged, match="was replaced by another job"):
         SearchStore.open(path, mode="r+", complete=False).check_id(first.attrs["id"])
+
+
+def test_a_refused_jobs_store_is_discarded_only_while_it_is_still_that_jobs(tmp_path):
+    """``discard`` removes the store its job made, never what stands at the path by the
+    time it runs: another store, or anything that is no swath store."""
+    from swath.storage.creation import discard
+
+    path = tmp_path / "r.zarr"
+    zarr.open_group(str(path), mode="w", zarr_format=3).attrs["swath"] = {"id": "other"}
+    discard(str(path), "mine")
+    assert path.exists()
+    (tmp_path / "file.txt").write_text("a user's file")
+    discard(str(tmp_path / "file.txt"), "mine")
+    assert (tmp_path / "file.txt").read_text() == "a user's file"
+    discard(str(path), "other")
+    assert not path.exists()

@@ -607,7 +607,7 @@ def run_pairs(job: PairsJob, client: Any, progress: Progress | None = None) -> P
         return _run(job, client, progress)
     except (InvalidInput, InvalidSequence):
         if job.fresh:
-            discard(job.store)
+            discard(job.store, job.store_id)
         raise
 
 

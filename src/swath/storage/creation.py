@@ -250,11 +250,18 @@ def creating(path: StorePath, layout: str, version: int, fields: dict[str, Any],
         raise
 
 
-def discard(path: StorePath) -> None:
+def discard(path: StorePath, store_id: str) -> None:
     """Remove a store this process made whose job was refused on its inputs (a
     malformed file: running the job again would refuse it again), leaving nothing of its
-    own at ``path``."""
+    own at ``path``; only while the store there is still that one (its creation id
+    ``store_id``): whatever else is at ``path`` stays."""
     fs, inner = fsspec.core.url_to_fs(display(path))
+    try:
+        attrs = zarr.open_group(display(path), mode="r", zarr_format=3).attrs.get(ROOT_KEY)
+    except (FileNotFoundError, zarr.errors.GroupNotFoundError):
+        return
+    if not isinstance(attrs, dict) or attrs.get("id") != store_id:
+        return
     if fs.exists(inner):
         logger.info("%s: removing the store made for inputs that were refused", display(path))
         fs.rm(inner, recursive=True)
