@@ -455,7 +455,8 @@ def test_a_slow_workers_tiles_are_copied_to_an_idle_faster_one(tmp_path, monkeyp
     assert set(Held.written.values()) == {1}
     monkeypatch.undo()
     assert not any(AllPairsStore.open(str(tmp_path / "m.zarr")).damaged().values())
-    assert mixed.to_table() == run(seqs, tmp_path, "h.zarr").to_table()
+    # other blocks, another order of the same pairs
+    assert sorted(mixed.to_table()) == sorted(run(seqs, tmp_path, "h.zarr").to_table())
 
 
 @pytest.mark.gpu

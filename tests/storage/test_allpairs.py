@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import swath
+from swath.engine.allpairs import forest
 from swath.sequences import sequence_set
 from swath.storage.allpairs import (
     COUNTERS,
@@ -34,6 +35,11 @@ def create(tmp_path, seqs=SEQS, block=3, scores=True, clusters=True):
 
 def counters(pairs=0, kept=0):
     return dict.fromkeys(COUNTERS, 0) | {"pairs": pairs, "kept": kept}
+
+
+def write_tile(store, t, kept, counted, chunks):
+    """``store.write_tile`` as the engine calls it: with the tile's forest."""
+    store.write_tile(t, kept, counted, chunks, forest(kept["query"], kept["target"]))
 
 
 def tile_kept(pairs, cigars, **fields):
@@ -78,14 +84,16 @@ def test_a_tile_round_trips_and_only_finalize_completes_the_store(tmp_path):
     store = create(tmp_path)
     kept = tile_kept([(1, 6), (2, 4)], ["2=", "1=1X"], score=np.array([5, 7]))
     chunk = np.arange(9, dtype=np.int32).reshape(3, 3)
-    store.write_tile(1, kept, counters(9, 2), [chunk, chunk.T])
+    write_tile(store, 1, kept, counters(9, 2), [chunk, chunk.T])
     assert store.done().tolist() == [False, True, False, False, False, False]
     got = store.kept(1)
     assert got.keys() == KEPT_FIELDS.keys()
     assert got["query"].tolist() == [1, 2] and got["cigar"].tolist() == ["2=", "1=1X"]
     assert got["target"].tolist() == [6, 4] and got["score"].tolist() == [5, 7]
     tile = xarray.open_zarr(store.path, group="work/kept/1", consolidated=False)
-    assert dict(tile.sizes) == {"pair": 2, "member": 2, "field": 9, "cigar_character": 6}
+    assert dict(tile.sizes) == {"pair": 2, "member": 2, "field": 9, "cigar_character": 6,
+                                "edge": 2}
+    assert tile["forest"].values.tolist() == [[2, 4], [1, 6]]
     assert tile["values"].attrs["fields"][0] == "score"
     assert store.counters()[1].tolist() == [9, 0, 0, 0, 2]
     scores = np.asarray(store.array("work/score")[:])       # sorted order, as tiles write
@@ -104,7 +112,7 @@ def test_tiles_written_side_by_side_leave_no_chunk_missing(tmp_path):
     def write(t):
         bi, bj = blocks[t]
         chunks = [np.full((1, 1), t, np.int32)] * (1 + (bi != bj))
-        store.write_tile(t, empty_kept(), counters(int(bi != bj)), chunks)
+        write_tile(store, t, empty_kept(), counters(int(bi != bj)), chunks)
 
     with ThreadPoolExecutor(8) as pool:
         list(pool.map(write, range(store.tiles)))
@@ -127,7 +135,7 @@ def test_damaged_tiles_are_named_and_repaired(tmp_path):
     blocks = tile_blocks(7).tolist()
     for t, (bi, bj) in enumerate(blocks):
         chunks = [np.full((1, 1), t + 1, np.int32)] * (1 + (bi != bj))
-        store.write_tile(t, empty_kept(), counters(int(bi != bj)), chunks)
+        write_tile(store, t, empty_kept(), counters(int(bi != bj)), chunks)
     store.write_clusters(np.arange(7, dtype=np.int64))
     store.finalize()
     root = tmp_path / "a.zarr"
@@ -166,7 +174,7 @@ def finished(tmp_path, kept_by_tile, block=3, scores=True, finalize=True):
         kept = tile_kept(pairs, [f"{q}={t}X" for q, t in pairs],
                          score=10 * pairs[:, 0] + pairs[:, 1])
         chunks = [sorted_scores[r, c] for r, c in store._score_ranges(t)] if scores else []
-        store.write_tile(t, kept, counters(kept=len(pairs)), chunks)
+        write_tile(store, t, kept, counters(kept=len(pairs)), chunks)
     store.write_clusters(np.arange(7, dtype=np.int64))
     if not finalize:
         return store, sorted_scores
@@ -174,15 +182,16 @@ def finished(tmp_path, kept_by_tile, block=3, scores=True, finalize=True):
     return AllPairsStore.open(store.path), sorted_scores
 
 
-def test_finalize_gathers_the_kept_pairs_in_input_order(tmp_path):
-    tiles = {0: [(1, 4), (2, 4)], 2: [(0, 1)], 5: [(0, 3), (0, 2)], 4: [(3, 5), (2, 6)]}
+def test_finalize_gathers_the_kept_pairs_tile_after_tile_each_tiles_in_input_order(
+        tmp_path):
+    tiles = {0: [(2, 4), (1, 4)], 2: [(0, 1)], 5: [(0, 3), (0, 2)], 4: [(3, 5), (2, 6)]}
     store, _ = finished(tmp_path, tiles)
     got = store.pairs()
-    want = sorted(pair for pairs in tiles.values() for pair in pairs)
+    want = [pair for t in sorted(tiles) for pair in sorted(tiles[t])]
     assert list(zip(got["query"].tolist(), got["target"].tolist(), strict=True)) == want
     assert got["score"].tolist() == [10 * q + t for q, t in want]
     assert got["cigar"].tolist() == [f"{q}={t}X" for q, t in want]
-    assert store.pairs(1, 3)["target"].tolist() == [2, 3]
+    assert store.pairs(1, 3)["target"].tolist() == [4, 1]
     assert store.verify() == {"tile": 6, "array": 24}   # 7 inputs, 16 gathered, cluster
 
 
@@ -211,9 +220,9 @@ def test_xarray_and_pandas_read_named_variables_in_input_order(tmp_path):
     assert data["name"].values.tolist() == [f"s{i}" for i in range(7)]
     assert data["sequence_length"].values.tolist() == [len(s) for s in SEQS]
     frame = data[list(KEPT_FIELDS)].to_dataframe()
-    assert frame[["query", "target"]].values.tolist() == [[0, 3], [1, 6], [2, 5]]
-    assert frame["query_name"].tolist() == ["s0", "s1", "s2"]
-    assert frame["target_name"].tolist() == ["s3", "s6", "s5"]
+    assert frame[["query", "target"]].values.tolist() == [[1, 6], [2, 5], [0, 3]]
+    assert frame["query_name"].tolist() == ["s1", "s2", "s0"]
+    assert frame["target_name"].tolist() == ["s6", "s5", "s3"]
     cell = data["score_matrix"].sel(query_sequence="s6", target_sequence="s0")
     assert int(cell) == int(store.scores()[6, 0])
 
@@ -230,7 +239,7 @@ def test_a_damaged_gathered_variable_is_named_and_gathered_again(tmp_path):
     assert opened.done().all() and opened.attrs["complete"] is False
     opened.finalize()
     again = AllPairsStore.open(root)
-    assert again.pairs()["cigar"].tolist() == ["0=3X", "1=4X"]
+    assert again.pairs()["cigar"].tolist() == ["1=4X", "0=3X"]
     assert not any(again.damaged().values())
 
 
@@ -239,10 +248,10 @@ def test_a_store_of_an_older_version_is_refused_in_one_line(tmp_path):
 
     store, _ = finished(tmp_path, {})
     group = open_group(store.path, mode="r+")
-    group.attrs[ROOT_KEY] = {**group.attrs[ROOT_KEY], "version": 4}
+    group.attrs[ROOT_KEY] = {**group.attrs[ROOT_KEY], "version": 5}
     with pytest.raises(swath.FormatVersionError,
-                       match=r"a\.zarr is a 'allpairs' store version 4, this swath reads "
-                             r"'allpairs' version 5 \(it was written by an older swath: write "
+                       match=r"a\.zarr is a 'allpairs' store version 5, this swath reads "
+                             r"'allpairs' version 6 \(it was written by an older swath: write "
                              r"it again with this one\)$"):
         swath.open(store.path)
 
@@ -262,10 +271,10 @@ def test_gathers_of_a_few_chunks_each_in_any_order_make_the_root_finalize_makes(
     gathers = store.create_pairs()
     assert [(kind, list(chunks)) for kind, chunks in gathers] == [
         (kind, [c]) for kind in ("index", "cigar", "values", "identity") for c in range(4)]
-    order, digests = store.pair_order(), {}
-    for k, (kind, chunks) in enumerate(reversed(gathers)):     # tiles read once or not
-        tiles = store.tile_values(kind) if k % 2 else None
-        layout.merge_digests(digests, store.gather_pairs(order, kind, chunks, tiles))
+    starts, digests = store.tile_starts(), {}
+    assert starts.tolist() == [0, 2, 2, 3, 3, 5, 7]
+    for kind, chunks in reversed(gathers):
+        layout.merge_digests(digests, store.gather_pairs(kind, chunks, starts))
     store.finalize(digests)
     done = AllPairsStore.open(store.path)
     for name, values in whole.pairs().items():
@@ -278,11 +287,34 @@ def test_gathers_of_a_few_chunks_each_in_any_order_make_the_root_finalize_makes(
     assert AllPairsStore.open(store.path).damaged()["array"] == ["cigar"]
 
 
+def test_a_gather_reads_only_the_tiles_whose_kept_pairs_its_chunks_hold(tmp_path,
+                                                                        monkeypatch):
+    """No task reads the whole result: a gather of one chunk (2 pairs) reads the tiles
+    that chunk's pairs come from (their starts a prefix sum of the tiles' counts)."""
+    import swath.storage.allpairs as layout
+
+    monkeypatch.setattr(layout, "PAIR_CHUNK", 2)
+    tiles = {0: [(2, 4), (1, 4)], 2: [(0, 1)], 5: [(0, 3), (0, 2)], 4: [(3, 5), (2, 6)]}
+    store, _ = finished(tmp_path, tiles, finalize=False)
+    store.create_pairs()
+    starts = store.tile_starts()
+    read = []
+    tile_arrays = AllPairsStore._tile_arrays
+    monkeypatch.setattr(AllPairsStore, "_tile_arrays",
+                        lambda self, t, names: read.append(t) or tile_arrays(self, t, names))
+    # pairs by chunk: tile 0's two; tile 2's one and tile 4's first; tile 4's second and
+    # tile 5's first; tile 5's second
+    for chunk, tiles_read in enumerate([[0], [2, 4], [4, 5], [5]]):
+        read.clear()
+        store.gather_pairs("values", range(chunk, chunk + 1), starts)
+        assert read == tiles_read, chunk
+
+
 def test_finalize_refuses_digests_of_a_variable_not_gathered_whole(tmp_path):
     store, _ = finished(tmp_path, {0: [(1, 4)]}, finalize=False)
     store.create_pairs()
-    order, digests = store.pair_order(), {}
+    starts, digests = store.tile_starts(), {}
     for kind in ("index", "values", "identity"):
-        digests |= store.gather_pairs(order, kind, range(1))
+        digests |= store.gather_pairs(kind, range(1), starts)
     with pytest.raises(ValueError, match="cigar was not gathered whole"):
         store.finalize(digests)

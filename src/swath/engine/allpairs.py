@@ -34,21 +34,21 @@ Each tile of the upper triangle of the block matrix not yet done is one task,
 
 then, once every tile is done,
 
-    swath-order-{run}         the order of the kept pairs in the root (sorted by query,
-                              target; ``AllPairsStore.pair_order``)
-    swath-read-{run}-{kind}   every tile's arrays of a kind of ``GATHERS``, read once
-                              (``tile_values``; none for the indices)
     swath-gather-{run}-{g}    some chunks of a kind of the root's variables along ``pair``
-                              written in that order (``GATHERS``: the pairs' indices and
-                              names, their CIGARs, their other fields; ``GATHER_CHUNKS``
-                              chunks a task)
+                              (``GATHERS``: the pairs' indices and names, their CIGARs,
+                              their other fields; ``GATHER_CHUNKS`` chunks a task), read
+                              from the tiles whose kept pairs they hold: a tile's start
+                              along ``pair`` is the sum of the kept pairs of the tiles
+                              before it (``AllPairsStore.tile_starts``)
 
-so a tile task's memory is bounded by its tile (B x B), never by n. The filters only drop
+so a tile task's memory is bounded by its tile (B x B), never by n, and a gather's by its
+chunks and the two tiles at their ends, never by the kept pairs. The filters only drop
 pairs that cannot pass (``swath.identity`` derives the bounds); each tile counts what
 they removed. After the tiles, the clusters (single linkage of the kept pairs, a
-union-find over the tiles' kept pairs) if asked, then the gathers (``gather``: the
-tiles' kept pairs into the store's root in input order, two chunks of a kind of its
-variables a task), then ``finalize`` (the score matrix, the digests, the complete mark).
+union-find over the forests the tiles wrote: at most an edge a sequence a tile, whatever
+their kept pairs) if asked, then the gathers (``gather``: the tiles' kept pairs into the
+store's root, tile after tile, two chunks of a kind of its variables a task), then
+``finalize`` (the score matrix, the digests, the complete mark).
 
 The query of a pair is its earlier input record, as in vsearch. A tile aligns a pair
 with its row (the shorter sequence) as the query; where the column's record is the
@@ -87,7 +87,6 @@ from swath.sequences import SequenceSet, slice_concatenated, take_concatenated
 from swath.storage.allpairs import (
     CIGAR_TEXT,
     COUNTERS,
-    GATHERS,
     LAYOUT,
     NO_SCORE,
     TILE_FIELDS,
@@ -434,7 +433,8 @@ def run_tile(job: AllPairsJob, t: int) -> tuple[int, int]:
         if copies and store.is_done("tile", t):
             return _written(store, t)
         store.write_tile(t, out, counters, _score_chunks(bi == bj, pairs, forward, reverse)
-                         if job.scores else [])
+                         if job.scores else [],
+                         forest(out["query"], out["target"]) if store.has_clusters else None)
     logger.debug("tile %d (%d, %d): %s in %.3f s", t, bi, bj, counters,
                  time.perf_counter() - started)
     return counters["pairs"], counters["kept"]
@@ -489,14 +489,30 @@ def union(parent: np.ndarray, i: np.ndarray, j: np.ndarray) -> None:
         np.minimum.at(parent, np.maximum(ri, rj)[apart], np.minimum(ri, rj)[apart])
 
 
+def forest(query: np.ndarray, target: np.ndarray) -> np.ndarray:
+    """Pairs of sequences that join the same sets as the pairs ``(query[k], target[k])``:
+    each sequence the pairs touch with the least member of its set, but that least one;
+    ``(F, 2)`` int64, F at most one fewer than the sequences touched.
+
+    Examples
+    --------
+    >>> forest(np.array([5, 7, 2]), np.array([7, 9, 4])).tolist()
+    [[2, 4], [5, 7], [5, 9]]
+    """
+    members, local = np.unique(np.concatenate([query, target]), return_inverse=True)
+    parent = np.arange(len(members), dtype=np.int64)
+    union(parent, local[:len(query)], local[len(query):])
+    joined = parent != np.arange(len(members))
+    return np.stack([members[parent[joined]], members[joined]], axis=1).astype(np.int64)
+
+
 def clusters(store: AllPairsStore) -> np.ndarray:
     """Single-linkage clusters of the kept pairs: a cluster id per sequence (input order),
     the clusters numbered in the input order of their first sequence (the roots). Reads
-    one tile at a time."""
+    the tiles' forests (``forest``), not their kept pairs."""
     parent = np.arange(store.sequences, dtype=np.int64)
-    for t in range(store.tiles):
-        index = store.tile_index(t)
-        union(parent, index[:, 0], index[:, 1])
+    for edges in store.forests():
+        union(parent, edges[:, 0], edges[:, 1])
     _, number = np.unique(_roots(parent), return_inverse=True)
     return number.astype(np.int64)
 
@@ -553,7 +569,7 @@ def run_allpairs(job: AllPairsJob, client: Any, progress: Progress | None = None
         store.check_done()
         if store.has_clusters:
             store.write_clusters(clusters(store))
-        store.finalize(gather(job, where, run_id))
+        store.finalize(gather(job, where, run_id, store.tile_starts()))
         totals = dict(zip(COUNTERS, store.counters().sum(axis=0).tolist(), strict=True))
         logger.info("%s: %d tiles in %.3f s, %d pairs: %d ruled out by length, %d by score, "
                     "%d traced, %d kept; finalized in %.3f s", job.store, len(todo),
@@ -563,37 +579,24 @@ def run_allpairs(job: AllPairsJob, client: Any, progress: Progress | None = None
     return store
 
 
-def _pair_order(job: AllPairsJob) -> tuple[np.ndarray, np.ndarray]:
-    return job_store(job).pair_order()
+def _gather(job: AllPairsJob, kind: str, chunks: range, starts: np.ndarray
+            ) -> dict[str, dict[int, int]]:
+    return job_store(job).gather_pairs(kind, chunks, starts)
 
 
-def _tile_values(job: AllPairsJob, kind: str) -> Any:
-    return job_store(job).tile_values(kind)
-
-
-def _gather(job: AllPairsJob, order: tuple[np.ndarray, np.ndarray], kind: str,
-            chunks: range, tiles: Any) -> dict[str, dict[int, int]]:
-    return job_store(job).gather_pairs(order, kind, chunks, tiles)
-
-
-def gather(job: AllPairsJob, client: Any, run_id: str) -> dict[str, dict[int, int]]:
-    """Gather the root's variables along ``pair`` from the tiles as tasks on ``client``:
-    one that orders the kept pairs and one a kind of ``GATHERS`` that reads the tiles'
-    arrays of that kind (each tile's array is read once: a read is mostly Zarr's round
-    trips, a few ms), then the gathers of ``create_pairs`` (a few chunks each), which run
-    at once where there are workers for them; the digest of every chunk of every
-    variable, for ``finalize``."""
+def gather(job: AllPairsJob, client: Any, run_id: str, starts: np.ndarray
+           ) -> dict[str, dict[int, int]]:
+    """Gather the root's variables along ``pair`` from the tiles (``starts``:
+    ``AllPairsStore.tile_starts``) as tasks on ``client``, the gathers of ``create_pairs``
+    (a few chunks each), which run at once where there are workers for them; the digest
+    of every chunk of every variable, for ``finalize``."""
     import dask
 
     from swath.engine.cluster import runner
 
-    gathers = job_store(job).create_pairs()
-    order = dask.delayed(_pair_order, pure=False)(job, dask_key_name=f"swath-order-{run_id}")
-    tiles = {kind: dask.delayed(_tile_values, pure=False)(
-        job, kind, dask_key_name=f"swath-read-{run_id}-{kind}") for kind in GATHERS}
     tasks = [dask.delayed(_gather, pure=False)(
-        job, order, kind, chunks, tiles[kind], dask_key_name=f"swath-gather-{run_id}-{k}")
-        for k, (kind, chunks) in enumerate(gathers)]
+        job, kind, chunks, starts, dask_key_name=f"swath-gather-{run_id}-{k}")
+        for k, (kind, chunks) in enumerate(job_store(job).create_pairs())]
     digests: dict[str, dict[int, int]] = {}
     runner(client).each(tasks, functools.partial(merge_digests, digests))
     return digests

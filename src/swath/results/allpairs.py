@@ -76,10 +76,11 @@ class AllPairsResult:
         return dict(zip(COUNTERS, self.store.counters().sum(axis=0).tolist(), strict=True))
 
     def to_table(self) -> list[tuple[object, ...]]:
-        """The kept pairs as rows of ``TABLE_COLUMNS``, by query index, then target index:
-        input indices and names, identity (0 to 1, by the job's definition), alignment
-        length, mismatches, gap opens, coordinates (0-based, end exclusive), raw score and
-        extended CIGAR."""
+        """The kept pairs as rows of ``TABLE_COLUMNS``, in the store's order (tile after
+        tile, the tiles' blocks being runs of sequences sorted by length; each tile's pairs
+        by query index, then target index): input indices and names, identity (0 to 1, by
+        the job's definition), alignment length, mismatches, gap opens, coordinates
+        (0-based, end exclusive), raw score and extended CIGAR."""
         kept = self.store.pairs()
         names = self.store.names()
         columns = [kept["query"].tolist(), kept["target"].tolist(),

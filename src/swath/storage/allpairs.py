@@ -1,4 +1,4 @@
-"""The store of an all-against-all job: layout "allpairs", version 5.
+"""The store of an all-against-all job: layout "allpairs", version 6.
 
 # n: sequences, B: sequences per block, b: blocks (ceil(n / B)), T: tiles (b (b + 1) / 2),
 # K: kept pairs (K_t of tile t), C: counters of a tile (``COUNTERS``).
@@ -8,7 +8,8 @@ as coordinates, everything in input order):
 
     query, target    (K,) int64, dimension ``pair``: the input indices of each kept pair,
                      ``query < target`` (the query is the earlier record, as in vsearch),
-                     sorted by (query, target); chunks of ``PAIR_CHUNK``
+                     tile after tile (``work/kept``), each tile's sorted by (query,
+                     target); chunks of ``PAIR_CHUNK``
     score, identity, query_start, query_end, target_start, target_end, length, matches,
     mismatches, gap_opens, cigar
                      (K,) the fields of each kept pair (``KEPT_FIELDS``; coordinates 0-based,
@@ -40,26 +41,32 @@ row.
                      length, matches, mismatches, gap opens), ``identity`` (K_t,) float64,
                      ``cigar_length`` (K_t,) int32 and ``cigar`` (the CIGARs one after
                      another, ASCII bytes: no string object a pair; five writes a tile,
-                     not thirteen)
+                     not thirteen), sorted by (query, target); with ``clusters``,
+                     ``forest`` (F_t, 2) int64: pairs of input indices that join the
+                     sequences the tile's kept pairs join, no more than one fewer than
+                     the sequences they touch
     work/score       (n, n) int32, chunks (B, B), only with ``scores``: the score matrix in
                      sorted order, a tile writing its own chunk and the transposed one
 
 A tile writes its kept pairs, its chunks of ``work/score``, its counters, then its done
-mark. After every tile, the clusters (``write_clusters``); then the root's variables along
-``pair`` are gathered from the tiles' (``pair_rank``, then ``gather_pairs`` for each unit of
-``GATHERS``, apart: a job runs them as tasks at once), and ``finalize`` checks every tile
-is done, records the gathered variables' digests (or gathers them itself), puts the score
-matrix in input order and marks the store complete. The tiles' copies stay, so that
+mark. After every tile, the clusters (``write_clusters``, from the tiles' forests); then
+the root's variables along ``pair`` are gathered from the tiles' (``gather_pairs`` for each
+unit of ``create_pairs``, apart: a job runs them as tasks at once), and ``finalize``
+checks every tile is done, records the gathered variables' digests (or gathers them
+itself), puts the score matrix in input order and marks the store complete. A tile's
+kept pairs start along ``pair`` where the kept pairs of the tiles before it end (a prefix
+sum of the tiles' counters, ``tile_starts``), so a gather reads the tiles its chunks
+overlap and no more. The tiles' copies stay, so that
 ``swath verify`` checks every tile against its mark and a damaged root variable is
 gathered again by ``swath resume``. Every gathered variable's digest is in the root
 attributes (``"digests"``): along ``pair``, the digest of its chunks' digests (each taken
 by the gather that wrote the chunk; ``_whole`` reads them back the same way), for the
 score matrix, of its column blocks one after another.
 
-The gathers hold the rank of every kept pair (8 bytes), and each the tiles' values of its
-unit (the CIGARs and the names as Python strings, about 60 bytes a pair each); the score
-matrix is put in input order in two passes of a block of B rows (about 12 B n bytes),
-through a transposed copy (``work/transposed``) that it deletes.
+A gather holds the tiles' values of its unit's chunks (``GATHER_CHUNKS`` x ``PAIR_CHUNK``
+pairs, and the tiles at its two ends whole) and the sequences' names; no process holds
+every kept pair. The score matrix is put in input order in two passes of a block of B rows
+(about 12 B n bytes), through a transposed copy (``work/transposed``) that it deletes.
 """
 
 from __future__ import annotations
@@ -89,12 +96,13 @@ from swath.storage.integrity import Digest, digest, digest_strings
 LAYOUT = "allpairs"
 # 1: one array per kept field; 2: done marks were flags, not digests; 3: kept pairs only
 # per tile, in sorted order, the query the shorter sequence; 4: a tile's CIGARs as strings,
-# a gathered variable's digest over its values in one run, not over its chunks' digests
-VERSION = 5
+# a gathered variable's digest over its values in one run, not over its chunks' digests;
+# 5: the root's pairs sorted by (query, target) across the tiles, no tile's forest
+VERSION = 6
 WORK = "work"
 RESIDUE_CHUNK = 1 << 22
 PAIR_CHUNK = 1 << 20
-READERS = 16            # threads reading the tiles' arrays for a gather
+READERS = 16            # threads reading the tiles' arrays (a gather's, the forests)
 GATHER_CHUNKS = 2       # the root's chunks of a kind of variables one gather writes
 NO_SCORE = int(np.iinfo(np.int32).min)     # a cell with no score: the diagonal
 COUNTERS = ("pairs", "length_filtered", "score_filtered", "traced", "kept")
@@ -168,6 +176,27 @@ def merge_digests(into: dict[str, dict[int, int]], more: dict[str, dict[int, int
     """Add a gather's chunk digests (``gather_pairs``) to those of the others (in place)."""
     for name, values in more.items():
         into.setdefault(name, {}).update(values)
+
+
+def by_pair(kept: dict[str, np.ndarray], sequences: int) -> dict[str, np.ndarray]:
+    """A tile's kept pairs (``TILE_FIELDS``) sorted by (query, target), of ``sequences``.
+
+    Examples
+    --------
+    >>> kept = {"query": np.array([3, 1]), "target": np.array([4, 2]),
+    ...         "cigar_length": np.array([2, 4]),
+    ...         "cigar_text": np.frombuffer(b"4=1X3=", np.uint8)}
+    >>> mine = by_pair(kept, 5)
+    >>> mine["query"].tolist(), mine["cigar_text"].tobytes()
+    ([1, 3], b'1X3=4=')
+    """
+    rank = np.argsort(np.asarray(kept["query"], dtype=np.int64) * sequences + kept["target"],
+                      kind="stable")
+    offsets = np.zeros(len(rank) + 1, dtype=np.int64)
+    np.cumsum(kept["cigar_length"], out=offsets[1:])
+    text, _ = take_concatenated(kept[CIGAR_TEXT], offsets, rank)
+    return {name: text if name == CIGAR_TEXT else np.asarray(values)[rank]
+            for name, values in kept.items()}
 
 
 def cigar_strings(text: np.ndarray, lengths: np.ndarray) -> np.ndarray:
@@ -312,6 +341,8 @@ class AllPairsStore(LayoutStore):
     def unit_values(self, kind: str, t: int) -> list[np.ndarray]:
         tile = cast(zarr.Group, self.group[_work(f"kept/{t}")])
         values = [np.asarray(cast(zarr.Array, tile[name])[...]) for name in KEPT_ARRAYS]
+        if self.has_clusters:
+            values.append(np.asarray(cast(zarr.Array, tile["forest"])[...]))
         if self.has_scores:
             score = self.array(_work("score"))
             values += [np.asarray(score[r, c]) for r, c in self._score_ranges(t)]
@@ -324,11 +355,14 @@ class AllPairsStore(LayoutStore):
         return np.asarray(counters[:] if t is None else counters[t], dtype=np.int64)
 
     def write_tile(self, t: int, kept: dict[str, np.ndarray], counters: dict[str, int],
-                   score_chunks: list[np.ndarray]) -> None:
+                   score_chunks: list[np.ndarray], forest: np.ndarray | None = None) -> None:
         """Write tile ``t``: its kept pairs (``TILE_FIELDS``; ``query``, ``target``: input
-        indices), its chunks of ``work/score`` (in the order of ``_score_ranges``: its own,
-        then the transposed one off the diagonal), its counters, then its done mark."""
+        indices; any order, written sorted by (query, target)), its chunks of
+        ``work/score`` (in the order of ``_score_ranges``: its own, then the transposed one
+        off the diagonal), its forest (``(F, 2)`` input indices: pairs that join what its
+        kept pairs join) where the job has clusters, its counters, then its done mark."""
         tile = cast(zarr.Group, self.group[_work("kept")]).require_group(str(t))
+        kept = by_pair(kept, self.sequences)
 
         def write(name: str) -> np.ndarray:
             fields = KEPT_ARRAYS[name]
@@ -349,6 +383,16 @@ class AllPairsStore(LayoutStore):
         # them
         with ThreadPoolExecutor(len(KEPT_ARRAYS)) as pool:
             written = list(pool.map(write, KEPT_ARRAYS))
+        if self.has_clusters:
+            if forest is None:
+                raise ValueError(f"{self.path}: tile {t} of a job with clusters needs its forest")
+            edges = np.asarray(forest, dtype=np.int64).reshape(-1, 2)
+            array = tile.create_array("forest", shape=edges.shape,
+                                      chunks=(max(len(edges), 1), 2), dtype=np.int64,
+                                      dimension_names=("edge", "member"), overwrite=True)
+            if len(edges):
+                array[:] = edges
+            written.append(edges)
         if self.has_scores:
             score = self.array(_work("score"))
             for (rows, cols), values in zip(self._score_ranges(t), score_chunks, strict=True):
@@ -378,21 +422,21 @@ class AllPairsStore(LayoutStore):
         kept["cigar"] = cigar_strings(kept[CIGAR_TEXT], kept["cigar_length"])
         return {name: kept[name] for name in KEPT_FIELDS}
 
-    def tile_index(self, t: int) -> np.ndarray:
-        """The (query, target) input indices of tile ``t``'s kept pairs, ``(K_t, 2)``."""
-        return self._tile_arrays(t, ("index",))["index"].reshape(-1, 2)
-
-    def _all_tiles(self, name: str) -> np.ndarray:
-        """Tiles' array ``name`` (of ``KEPT_ARRAYS``), one tile's after another."""
-        fields = KEPT_ARRAYS[name]
-        shape = (-1, len(fields)) if len(fields) > 1 else (-1,)
-
+    def forests(self) -> Iterator[np.ndarray]:
+        """Every tile's forest (``(F_t, 2)`` input indices), tile after tile, read many at
+        a time (each read is mostly round trips to Zarr's I/O loop)."""
         def read(t: int) -> np.ndarray:
-            return self._tile_arrays(t, (name,))[name].reshape(shape)
+            return self._tile_arrays(t, ("forest",))["forest"].reshape(-1, 2)
 
-        # many reads in flight: each is mostly round trips to Zarr's I/O loop
         with ThreadPoolExecutor(READERS) as pool:
-            return np.concatenate(list(pool.map(read, range(self.tiles))))
+            yield from pool.map(read, range(self.tiles))
+
+    def tile_starts(self) -> np.ndarray:
+        """Where each tile's kept pairs start along the root's ``pair``, and where the
+        last ends: ``(T + 1,)`` int64, the prefix sum of the tiles' kept counters."""
+        starts = np.zeros(self.tiles + 1, dtype=np.int64)
+        np.cumsum(self.counters()[:, COUNTERS.index("kept")], out=starts[1:])
+        return starts
 
     def pairs(self, first: int = 0, last: int | None = None) -> dict[str, np.ndarray]:
         """The fields (``KEPT_FIELDS``) of the kept pairs ``first:last`` (all by default),
@@ -430,11 +474,9 @@ class AllPairsStore(LayoutStore):
         if self.has_clusters:
             self.array("cluster")   # StoreIncomplete if they were not written
         if digests is None:
-            order = self.pair_order()
-            tiles = {kind: self.tile_values(kind) for kind in GATHERS}
-            digests = {}
+            starts, digests = self.tile_starts(), {}
             for kind, part in self.create_pairs():
-                merge_digests(digests, self.gather_pairs(order, kind, part, tiles[kind]))
+                merge_digests(digests, self.gather_pairs(kind, part, starts))
         chunks = list(range(_chunks(self._kept_pairs())))
         for name in PAIR_VARIABLES:
             if sorted(digests.get(name, {})) != chunks:
@@ -471,52 +513,48 @@ class AllPairsStore(LayoutStore):
         return [(kind, range(first, min(first + GATHER_CHUNKS, every)))
                 for kind in GATHERS for first in range(0, every, GATHER_CHUNKS)]
 
-    def pair_order(self) -> tuple[np.ndarray, np.ndarray]:
-        """The root's order of the kept pairs: the position of each, sorted by (query,
-        target), in every tile's kept pairs one tile after another, and the (query,
-        target) of each in that order."""
-        index = self._all_tiles("index")
-        # one int64 key a pair (a pair is kept once: no ties): 3.6 times np.lexsort's speed
-        rank = np.argsort(index[:, 0].astype(np.int64) * self.sequences + index[:, 1])
-        return rank, index[rank]
+    def _overlapped(self, kind: str, first: int, last: int, starts: np.ndarray
+                    ) -> tuple[dict[str, np.ndarray], int]:
+        """The arrays of ``kind`` (of ``GATHERS``: the CIGARs with their lengths) of the
+        tiles whose kept pairs overlap the root's pairs ``first:last``, one tile's after
+        another, and where pair ``first`` is in them."""
+        begin, end = starts[:-1], starts[1:]
+        tiles = np.flatnonzero((end > begin) & (end > first) & (begin < last)).tolist()
+        names = ("cigar_length", "cigar") if kind == "cigar" else (kind,)
+        # many reads in flight: each is mostly round trips to Zarr's I/O loop
+        with ThreadPoolExecutor(READERS) as pool:
+            parts = list(pool.map(lambda t: self._tile_arrays(t, names), tiles))
+        return ({name: np.concatenate([part[name].reshape(-1, len(KEPT_ARRAYS[name]))
+                                       for part in parts]) for name in names},
+                first - int(starts[tiles[0]]))
 
-    def tile_values(self, kind: str) -> Any:
-        """What the gathers of ``kind`` (of ``GATHERS``) read of the tiles, every tile's
-        one after another: the CIGARs' text and offsets, or the array (``values``,
-        ``identity``); None for ``index`` (``pair_order`` holds it)."""
-        if kind == "index":
-            return None
-        if kind == "cigar":
-            lengths = self._all_tiles("cigar_length").astype(np.int64)
-            return self._all_tiles("cigar"), np.concatenate([[0], np.cumsum(lengths)])
-        return self._all_tiles(kind)
-
-    def gather_pairs(self, order: tuple[np.ndarray, np.ndarray], kind: str, chunks: range,
-                     tiles: Any = None) -> dict[str, dict[int, int]]:
+    def gather_pairs(self, kind: str, chunks: range, starts: np.ndarray
+                     ) -> dict[str, dict[int, int]]:
         """Write ``chunks`` of the root's variables of one kind of ``GATHERS`` from the
-        tiles', in the ``order`` of ``pair_order``, into the arrays ``create_pairs``
-        made; the digest of each chunk written. Gathers of other chunks or kinds write
-        other chunks: a job runs them at once. ``tiles``: ``tile_values(kind)``, read once
-        for every gather of the kind (read here if not given)."""
+        tiles' (``starts``: ``tile_starts``), into the arrays ``create_pairs`` made; the
+        digest of each chunk written. Gathers of other chunks or kinds write other chunks:
+        a job runs them at once."""
         from swath.storage.string_chunks import utf8_buffer
 
-        rank, index = order
         if not len(chunks):
             return {}
-        first, last = chunks[0] * PAIR_CHUNK, min((chunks[-1] + 1) * PAIR_CHUNK, len(rank))
-        tiles = self.tile_values(kind) if tiles is None else tiles
+        first = chunks[0] * PAIR_CHUNK
+        last = min((chunks[-1] + 1) * PAIR_CHUNK, int(starts[-1]))
+        tiles, at = self._overlapped(kind, first, last, starts)
+        pairs = slice(at, at + last - first)
         columns: dict[str, Any]
+        if kind == "cigar":
+            offsets = np.zeros(len(tiles["cigar_length"]) + 1, dtype=np.int64)
+            np.cumsum(tiles["cigar_length"][:, 0], out=offsets[1:])
+            ends = offsets[pairs.start:pairs.stop + 1]
+            columns = {"cigar": (tiles["cigar"][ends[0]:ends[-1], 0], ends - ends[0])}
+        else:
+            values = tiles[kind][pairs]
+            columns = {field: values[:, c] for c, field in enumerate(KEPT_ARRAYS[kind])}
         if kind == "index":
             names = utf8_buffer(self.names())
-            columns = {"query": index[first:last, 0], "target": index[first:last, 1]}
             columns |= {label: take_concatenated(*names, columns[field])
                         for field, label in PAIR_NAMES.items()}
-        elif kind == "cigar":
-            text, offsets = tiles
-            columns = {"cigar": take_concatenated(text, offsets, rank[first:last])}
-        else:
-            values = tiles.reshape(len(rank), -1)[rank[first:last]]
-            columns = {field: values[:, c] for c, field in enumerate(KEPT_ARRAYS[kind])}
         return {name: self._write_pairs(name, first, values)
                 for name, values in columns.items()}
 
