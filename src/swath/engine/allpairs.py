@@ -588,17 +588,19 @@ def gather(job: AllPairsJob, client: Any, run_id: str, starts: np.ndarray
            ) -> dict[str, dict[int, int]]:
     """Gather the root's variables along ``pair`` from the tiles (``starts``:
     ``AllPairsStore.tile_starts``) as tasks on ``client``, the gathers of ``create_pairs``
-    (a few chunks each), which run at once where there are workers for them; the digest
-    of every chunk of every variable, for ``finalize``."""
+    (a few chunks each), which run at once where there are workers for them (in this
+    process, a thread a core: they are host work, not the GPU's); the digest of every
+    chunk of every variable, for ``finalize``."""
     import dask
 
     from swath.engine.cluster import runner
+    from swath.kernels.cores import cores
 
     tasks = [dask.delayed(_gather, pure=False)(
         job, kind, chunks, starts, dask_key_name=f"swath-gather-{run_id}-{k}")
         for k, (kind, chunks) in enumerate(job_store(job).create_pairs())]
     digests: dict[str, dict[int, int]] = {}
-    runner(client).each(tasks, functools.partial(merge_digests, digests))
+    runner(client).each(tasks, functools.partial(merge_digests, digests), threads=cores())
     return digests
 
 
