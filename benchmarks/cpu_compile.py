@@ -26,7 +26,7 @@ query = sequence_set(["W" * 3100], protein.alphabet)
 targets = sequence_set(["W" * 3100, "W" * 10, "ACDEFGHIKL" * 5], protein.alphabet)
 def call():
     score_many(query.residues, query.offsets, targets.residues, targets.offsets,
-               protein.matrix, 11, 1, MODE)
+               protein, MODE)
 """,
     "band": """
 import numpy as np
@@ -39,7 +39,7 @@ seqs = sequence_set(["".join(rng.choice(list("ACGT"), n)) for n in (100, 120, 13
                     dna.alphabet)
 def call():
     band_scores(seqs.residues, seqs.offsets, seqs.residues, seqs.offsets,
-                np.full((3, 3), -20), np.full((3, 3), 20), dna.matrix, 5, 2)
+                np.full((3, 3), -20), np.full((3, 3), 20), dna)
 """,
 }
 

@@ -51,8 +51,8 @@ def main() -> None:
     cells = int(queries.lengths.sum()) * len(db.residues)
 
     def kernel() -> None:
-        score_many(queries.residues, queries.offsets, db.residues, db.offsets, scoring.matrix,
-                   11, 1, "local")
+        score_many(queries.residues, queries.offsets, db.residues, db.offsets, scoring,
+                   "local")
 
     kernel()
     times = []

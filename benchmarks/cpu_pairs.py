@@ -91,7 +91,7 @@ def main() -> None:
     q_res, q_off = packed(queries)
     t_res, t_off = packed(targets)
     cells = int((np.diff(q_off) * np.diff(t_off)).sum())
-    call = (q_res, q_off, t_res, t_off, scoring.matrix, GAP_OPEN, GAP_EXTEND, args.mode)
+    call = (q_res, q_off, t_res, t_off, scoring, args.mode)
 
     align_batch(*packed(queries[:64]), *packed(targets[:64]), *call[4:])   # compile
     with multiprocessing.get_context("fork").Pool(args.threads) as pool:

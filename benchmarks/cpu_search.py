@@ -77,8 +77,8 @@ def main() -> None:
     numba.set_num_threads(args.threads)
     rows = []
     seconds, swath_scores = median_seconds(lambda: score_many(
-        query, np.array([0, len(query)]), db.residues, db.offsets, scoring.matrix, GAP_OPEN,
-        GAP_EXTEND, "local")[0], args.repeats)
+        query, np.array([0, len(query)]), db.residues, db.offsets, scoring, "local")[0],
+        args.repeats)
     rows.append(("swath (numba, 8/16/32-bit lanes)", args.threads, seconds))
 
     texts = [scoring.alphabet.decode(s) for s in db]

@@ -53,11 +53,10 @@ def warm_up() -> None:
     q = np.zeros(600, dtype=np.uint8)
     top = (np.zeros(601, dtype=np.int64), np.zeros(601, dtype=np.int64))
     left = (np.zeros(600, dtype=np.int64), np.zeros(600, dtype=np.int64))
-    costs = (SCORING.matrix, SCORING.gap_open, SCORING.gap_extend)
-    for local in (True, False):
-        tile_scores(q, q, *costs, local, 256, top, left)
+    for mode in ("local", "global"):
+        tile_scores(q, q, SCORING, mode, 256, top, left)
     for rows in (4, 8, 16):
-        tile_batch([(q, q, top, left)], *costs, rows=rows)
+        tile_batch([(q, q, top, left)], SCORING, rows=rows)
 
 
 def on_workers(where, function) -> dict:

@@ -84,7 +84,7 @@ def main() -> None:
     position[targets.order] = np.arange(len(db))
     checked = (0, 9, len(queries) - 1)
     expected = [cpu_score_many(queries[qi], np.array([0, len(queries[qi])]), t_res, t_off,
-                               scoring.matrix, GAP_OPEN, GAP_EXTEND, args.mode)[0]
+                               scoring, args.mode)[0]
                 for qi in checked]
     ways = args.ways.split(",")
     extra = {tuple(map(int, w.split("x"))) for w in ways if w not in WAYS}
@@ -95,7 +95,7 @@ def main() -> None:
                                       for g, r in _cuda.SEARCH_CONFIGS
                                       for c in _cuda.CELLS for m in MODES)
     for way in ways:
-        seconds, results = time_way(way, targets, list(queries), scoring.matrix, args)
+        seconds, results = time_way(way, targets, list(queries), scoring, args)
         print(f"S1 swath GPU ({WAYS[way]}): {seconds:.3f} s, {cells / seconds / 1e12:.2f} "
               "TCUPS")
         for qi, want in zip(checked, expected, strict=True):
@@ -134,8 +134,9 @@ def force_config(group: int, rows: int) -> None:
     gpu_scores.kernel_config = config
 
 
-def time_way(way: str, targets: DeviceTargets, queries: list[np.ndarray], matrix: np.ndarray,
-             args: argparse.Namespace) -> tuple[float, list[np.ndarray]]:
+def time_way(way: str, targets: DeviceTargets, queries: list[np.ndarray],
+             scoring: swath.Scoring, args: argparse.Namespace
+             ) -> tuple[float, list[np.ndarray]]:
     """Median seconds of all queries against ``targets`` the ``way`` named, and the last
     run's scores (sorted target order)."""
     gpu_scores.SHARED_LIMIT = (48 if way == "pairs-48k" else 64) * 1024
@@ -149,10 +150,9 @@ def time_way(way: str, targets: DeviceTargets, queries: list[np.ndarray], matrix
 
     def run() -> list[np.ndarray]:
         if way == "one-query":
-            return [score_queries(targets, [q], matrix, GAP_OPEN, GAP_EXTEND, args.mode)[0].get()
+            return [score_queries(targets, [q], scoring, args.mode)[0].get()
                     for q in queries]
-        return list(score_queries(targets, queries, matrix, GAP_OPEN, GAP_EXTEND,
-                                  args.mode).get())
+        return list(score_queries(targets, queries, scoring, args.mode).get())
 
     results = run()  # warm-up: compilation, memory pool
     times = []

@@ -35,7 +35,7 @@ def main() -> None:
     targets = DeviceTargets.upload(np.concatenate(seqs), t_off)
     queries = [q for q in read_sequences(args.queries, scoring.alphabet)
                if len(q) in (4061, 4548)]
-    score_queries(targets, queries, scoring.matrix, 11, 1, "local")
+    score_queries(targets, queries, scoring, "local")
     cp.cuda.Device().synchronize()
     print(f"{len(queries)} queries x {len(seqs)} targets ({t_off[-1]} residues)")
 

@@ -46,7 +46,7 @@ def main() -> None:
     args = parser.parse_args()
     a, b = (read_sequences(p, SCORING.alphabet, wildcard=True, limit=1)[0] for p in args.genomes)
     gpu, cpu = get_backend("gpu"), get_backend("cpu")
-    sc = (SCORING.matrix, SCORING.gap_open, SCORING.gap_extend, True)
+    sc = (SCORING, "local")
 
     e = args.check
     top, left = first_tile(e, e)

@@ -107,8 +107,7 @@ def check(store: str, queries: Path, targets: Path, count: int) -> None:
     q = swath.read_sequences(queries, SCORING.alphabet, limit=count)
     t = swath.read_sequences(targets, SCORING.alphabet, limit=count)
     scores, coords, text, at = cpu_align_batch(q.residues, q.offsets, t.residues, t.offsets,
-                                               SCORING.matrix, SCORING.gap_open,
-                                               SCORING.gap_extend, MODE)
+                                               SCORING, MODE)
     cigars = text.tobytes().decode()
     got = np.stack([res.query_start[:count], res.query_end[:count], res.target_start[:count],
                     res.target_end[:count]], 1)

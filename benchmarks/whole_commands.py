@@ -143,9 +143,9 @@ t_read = time.perf_counter()
 targets = [DeviceTargets.upload(r, o) for r, o, _ in parts]
 cupy.cuda.Device().synchronize()
 t_upload = time.perf_counter()
-first = score_queries(targets[0], list(qs)[:2], sc.matrix, 11, 1, "local"); first.get()
+first = score_queries(targets[0], list(qs)[:2], sc, "local"); first.get()
 t_load = time.perf_counter()
-rows = [score_queries(t, list(qs), sc.matrix, 11, 1, "local") for t in targets]
+rows = [score_queries(t, list(qs), sc, "local") for t in targets]
 cupy.cuda.Device().synchronize()
 t_kernels = time.perf_counter()
 print(f"imports {t_import - t0:.3f} context {t_context - t_import:.3f} "
@@ -303,11 +303,11 @@ from swath.sequences import read_sequences
 sc = swath.Scoring.protein("BLOSUM62", 11, 1)
 q = read_sequences(sys.argv[1], sc.alphabet)
 db = read_sequences(sys.argv[2], sc.alphabet)
-score_many(q.residues, q.offsets, db.residues, db.offsets, sc.matrix, 11, 1, "local")
+score_many(q.residues, q.offsets, db.residues, db.offsets, sc, "local")
 runs = []
 for _ in range(int(sys.argv[3])):
     t = time.perf_counter()
-    score_many(q.residues, q.offsets, db.residues, db.offsets, sc.matrix, 11, 1, "local")
+    score_many(q.residues, q.offsets, db.residues, db.offsets, sc, "local")
     runs.append(time.perf_counter() - t)
 print("kernel", statistics.median(runs), runs)
 """

@@ -350,8 +350,7 @@ def whole_matrix(a: np.ndarray, b: np.ndarray, scoring: swath.Scoring, mode: str
     """The alignment of ``a`` and ``b`` by the CPU's whole-matrix traceback kernel."""
     from swath.kernels.cpu.traceback import align_pair
 
-    score, qs, qe, ts, te, ops = align_pair(a, b, scoring.matrix, scoring.gap_open,
-                                            scoring.gap_extend, mode)
+    score, qs, qe, ts, te, ops = align_pair(a, b, scoring, mode)
     return swath.Alignment(score, qs, qe, ts, te, cigar_from_path(ops, a, b, qs, ts), mode)
 
 
@@ -382,23 +381,24 @@ class Reference:
 
     @staticmethod
     def band_scores(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray,
-                    t_off: np.ndarray, lo: np.ndarray, hi: np.ndarray, matrix: np.ndarray,
-                    gap_open: int, gap_extend: int) -> np.ndarray:
+                    t_off: np.ndarray, lo: np.ndarray, hi: np.ndarray, scoring: swath.Scoring
+                    ) -> np.ndarray:
         out = np.empty((len(q_off) - 1, len(t_off) - 1), dtype=np.int32)
         for a, b in np.ndindex(out.shape):
             score = reference_band(q_res[q_off[a]:q_off[a + 1]], t_res[t_off[b]:t_off[b + 1]],
-                                   int(lo[a, b]), int(hi[a, b]), matrix, gap_open, gap_extend)
+                                   int(lo[a, b]), int(hi[a, b]), scoring.matrix,
+                                   scoring.gap_open, scoring.gap_extend)
             out[a, b] = SKIPPED if score is None else score
         return out
 
     @staticmethod
-    def tile_forward(q: np.ndarray, t: np.ndarray, matrix: np.ndarray, gap_open: int,
-                     gap_extend: int, local: bool, corner: tuple[int, int], n: int,
-                     strip: int, top: tuple[np.ndarray, np.ndarray],
-                     left: tuple[np.ndarray, np.ndarray]
+    def tile_forward(q: np.ndarray, t: np.ndarray, scoring: swath.Scoring, mode: str,
+                     corner: tuple[int, int], n: int, strip: int,
+                     top: tuple[np.ndarray, np.ndarray], left: tuple[np.ndarray, np.ndarray]
                      ) -> tuple[np.ndarray, np.ndarray, tuple[int, int, int, int]]:
-        bottom, right, (score, i, j, origin) = reference_tile(q, t, matrix, gap_open,
-                                                              gap_extend, local, top, left)
+        bottom, right, (score, i, j, origin) = reference_tile(
+            q, t, scoring.matrix, scoring.gap_open, scoring.gap_extend, mode == "local", top,
+            left)
         w = len(t)
 
         def matrix_wide(code: np.ndarray) -> np.ndarray:
@@ -413,18 +413,19 @@ class Reference:
                                int(matrix_wide(np.array(origin))))
 
     @staticmethod
-    def tile_scores(q: np.ndarray, t: np.ndarray, matrix: np.ndarray, gap_open: int,
-                    gap_extend: int, local: bool, strip: int,
-                    top: tuple[np.ndarray, np.ndarray], left: tuple[np.ndarray, np.ndarray]
+    def tile_scores(q: np.ndarray, t: np.ndarray, scoring: swath.Scoring, mode: str,
+                    strip: int, top: tuple[np.ndarray, np.ndarray],
+                    left: tuple[np.ndarray, np.ndarray]
                     ) -> tuple[np.ndarray, np.ndarray, tuple[int, int, int]]:
-        bottom, right, best = reference_tile(q, t, matrix, gap_open, gap_extend, local, top,
-                                             left)
+        bottom, right, best = reference_tile(q, t, scoring.matrix, scoring.gap_open,
+                                             scoring.gap_extend, mode == "local", top, left)
         return bottom[:2], right[:2], best[:3]
 
     @staticmethod
     def tile_batch(tiles: Sequence[tuple[np.ndarray, np.ndarray, Any, Any]],
-                   matrix: np.ndarray, gap_open: int, gap_extend: int) -> list[np.ndarray]:
-        return [reference_tile(q, t, matrix, gap_open, gap_extend, False, top, left)[0][:2]
+                   scoring: swath.Scoring) -> list[np.ndarray]:
+        return [reference_tile(q, t, scoring.matrix, scoring.gap_open, scoring.gap_extend,
+                               False, top, left)[0][:2]
                 for q, t, top, left in tiles]
 
 

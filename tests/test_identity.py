@@ -510,8 +510,7 @@ def test_surplus_scheme_scores_each_alignment_its_score_plus_its_surplus(problem
             surplus = d * counts["matches"] - q * den
             assert np.all(surplus[values >= threshold] >= 0)
             got = score_many(query.astype(np.uint8), np.array([0, m]),
-                             target.astype(np.uint8), np.array([0, n]), scheme.matrix,
-                             scheme.gap_open, scheme.gap_extend, "global", scheme.end_gaps)
+                             target.astype(np.uint8), np.array([0, n]), scheme, "global")
             assert int(got[0, 0]) == int((scores + surplus).max()), (definition, threshold)
             if (optimal & (values >= threshold)).any():
                 assert got[0, 0] >= scores.max()
@@ -524,6 +523,9 @@ def test_surplus_scheme_outside_its_definitions() -> None:
     assert surplus_scheme(0.9, DNA, "global", 3) is None
     assert surplus_scheme(0.0, DNA, "global", 2) is None
     scheme = surplus_scheme(0.75, DNA, "global", 1)
-    assert scheme is not None and scheme.end_gaps == (5, 2 + 3) and scheme.gap_extend == 5
+    # terminal gaps at 5 + k * (2 + 3): the interior costs, so none of their own
+    assert scheme is not None and scheme.end_gaps is None
+    assert (scheme.gap_open, scheme.gap_extend) == (5, 5)
+    assert scheme.gap_cost(3, terminal=True) == 5 + 3 * (2 + 3)
     with pytest.raises(InvalidParameter):
         surplus_scheme(0.9, DNA, "global", 7)

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from swath.alignment import Alignment
-from swath.constants import MODES
+from swath.constants import MODES, Mode, is_mode
 from swath.errors import InvalidParameter
 from swath.kernels import get_backend
 from swath.progress import Progress
@@ -69,8 +69,8 @@ def _scoring(scoring: Scoring | None) -> Scoring:
     return scoring
 
 
-def _mode(mode: str) -> str:
-    if mode not in MODES:
+def _mode(mode: str) -> Mode:
+    if not is_mode(mode):
         raise InvalidParameter(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
     return mode
 
@@ -176,8 +176,7 @@ def align(query: SequenceLike, target: SequenceLike, scoring: Scoring | None = N
         assert isinstance(aln, Alignment)
         return aln
     scores, coords, cigar, _ = backend.align_batch(
-        q, np.array([0, len(q)]), t, np.array([0, len(t)]), scoring.matrix, scoring.gap_open,
-        scoring.gap_extend, mode, end_gaps=scoring.end_gaps)
+        q, np.array([0, len(q)]), t, np.array([0, len(t)]), scoring, mode)
     q_start, q_end, t_start, t_end = (int(x) for x in coords[0])
     return Alignment(int(scores[0]), q_start, q_end, t_start, t_end, cigar.tobytes().decode(),
                      mode)
@@ -279,8 +278,7 @@ def scores(queries: SequencesLike, targets: SequencesLike, scoring: Scoring | No
     backend = get_backend(device)
     qs = _sequences(queries, scoring, wildcard, "queries")
     ts = _sequences(targets, scoring, wildcard, "targets")
-    return backend.score_many(qs.residues, qs.offsets, ts.residues, ts.offsets, scoring.matrix,
-                              scoring.gap_open, scoring.gap_extend, mode, scoring.end_gaps)
+    return backend.score_many(qs.residues, qs.offsets, ts.residues, ts.offsets, scoring, mode)
 
 
 def search(queries: SequencesLike, database: SequencesLike, scoring: Scoring | None = None,

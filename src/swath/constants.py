@@ -11,7 +11,7 @@ This module imports nothing from swath: every layer may import it.
 
 from __future__ import annotations
 
-from typing import Literal, get_args
+from typing import Literal, TypeGuard, get_args
 
 # Modes: which ends of the two sequences an alignment may leave out. The API takes the
 # name, the kernels the code; MODES lists the names in code order.
@@ -21,6 +21,12 @@ MODE_LOCAL = 0          # Smith-Waterman: any part of the query against any part
 MODE_GLOBAL = 1         # Needleman-Wunsch: the whole query against the whole target
 MODE_SEMIGLOBAL = 2     # the whole query against any part of the target
 MODE_CODES = dict(zip(MODES, (MODE_LOCAL, MODE_GLOBAL, MODE_SEMIGLOBAL), strict=True))
+
+
+def is_mode(name: object) -> TypeGuard[Mode]:
+    """Whether ``name`` is one of ``MODES`` (then a ``Mode`` to type checkers)."""
+    return name in MODES
+
 
 # DP states: which of the three recurrences a path is in at a cell (a walk's state, and
 # the state of an origin code ``cell * 4 + state``), and the start of a local path.

@@ -435,8 +435,7 @@ def test_cpu_tiles_report_no_best_cell_in_global_mode():
     top = (np.zeros(6, dtype=np.int64), np.zeros(6, dtype=np.int64))
     left = (np.zeros(4, dtype=np.int64), np.zeros(4, dtype=np.int64))
     q = np.zeros(4, dtype=np.uint8)
-    assert tile_scores(q, q[:1].repeat(5), DNA.matrix, 5, 2, False, 8, top, left)[2] == (
-        0, -1, -1)
+    assert tile_scores(q, q[:1].repeat(5), DNA, "global", 8, top, left)[2] == (0, -1, -1)
 
 
 def test_default_tiles():

@@ -90,8 +90,7 @@ class BackendSuite:
 
     def align_all(self, queries, targets, scoring, mode) -> list[swath.Alignment]:
         scores, coords, text, offsets = self.backend.align_batch(
-            *packed(queries), *packed(targets), scoring.matrix, scoring.gap_open,
-            scoring.gap_extend, mode)
+            *packed(queries), *packed(targets), scoring, mode)
         cigars = text.tobytes().decode()
         return [swath.Alignment(int(s), *map(int, c), cigars[offsets[k]:offsets[k + 1]], mode)
                 for k, (s, c) in enumerate(zip(scores, coords, strict=True))]
@@ -129,11 +128,9 @@ class BackendSuite:
         rows = rng.integers(0, len(queries), 40)
         cols = rng.integers(0, len(targets), 40)
         chosen = self.backend.align_batch(
-            *packed(queries), *packed(targets), DNA.matrix, DNA.gap_open,
-            DNA.gap_extend, mode, pairs=(rows, cols))
+            *packed(queries), *packed(targets), DNA, mode, pairs=(rows, cols))
         gathered = self.backend.align_batch(
-            *packed([queries[r] for r in rows]), *packed([targets[c] for c in cols]),
-            DNA.matrix, DNA.gap_open, DNA.gap_extend, mode)
+            *packed([queries[r] for r in rows]), *packed([targets[c] for c in cols]), DNA, mode)
         for a, b in zip(chosen, gathered, strict=True):
             np.testing.assert_array_equal(a, b)
 
@@ -156,8 +153,7 @@ class BackendSuite:
         queries = [(q % residues).astype(np.uint8) for _, q, _ in cases]
         targets = [(t % residues).astype(np.uint8) for _, _, t in cases]
         scores, q_end, t_end = self.backend.score_ends(
-            *packed(queries), *packed(targets), scoring.matrix, scoring.gap_open,
-            scoring.gap_extend, mode)
+            *packed(queries), *packed(targets), scoring, mode)
         expected = [reference_align(q, t, scoring, mode)
                     for q, t in zip(queries, targets, strict=True)]
         assert scores.tolist() == [a.score for a in expected]
@@ -173,8 +169,7 @@ class BackendSuite:
         queries = [query, target]
         targets = [target, query] + [(s % residues).astype(np.uint8)
                                      for _, q, t in more for s in (q, t)]
-        got = self.backend.score_many(*packed(queries), *packed(targets), scoring.matrix,
-                                      scoring.gap_open, scoring.gap_extend, mode)
+        got = self.backend.score_many(*packed(queries), *packed(targets), scoring, mode)
         expected = [[reference_align(q, t, scoring, mode).score for t in targets]
                     for q in queries]
         assert got.dtype == np.int32
@@ -186,8 +181,7 @@ class BackendSuite:
         w = PROTEIN.alphabet.encode("W" * 3100)
         near = PROTEIN.alphabet.encode("W" * 1500 + "A" + "W" * 1599)
         targets = [w, near, w[:10], PROTEIN.alphabet.encode("ACDEFGHIKL" * 5)]
-        got = self.backend.score_many(*packed([w]), *packed(targets), PROTEIN.matrix, 11, 1,
-                                      mode)
+        got = self.backend.score_many(*packed([w]), *packed(targets), PROTEIN, mode)
         expected = [self.align(w, t, PROTEIN, mode).score for t in targets]
         np.testing.assert_array_equal(got[0], expected)
         assert got[0, 0] == 3100 * 11 > 32767
@@ -198,8 +192,7 @@ class BackendSuite:
         rng = np.random.default_rng(7)
         queries = [rng.integers(0, 4, n).astype(np.uint8) for n in (1, 17, 64)]
         targets = [rng.integers(0, 4, n).astype(np.uint8) for n in rng.integers(1, 90, 75)]
-        got = self.backend.score_many(*packed(queries), *packed(targets), DNA.matrix, 5, 2,
-                                      mode)
+        got = self.backend.score_many(*packed(queries), *packed(targets), DNA, mode)
         expected = [[reference_align(q, t, DNA, mode).score for t in targets] for q in queries]
         np.testing.assert_array_equal(got, expected)
 
@@ -225,8 +218,7 @@ class BackendSuite:
         queries = [rng.integers(0, 4, m).astype(np.uint8) for m in rng.integers(1, 300, 80)]
         targets = [related(rng, q, int(rng.integers(1, 400)), 4) for q in queries]
         _, _, text, text_at = get_backend("cpu").align_batch(
-            *packed(queries), *packed(targets), DNA.matrix, DNA.gap_open, DNA.gap_extend,
-            "global")
+            *packed(queries), *packed(targets), DNA, "global")
         made = ["", "5I", "2D3=", "3=4I", "12=1X100=", "1I1D1I", "7D"]
         extra = np.frombuffer("".join(made).encode(), dtype=np.uint8)
         extra_at = np.cumsum([0] + [len(c) for c in made]) + text_at[-1]
@@ -245,8 +237,7 @@ class BackendSuite:
     def test_band_scores_equal_the_oracle(self, scoring, nq, nt):
         rng = np.random.default_rng(11)
         queries, targets, lo, hi = random_bands(rng, nq, nt, 4 if scoring is DNA else 20)
-        args = (*packed(queries), *packed(targets), lo, hi, scoring.matrix, scoring.gap_open,
-                scoring.gap_extend)
+        args = (*packed(queries), *packed(targets), lo, hi, scoring)
         got = self.backend.band_scores(*args)
         np.testing.assert_array_equal(got, self.oracle.band_scores(*args))
         assert 0 < (got == SKIPPED).sum() < got.size          # both kinds of band were drawn
@@ -259,8 +250,7 @@ class BackendSuite:
         targets = [rng.integers(0, 4, 5).astype(np.uint8) for _ in range(2)]   # union from -5
         for lo in (32763, 2**31 - 5):
             got = self.backend.band_scores(q, np.array([0, 5]), *packed(targets),
-                                           np.array([[-5, lo]]), np.array([[5, lo + 7]]),
-                                           DNA.matrix, DNA.gap_open, DNA.gap_extend)
+                                           np.array([[-5, lo]]), np.array([[5, lo + 7]]), DNA)
             assert got[0, 1] == SKIPPED
             assert got[0, 0] == reference_band(q, targets[0], -5, 5, DNA.matrix, DNA.gap_open,
                                                DNA.gap_extend)
@@ -268,12 +258,12 @@ class BackendSuite:
     def test_a_band_wider_than_16_bits_of_diagonals(self):
         """No gap extension: the values fit 16 bits at any length, the diagonals do not."""
         rng = np.random.default_rng(6)
-        matrix = np.where(np.eye(4, dtype=bool), 1, -1).astype(np.int32)
+        scoring = swath.Scoring.dna(match=1, mismatch=-1, gap_open=5, gap_extend=0)
         q, t = rng.integers(0, 4, 10).astype(np.uint8), rng.integers(0, 4, 32760).astype(np.uint8)
         args = (q, np.array([0, 10]), t, np.array([0, 32760]))
         band = self.backend.band_scores(*args, np.array([[-10**6]]), np.array([[10**6]]),
-                                        matrix, 5, 0)
-        assert band[0, 0] == self.backend.score_many(*args, matrix, 5, 0, "global")[0, 0]
+                                        scoring)
+        assert band[0, 0] == self.backend.score_many(*args, scoring, "global")[0, 0]
 
     @pytest.mark.parametrize("scoring", [DNA, PROTEIN], ids=["dna", "protein"])
     def test_a_band_of_every_diagonal_is_the_optimal_global_score(self, scoring):
@@ -282,39 +272,35 @@ class BackendSuite:
         queries, targets = random_set(rng, 7, 90, alphabet), random_set(rng, 13, 90, alphabet)
         args = (*packed(queries), *packed(targets))
         band = self.backend.band_scores(*args, np.full((7, 13), -10**6),
-                                        np.full((7, 13), 10**6), scoring.matrix,
-                                        scoring.gap_open, scoring.gap_extend)
-        full = self.backend.score_many(*args, scoring.matrix, scoring.gap_open,
-                                       scoring.gap_extend, "global")
+                                        np.full((7, 13), 10**6), scoring)
+        full = self.backend.score_many(*args, scoring, "global")
         np.testing.assert_array_equal(band, full)
 
     # ---- tile_forward, tile_scores, tile_batch
 
-    @pytest.mark.parametrize("local", [True, False], ids=["local", "global"])
+    @pytest.mark.parametrize("mode", ["local", "global"])
     @pytest.mark.parametrize("scoring", [PROTEIN, DNA], ids=["protein", "dna"])
     @pytest.mark.parametrize("shape", TILE_SHAPES, ids=shape_id)
-    def test_tile_forward_equals_the_oracle(self, shape, scoring, local):
-        rng = np.random.default_rng(hash((shape, local)) % 2**32)
+    def test_tile_forward_equals_the_oracle(self, shape, scoring, mode):
+        rng = np.random.default_rng(hash((shape, mode == "local")) % 2**32)
         h, w = shape
         q, t = tile_pair(rng, h, w, scoring.matrix.shape[0])
         top, left = tile_boundary(rng, h, w, 1)
-        args = (q, t, scoring.matrix, scoring.gap_open, scoring.gap_extend, local, (1000, 2000),
-                5000, 64, top, left)
+        args = (q, t, scoring, mode, (1000, 2000), 5000, 64, top, left)
         assert_same(self.backend.tile_forward(*args), self.oracle.tile_forward(*args))
 
-    @pytest.mark.parametrize("local", [True, False], ids=["local", "global"])
+    @pytest.mark.parametrize("mode", ["local", "global"])
     @pytest.mark.parametrize("scoring", [PROTEIN, DNA], ids=["protein", "dna"])
     @pytest.mark.parametrize("shape", [*TILE_SHAPES, (3000, 2100)], ids=shape_id)
-    def test_tile_scores_equal_the_oracle(self, shape, scoring, local, tile_rows):
-        rng = np.random.default_rng(hash((shape, local, tile_rows or 0)) % 2**32)
+    def test_tile_scores_equal_the_oracle(self, shape, scoring, mode, tile_rows):
+        rng = np.random.default_rng(hash((shape, mode == "local", tile_rows or 0)) % 2**32)
         h, w = shape
         q, t = tile_pair(rng, h, w, scoring.matrix.shape[0])
         top, left = tile_boundary(rng, h, w, 1)
-        args = (q, t, scoring.matrix, scoring.gap_open, scoring.gap_extend, local, 64, top,
-                left)
+        args = (q, t, scoring, mode, 64, top, left)
         got = self.backend.tile_scores(*args, **self.rows(tile_rows))
         assert_same(got, self.oracle.tile_scores(*args))
-        assert got[2][1] >= 0 or min(h, w) < 30 or not local   # related pairs: a best cell
+        assert got[2][1] >= 0 or min(h, w) < 30 or mode != "local"   # related: a best cell
 
     def test_best_cell_ties_take_the_first_row(self):
         """Equal best scores in several bands and lanes: the first in row-major order."""
@@ -323,7 +309,7 @@ class BackendSuite:
         q[[100, 700, 1500]] = 1           # three single-residue matches, one per band or lane
         top = (np.zeros(301, dtype=np.int64), np.full(301, BOUNDARY_NEG, dtype=np.int64))
         left = (np.zeros(2000, dtype=np.int64), np.full(2000, BOUNDARY_NEG, dtype=np.int64))
-        args = (q, t, DNA.matrix, DNA.gap_open, DNA.gap_extend, True, 64, top, left)
+        args = (q, t, DNA, "local", 64, top, left)
         got = self.backend.tile_scores(*args)
         assert got[2] == tuple(self.oracle.tile_scores(*args)[2]) == (2, 101, 1)
 
@@ -339,7 +325,7 @@ class BackendSuite:
             q[i], t[column + j] = residue, residue
         top = (np.zeros(301, dtype=np.int64), np.full(301, BOUNDARY_NEG, dtype=np.int64))
         left = (np.zeros(600, dtype=np.int64), np.full(600, BOUNDARY_NEG, dtype=np.int64))
-        args = (q, t, DNA.matrix, DNA.gap_open, DNA.gap_extend, True, 64, top, left)
+        args = (q, t, DNA, "local", 64, top, left)
         got = self.backend.tile_scores(*args, **self.rows(tile_rows))
         assert got[2] == tuple(self.oracle.tile_scores(*args)[2]) == (2, row, column + offset)
 
@@ -350,7 +336,7 @@ class BackendSuite:
         q = rng.integers(0, 2, 1500).astype(np.uint8)
         t = np.tile(q[:37], 20)[:700] if seed else rng.integers(0, 2, 700).astype(np.uint8)
         top, left = tile_boundary(rng, len(q), len(t), 0)
-        args = (q, t, DNA.matrix, DNA.gap_open, DNA.gap_extend, True, 64, top, left)
+        args = (q, t, DNA, "local", 64, top, left)
         got = self.backend.tile_scores(*args, **self.rows(tile_rows))
         want = self.oracle.tile_scores(*args)
         np.testing.assert_array_equal(got[0], want[0])
@@ -361,12 +347,11 @@ class BackendSuite:
         """Tiles of every shape in one batch, global mode: each one's last row."""
         rng = np.random.default_rng(tile_rows or 0)
         batch = tile_batch_inputs(rng, scoring)
-        costs = (scoring.matrix, scoring.gap_open, scoring.gap_extend)
-        got = self.backend.tile_batch(batch, *costs, **self.rows(tile_rows))
+        got = self.backend.tile_batch(batch, scoring, **self.rows(tile_rows))
         assert len(got) == len(batch)
         for g, tile in zip(got, batch, strict=True):
             assert g.shape == (2, len(tile[1]))
-        assert_same(got, self.oracle.tile_batch(batch, *costs))
+        assert_same(got, self.oracle.tile_batch(batch, scoring))
 
 
 class TestCPU(BackendSuite):
@@ -405,8 +390,7 @@ class TestGPU(BackendSuite):
         # three queries: the shortest pairs with one of the other two in a register, and
         # the third goes alone, two targets a register
         queries = [query, query[::-1].copy(), query[: query_length // 2 + 1].copy()]
-        gpu, cpu = self.both("score_many", *packed(queries), *packed(targets),
-                             scoring.matrix, scoring.gap_open, scoring.gap_extend, mode)
+        gpu, cpu = self.both("score_many", *packed(queries), *packed(targets), scoring, mode)
         np.testing.assert_array_equal(gpu, cpu)
 
     @pytest.mark.parametrize("mode", MODES)
@@ -414,8 +398,7 @@ class TestGPU(BackendSuite):
         w = PROTEIN.alphabet.encode("W" * 3100)
         targets = [w, w[:2000], PROTEIN.alphabet.encode("W" * 1500 + "A" + "W" * 1599),
                    PROTEIN.alphabet.encode("ACDEFGHIKLMNPQRSTVWY" * 40)]
-        gpu, cpu = self.both("score_many", *packed([w]), *packed(targets), PROTEIN.matrix, 11,
-                             1, mode)
+        gpu, cpu = self.both("score_many", *packed([w]), *packed(targets), PROTEIN, mode)
         np.testing.assert_array_equal(gpu, cpu)
         assert gpu[0, 0] == 3100 * 11
 
@@ -435,7 +418,7 @@ class TestGPU(BackendSuite):
         targets += [rng.integers(0, 20, n).astype(np.uint8) for n in rng.integers(1, 1200, 100)]
         order = rng.permutation(len(queries))
         gpu, cpu = self.both("score_many", *packed([queries[i] for i in order]),
-                             *packed(targets), PROTEIN.matrix, 11, 1, mode)
+                             *packed(targets), PROTEIN, mode)
         np.testing.assert_array_equal(gpu, cpu)
 
     @pytest.mark.parametrize("mode", MODES)
@@ -446,8 +429,7 @@ class TestGPU(BackendSuite):
         lengths = EDGE_LENGTHS[:-3] + rng.integers(1, 400, 60).tolist()
         queries = [rng.integers(0, alphabet, m).astype(np.uint8) for m in lengths]
         targets = [related(rng, q, int(rng.integers(1, 900)), alphabet) for q in queries]
-        gpu, cpu = self.both("align_batch", *packed(queries), *packed(targets), scoring.matrix,
-                             scoring.gap_open, scoring.gap_extend, mode)
+        gpu, cpu = self.both("align_batch", *packed(queries), *packed(targets), scoring, mode)
         assert_same(gpu, cpu)
 
     @pytest.mark.parametrize("mode", MODES)
@@ -455,8 +437,7 @@ class TestGPU(BackendSuite):
         rng = np.random.default_rng(12)
         queries = [rng.integers(0, 20, m).astype(np.uint8) for m in EDGE_LENGTHS]
         targets = [related(rng, q, int(rng.integers(1, 1500)), 20) for q in queries]
-        gpu, cpu = self.both("score_ends", *packed(queries), *packed(targets), PROTEIN.matrix,
-                             11, 1, mode)
+        gpu, cpu = self.both("score_ends", *packed(queries), *packed(targets), PROTEIN, mode)
         assert_same(gpu, cpu)
 
     @pytest.mark.parametrize("scoring", [DNA, PROTEIN], ids=["dna", "protein"])
@@ -476,7 +457,6 @@ class TestGPU(BackendSuite):
         centre = (m - n) // 2 + rng.integers(-2, 3, shape)
         lo, hi = centre - half, centre + half
         lo[0, :5], hi[0, :5] = 1, 0                                  # empty bands
-        gpu, cpu = self.both("band_scores", *packed(queries), *packed(targets), lo, hi,
-                             scoring.matrix, scoring.gap_open, scoring.gap_extend)
+        gpu, cpu = self.both("band_scores", *packed(queries), *packed(targets), lo, hi, scoring)
         np.testing.assert_array_equal(gpu, cpu)
         assert (cpu == SKIPPED).any() and (cpu != SKIPPED).any()

@@ -92,7 +92,7 @@ class _Working:
 def test_a_function_of_other_arguments_fails_the_check():
     partial = ModuleType("partial")
 
-    def tile_batch(tiles, matrix, gap_open, gap_extend):   # "matrix": the contract says "sub"
+    def tile_batch(tiles, matrix, gap_open, gap_extend):   # the contract says "scoring"
         return []
 
     partial.tile_batch = tile_batch  # type: ignore[attr-defined]

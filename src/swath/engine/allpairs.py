@@ -70,10 +70,10 @@ from typing import Any
 
 import numpy as np
 
+from swath.constants import Mode
 from swath.engine.stragglers import copies_may_run, first_writer
 from swath.identity import (
     NO_BOUND,
-    SurplusScheme,
     band_limits,
     identity_from_counts,
     least_score,
@@ -109,7 +109,7 @@ class AllPairsJob:
 
     store: str
     scoring: Scoring
-    mode: str
+    mode: Mode
     device: str
     min_identity: float
     iddef: str | int
@@ -153,19 +153,16 @@ def boxes(need: np.ndarray, r0: int = 0, c0: int = 0, split: bool = True
 
 def score_phase(job: AllPairsJob, queries: tuple[np.ndarray, np.ndarray],
                targets: tuple[np.ndarray, np.ndarray], need: np.ndarray,
-               scheme: SurplusScheme | None = None) -> np.ndarray:
+               scheme: Scoring | None = None) -> np.ndarray:
     """Scores of the ``need`` pairs of queries x targets (``NO_SCORE`` elsewhere, and in
     some cells of the boxes around them: callers read only ``need``), under the job's
     scoring or ``scheme``."""
     backend = get_backend(job.device)
-    sc = job.scoring
-    matrix, gap_open, gap_extend, end_gaps = scheme or (sc.matrix, sc.gap_open,
-                                                        sc.gap_extend, sc.end_gaps)
     out = np.full(need.shape, NO_SCORE, dtype=np.int32)
     for top, bottom, left, right in boxes(need, split=backend.split_boxes):
         q = slice_concatenated(*queries, top, bottom)
         t = slice_concatenated(*targets, left, right)
-        found = backend.score_many(*q, *t, matrix, gap_open, gap_extend, job.mode, end_gaps)
+        found = backend.score_many(*q, *t, scheme or job.scoring, job.mode)
         out[top:bottom, left:right] = np.where(need[top:bottom, left:right], found, NO_SCORE)
     return out
 
@@ -222,9 +219,7 @@ def first_phase(job: AllPairsJob, rows: tuple[np.ndarray, np.ndarray],
             lo, hi = (np.where(by_length, lengths.spread(
                 np.clip(edge, *INT32_RANGE).astype(np.int32)), np.int32(empty))
                 for edge, empty in zip(band, (1, 0), strict=True))
-            sc = job.scoring
-            return backend.band_scores(*rows, *cols, lo, hi, sc.matrix, sc.gap_open,
-                                       sc.gap_extend), False
+            return backend.band_scores(*rows, *cols, lo, hi, job.scoring), False
     return score_phase(job, rows, cols, by_length), True
 
 
@@ -281,11 +276,9 @@ def _trace_batch(job: AllPairsJob, queries: tuple[np.ndarray, np.ndarray],
                  scores: np.ndarray, optimal: bool) -> dict[str, np.ndarray]:
     """``trace`` of one batch of pairs, in one ``align_batch`` call."""
     q_lens, t_lens = np.diff(queries[1]), np.diff(targets[1])
-    sc = job.scoring
     backend = get_backend(job.device)
     got, coords, text, text_at = backend.align_batch(
-        *queries, *targets, sc.matrix, sc.gap_open, sc.gap_extend, job.mode,
-        pairs=(rows, cols), end_gaps=sc.end_gaps)
+        *queries, *targets, job.scoring, job.mode, pairs=(rows, cols))
     if np.any(got < scores) or (optimal and not np.array_equal(got, scores)):
         raise RuntimeError("traceback scores disagree with the first phase")
     counts = backend.cigar_counts((text, text_at))
@@ -340,9 +333,7 @@ def align_tile(job: AllPairsJob, queries: tuple[np.ndarray, np.ndarray],
         candidate = by_length & (scores >= lengths.spread(least))
     elif surplus is not None and floors is not None:
         # --iddef 2 on the CPU: lower bounds of the optimal scores for the surplus filter
-        sc = job.scoring
-        scores = floors.gapless_scores(*queries, *targets, sc.matrix, sc.gap_open,
-                                       sc.gap_extend, sc.end_gaps)
+        scores = floors.gapless_scores(*queries, *targets, job.scoring)
         optimal, candidate = False, by_length
     else:   # no score rules a pair out (local mode, --iddef 2 on the GPU): no first phase
         scores, optimal = np.full(pairs.shape, NO_SCORE, dtype=np.int32), False
@@ -604,7 +595,7 @@ def gather(job: AllPairsJob, client: Any, run_id: str, starts: np.ndarray
     return digests
 
 
-def prepare_allpairs(store_path: str, sequences: SequenceSet, scoring: Scoring, *, mode: str,
+def prepare_allpairs(store_path: str, sequences: SequenceSet, scoring: Scoring, *, mode: Mode,
                      min_identity: float, iddef: str | int, block: int, scores: bool,
                      clusters: bool, device: str, overwrite: bool = False) -> AllPairsJob:
     """Create the store of a new all-pairs job, or reopen it if it holds the same job.

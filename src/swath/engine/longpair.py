@@ -44,7 +44,7 @@ from typing import Any
 import numpy as np
 
 from swath.alignment import Alignment, cigar_from_path, join_cigars
-from swath.constants import MINUS_INFINITY, STATE_E, STATE_F, STATE_H, STATE_START
+from swath.constants import MINUS_INFINITY, STATE_E, STATE_F, STATE_H, STATE_START, Mode
 from swath.engine import pathsplit
 from swath.errors import InvalidParameter
 from swath.kernels import Backend, get_backend
@@ -93,7 +93,7 @@ class PairJob:
 
     store: str
     scoring: Scoring
-    mode: str
+    mode: Mode
     strip: int
     store_id: str      # the store's creation id: worker caches are keyed on it
     device: str = "cpu"
@@ -244,19 +244,18 @@ def compute_tile(job: PairJob, store: AlignmentStore, ti: int, tj: int,
     top, left = tile_input(job, store, ti, tj, above=not (streams and streams[0]))
     read = time.perf_counter()
     backend = get_backend(job.device)
-    scoring = (job.scoring.matrix, job.scoring.gap_open, job.scoring.gap_extend, job.local)
     if job.origins:
-        bottom, right, best = backend.tile_forward(q, t, *scoring, (i0, j0),
+        bottom, right, best = backend.tile_forward(q, t, job.scoring, job.mode, (i0, j0),
                                                    len(_sequences(job)[1]), job.strip, top,
                                                    left)
     else:
         if streams:
             bottom, right, (score, i, j) = _slabs(backend).tile_scores(
-                q, t, *scoring, job.strip, top, left, stream_in=streams[0],
+                q, t, job.scoring, job.mode, job.strip, top, left, stream_in=streams[0],
                 stream_out=streams[1])
         else:
-            bottom, right, (score, i, j) = backend.tile_scores(q, t, *scoring, job.strip,
-                                                               top, left)
+            bottom, right, (score, i, j) = backend.tile_scores(q, t, job.scoring, job.mode,
+                                                               job.strip, top, left)
         best = (score, i0 + i, j0 + j, -1) if i >= 0 else (score, -1, -1, -1)
     computed = time.perf_counter()
     logger.debug("tile (%d, %d) on the %s: inputs %.3f s, kernel %.3f s", ti, tj, job.device,
@@ -327,8 +326,7 @@ def _load_kernels(job: PairJob, gpus: int) -> None:
     slabs = _slabs(backend)
     for g in range(gpus):
         with slabs.on_device(g):
-            backend.tile_scores(q, t, job.scoring.matrix, job.scoring.gap_open,
-                                job.scoring.gap_extend, job.local, job.strip, top, left)
+            backend.tile_scores(q, t, job.scoring, job.mode, job.strip, top, left)
 
 
 def tile_graph(job: PairJob, store: AlignmentStore) -> dict[tuple[int, int], Any]:
@@ -455,8 +453,7 @@ def segment_piece(job: PairJob, store: AlignmentStore, segment: tuple[int, ...])
     q, t, i0, j0 = _tile_sequences(job, store, ti, tj)
     n = len(_sequences(job)[1])
     top, left = tile_input(job, store, ti, tj)
-    dirs = codes.tile_codes(q, t, job.scoring.matrix, job.scoring.gap_open,
-                            job.scoring.gap_extend, job.local, job.strip, top, left)
+    dirs = codes.tile_codes(q, t, job.scoring, job.mode, job.strip, top, left)
     ei, ej, state = _cell(exit_code, n)
     ops, ri, rj, state = codes.walk_tile(dirs, ei - i0, ej - j0, state)
     want = _cell(entry_code, n)
@@ -620,7 +617,7 @@ def tile_device(device: str) -> str:
 
 
 def align_pair(path: str | None, query: np.ndarray, target: np.ndarray, scoring: Scoring, *,
-               mode: str, device: str, tile_size: int | None, strip: int | None,
+               mode: Mode, device: str, tile_size: int | None, strip: int | None,
                client: Any, names: tuple[str, str], traceback: bool = True,
                progress: Progress | None = None,
                overwrite: bool = False) -> Alignment | PairScore:
@@ -641,7 +638,7 @@ def align_pair(path: str | None, query: np.ndarray, target: np.ndarray, scoring:
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def _align_pair(path: str, query: np.ndarray, target: np.ndarray, scoring: Scoring, mode: str,
+def _align_pair(path: str, query: np.ndarray, target: np.ndarray, scoring: Scoring, mode: Mode,
                 device: str, tile_size: int | None, strip: int | None, client: Any,
                 names: tuple[str, str], traceback: bool,
                 progress: Progress | None, overwrite: bool
@@ -677,7 +674,7 @@ def _stored_tile(path: str) -> tuple[int, int] | None:
 
 
 def prepare_longpair(store_path: str, query: np.ndarray, target: np.ndarray,
-                     scoring: Scoring, *, mode: str, tile: tuple[int, int], strip: int,
+                     scoring: Scoring, *, mode: Mode, tile: tuple[int, int], strip: int,
                      names: tuple[str, str], device: str = "cpu", traceback: bool = True,
                      origins: bool | None = None, overwrite: bool = False) -> PairJob:
     """Create the store of a new long-pair job, or reopen one holding the same job.

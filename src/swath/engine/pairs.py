@@ -46,6 +46,7 @@ from typing import Any
 
 import numpy as np
 
+from swath.constants import Mode
 from swath.engine.aligned import alignment_fields
 from swath.kernels import get_backend
 from swath.progress import Progress
@@ -69,7 +70,7 @@ class PairsJob:
 
     store: str
     scoring: Scoring
-    mode: str
+    mode: Mode
     device: str
     store_id: str          # the store's creation id (never write another)
     fresh: bool = False    # this process has just made the store: nothing in it is damaged
@@ -144,7 +145,7 @@ def chunk_size(pairs: int, cells: int) -> int:
 
 
 def prepare_pairs(store_path: str, queries: Source, targets: Source, pairs: Any,
-                  scoring: Scoring, *, mode: str, device: str, chunk: int | None,
+                  scoring: Scoring, *, mode: Mode, device: str, chunk: int | None,
                   overwrite: bool = False) -> PairsJob:
     """Create the store of a new batched-pairs job, ready to take its inputs in (records
     in memory and the pairs asked for are in it already), or reopen it if it holds the
@@ -315,7 +316,7 @@ def align_unit(job: PairsJob, unit: int) -> tuple[int, int]:
 
 
 def pairs_held(queries: SequenceSet, targets: SequenceSet, pairs: Any, scoring: Scoring,
-               mode: str, device: str, max_cells: int, max_pairs: int) -> HeldPairs | None:
+               mode: Mode, device: str, max_cells: int, max_pairs: int) -> HeldPairs | None:
     """A small job run in this process, without Dask and without a store: every pair
     aligned in one batch, held in memory (``pairs`` as :func:`prepare_pairs` takes them);
     None, with nothing aligned, where there are more than ``max_pairs`` pairs or they hold
@@ -343,13 +344,11 @@ def pairs_held(queries: SequenceSet, targets: SequenceSet, pairs: Any, scoring: 
 
 
 def _aligned(queries: tuple[np.ndarray, np.ndarray], targets: tuple[np.ndarray, np.ndarray],
-             pairs: tuple[np.ndarray, np.ndarray] | None, scoring: Scoring, mode: str,
+             pairs: tuple[np.ndarray, np.ndarray] | None, scoring: Scoring, mode: Mode,
              device: str) -> dict[str, np.ndarray]:
     """The per-pair fields of records aligned in one batch on ``device``: query i with
     target i, or ``pairs`` (indices into both sides)."""
-    aligned = get_backend(device).align_batch(*queries, *targets, scoring.matrix,
-                                              scoring.gap_open, scoring.gap_extend, mode,
-                                              pairs=pairs)
+    aligned = get_backend(device).align_batch(*queries, *targets, scoring, mode, pairs=pairs)
     fields = alignment_fields(device, *aligned)
     return {name: np.asarray(fields[name], dtype=value_dtype(dtype))
             for name, (dtype, _) in PAIR_FIELDS.items()}

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from swath.alignment import cigar_from_path, join_cigars
-from swath.constants import MINUS_INFINITY, STATE_F, STATE_H
+from swath.constants import MINUS_INFINITY, STATE_F, STATE_H, Mode
 from swath.kernels import Backend, get_backend
 from swath.kernels.backend import TileCodes
 from swath.scoring import Scoring
@@ -94,7 +94,7 @@ def anchored(h: int, w: int, scoring: Scoring, state: int, charge_open: bool = T
 # The start
 
 
-def find_start(query: np.ndarray, target: np.ndarray, scoring: Scoring, mode: str,
+def find_start(query: np.ndarray, target: np.ndarray, scoring: Scoring, mode: Mode,
                end: tuple[int, int, int], backend: Backend, slab: int,
                ) -> tuple[int, int]:
     """The node where an optimal path ending at ``end = (score, i, j)`` starts: a
@@ -114,8 +114,8 @@ def find_start(query: np.ndarray, target: np.ndarray, scoring: Scoring, mode: st
             top_h = np.r_[column[r0 - 1], bottom[0]]
             top_f = np.r_[MINUS_INFINITY, bottom[1]]
         bottom, _, (best, i, j) = backend.tile_scores(
-            rev_q[r0:r1], rev_t, scoring.matrix, scoring.gap_open, scoring.gap_extend, local,
-            TRACE_STRIP, (top_h, top_f), (column[r0:r1], closed[r0:r1]))
+            rev_q[r0:r1], rev_t, scoring, mode, TRACE_STRIP, (top_h, top_f),
+            (column[r0:r1], closed[r0:r1]))
         if local and i >= 0 and best == bonus + score:
             return end_i - r0 - i, end_j - j
     if not local:       # row 0: the columns end_j - 1 .. 0, then end_j
@@ -172,7 +172,7 @@ def split_level(spans: list[Span], query: np.ndarray, target: np.ndarray, scorin
     """One level: every span that is not a segment cut in two, in one batch of tiles."""
     todo = [s for s in spans if not s.is_segment()]
     tiles = [tile for s in todo for tile in _halves(s, query, target, scoring)]
-    rows = backend.tile_batch(tiles, scoring.matrix, scoring.gap_open, scoring.gap_extend)
+    rows = backend.tile_batch(tiles, scoring)
     halves: dict[Span, tuple[Span, Span]] = {}
     for k, s in enumerate(todo):
         forward, backward = tiles[2 * k], tiles[2 * k + 1]
@@ -181,7 +181,7 @@ def split_level(spans: list[Span], query: np.ndarray, target: np.ndarray, scorin
     return [half for s in spans for half in halves.get(s, (s,))]
 
 
-def find_path(query: np.ndarray, target: np.ndarray, scoring: Scoring, mode: str,
+def find_path(query: np.ndarray, target: np.ndarray, scoring: Scoring, mode: Mode,
               end: tuple[int, int, int], backend: Backend, slab: int,
               progress: Callable[[int, int], None] | None = None) -> list[Span]:
     """The segments of an optimal path ending at ``end = (score, i, j)``, in path order
@@ -232,8 +232,7 @@ def trace_span(span: Span, query: np.ndarray, target: np.ndarray, scoring: Scori
         return _gap(h, w)
     codes = cpu_codes()                  # numba: loaded when used
     top, left = anchored(h, w, scoring, span.start, charge_open=span.start == STATE_H)
-    dirs = codes.tile_codes(q, t, scoring.matrix, scoring.gap_open, scoring.gap_extend, False,
-                            TRACE_STRIP, top, left)
+    dirs = codes.tile_codes(q, t, scoring, "global", TRACE_STRIP, top, left)
     ops, i, j, _ = codes.walk_tile(dirs, h, w, span.end)
     # the walk left the tile on its top row or left column: the anchor's gap
     return join_cigars([_gap(i, j), cigar_from_path(ops, q, t, i, j)])

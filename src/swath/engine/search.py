@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from swath.constants import Mode
 from swath.engine.aligned import ALIGNMENT_FIELDS, alignment_fields
 from swath.kernels import get_backend, top_hits
 from swath.kernels.backend import ResidentTargets, TargetSet
@@ -52,7 +53,7 @@ class SearchJob:
     store: str
     database: str
     scoring: Scoring
-    mode: str
+    mode: Mode
     device: str
     top_k: int
     max_evalue: float | None
@@ -195,14 +196,11 @@ def score_partition(job: SearchJob, q_res: np.ndarray, q_off: np.ndarray, p: int
         targets = _resident_partition(job.database, p, resident)
         uploaded = time.perf_counter()
         queries = [q_res[q_off[qi]:q_off[qi + 1]] for qi in range(len(q_off) - 1)]
-        sc = job.scoring
-        rows = resident.score_queries(targets, queries, sc.matrix, sc.gap_open, sc.gap_extend,
-                                      job.mode)
+        rows = resident.score_queries(targets, queries, job.scoring, job.mode)
         top = resident.top_hits(rows, targets, job.top_k)
     else:
         uploaded = read
-        scores = backend.score_many(q_res, q_off, t_res, t_off, job.scoring.matrix,
-                                    job.scoring.gap_open, job.scoring.gap_extend, job.mode)
+        scores = backend.score_many(q_res, q_off, t_res, t_off, job.scoring, job.mode)
         top = top_hits.top(scores, np.broadcast_to(ids, scores.shape), job.top_k)
     logger.debug("partition %d: read %.3f s, backend and upload %.3f s, %d queries scored "
                  "in %.3f s", p, read - started, uploaded - read, len(q_off) - 1,
@@ -233,8 +231,8 @@ def align_hits(job: SearchJob, q_res: np.ndarray, q_off: np.ndarray,
     t_off = np.concatenate([[0], np.cumsum([len(t) for t in targets])]).astype(np.int64)
     p_off = np.concatenate([[0], np.cumsum([len(q) for q in queries])]).astype(np.int64)
     fields = alignment_fields(job.device, *get_backend(job.device).align_batch(
-        np.concatenate(queries), p_off, np.concatenate(targets), t_off, job.scoring.matrix,
-        job.scoring.gap_open, job.scoring.gap_extend, job.mode))
+        np.concatenate(queries), p_off, np.concatenate(targets), t_off, job.scoring,
+        job.mode))
     got = fields["score"]
     if not np.array_equal(got, scores[rows, ranks]):
         from swath.errors import StoreDamaged
@@ -361,7 +359,7 @@ def run_search(job: SearchJob, client: Any, progress: Progress | None = None) ->
 
 
 def prepare_search(store_path: str, queries: SequenceSet, database_path: str,
-                   scoring: Scoring, *, top_k: int, mode: str, device: str, query_block: int,
+                   scoring: Scoring, *, top_k: int, mode: Mode, device: str, query_block: int,
                    max_evalue: float | None, statistics: dict[str, Any] | None,
                    overwrite: bool = False) -> SearchJob:
     """Create the result store of a new search, or reopen it if it holds the same search.
@@ -388,7 +386,7 @@ def prepare_search(store_path: str, queries: SequenceSet, database_path: str,
 
 
 def search_held(queries: SequenceSet, database_path: str, scoring: Scoring, *, top_k: int,
-                mode: str, device: str, query_block: int, max_evalue: float | None,
+                mode: Mode, device: str, query_block: int, max_evalue: float | None,
                 statistics: dict[str, Any] | None) -> HeldHits:
     """A small search run in this process, without Dask and without a store: each block
     of ``query_block`` queries scored against each partition in turn, its top hits merged

@@ -24,14 +24,13 @@ from swath.identity.filters import (
     least_score,
     length_can_pass,
 )
-from swath.identity.surplus import SurplusScheme, surplus_fraction, surplus_scheme
+from swath.identity.surplus import surplus_fraction, surplus_scheme
 
 __all__ = [
     "COUNT_NAMES",
     "DEFINITIONS",
     "NO_BOUND",
     "UNREACHABLE",
-    "SurplusScheme",
     "band_limits",
     "cigar_counts",
     "identity",

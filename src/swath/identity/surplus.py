@@ -31,26 +31,17 @@ against the better of two gapless alignments' scores (the CPU's lower bound).
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import NamedTuple
 
 import numpy as np
 
+from swath.constants import Mode
+from swath.errors import InvalidParameter
 from swath.identity.definitions import check_definition
 from swath.scoring import Scoring
 
-__all__ = ["LARGEST_DENOMINATOR", "SurplusScheme", "surplus_fraction", "surplus_scheme"]
+__all__ = ["LARGEST_DENOMINATOR", "surplus_fraction", "surplus_scheme"]
 
 LARGEST_DENOMINATOR = 50    # D: small, so that the scheme's values stay narrow
-
-
-class SurplusScheme(NamedTuple):
-    """The scores, gap costs and end costs of an alignment's score plus its identity
-    surplus (:func:`surplus_scheme`), as the kernels take them."""
-
-    matrix: np.ndarray
-    gap_open: int
-    gap_extend: int
-    end_gaps: tuple[int, int]
 
 
 def surplus_fraction(threshold: float) -> tuple[int, int]:
@@ -71,8 +62,8 @@ def surplus_fraction(threshold: float) -> tuple[int, int]:
     return best
 
 
-def surplus_scheme(threshold: float, scoring: Scoring, mode: str = "global",
-                   definition: str | int = "pident") -> SurplusScheme | None:
+def surplus_scheme(threshold: float, scoring: Scoring, mode: Mode = "global",
+                   definition: str | int = "pident") -> Scoring | None:
     """The scheme under which an alignment scores its score plus its identity surplus
     (module docstring): a pair whose optimal score under it is below its optimal score
     (or any lower bound of it) under ``scoring`` has no optimal alignment reaching
@@ -91,9 +82,13 @@ def surplus_scheme(threshold: float, scoring: Scoring, mode: str = "global",
 
     Returns
     -------
-    SurplusScheme or None
-        None outside global mode, for definitions 0 and 3 (not a ratio of columns) and
-        for a threshold of at most 0 (every alignment passes).
+    Scoring or None
+        The scheme, its terminal gaps costing apart (``Scoring.end_gaps``) where they
+        differ from its interior ones; None outside global mode, for definitions 0 and 3
+        (not a ratio of columns), for a threshold of at most 0 (every alignment passes),
+        and where its values would leave the range a ``Scoring`` takes (a matrix entry
+        within ``D`` of 1,000, a gap extension within ``q`` of ``scoring.MAX_GAP``: then no pair
+        is ruled out by its surplus).
 
     Examples
     --------
@@ -110,5 +105,8 @@ def surplus_scheme(threshold: float, scoring: Scoring, mode: str = "global",
               - q).astype(np.int32)
     end_open, end_extend = scoring.end_gaps or (scoring.gap_open, scoring.gap_extend)
     terminal = 0 if kind == 2 else q
-    return SurplusScheme(matrix, scoring.gap_open, scoring.gap_extend + q,
-                         (end_open, end_extend + terminal))
+    try:
+        return Scoring(f"{scoring.name} + surplus {q}/{denominator}", scoring.alphabet, matrix,
+                       scoring.gap_open, scoring.gap_extend + q, end_open, end_extend + terminal)
+    except InvalidParameter:    # past the kernels' exact range: the filter is left out
+        return None

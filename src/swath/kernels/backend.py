@@ -30,7 +30,9 @@ from typing import Literal, Protocol, TypeVar
 
 import numpy as np
 
+from swath.constants import Mode
 from swath.kernels.tile_origins import Best
+from swath.scoring import Scoring
 
 Boundary = tuple[np.ndarray, np.ndarray]
 BatchTile = tuple[np.ndarray, np.ndarray, Boundary, Boundary]      # q, t, top, left
@@ -65,8 +67,7 @@ class ResidentTargets(Hashable, Protocol):
         ...
 
     def score_queries(self, targets: TargetSet, queries: Sequence[np.ndarray],
-                      matrix: np.ndarray, gap_open: int, gap_extend: int, mode: str
-                      ) -> DeviceScores:
+                      scoring: Scoring, mode: Mode) -> DeviceScores:
         """Optimal scores of every query against every target, left on the device."""
         ...
 
@@ -96,8 +97,8 @@ class SlabStreaming(Protocol):
         anything that waits on one."""
         ...
 
-    def tile_scores(self, q: np.ndarray, t: np.ndarray, sub: np.ndarray, gap_open: int,
-                    gap_extend: int, local: bool, strip: int, top: Boundary, left: Boundary,
+    def tile_scores(self, q: np.ndarray, t: np.ndarray, scoring: Scoring, mode: Mode,
+                    strip: int, top: Boundary, left: Boundary,
                     *, stream_in: RowStream | None, stream_out: RowStream | None
                     ) -> tuple[np.ndarray, np.ndarray, TileBest]:
         """:meth:`Backend.tile_scores` in one launch whose row above comes from
@@ -114,9 +115,8 @@ class TileCodes(Protocol):
     """A tile's direction codes and the walk back through them (phase 3 of a long pair:
     the traceback of the segments its path crosses)."""
 
-    def tile_codes(self, q: np.ndarray, t: np.ndarray, sub: np.ndarray, gap_open: int,
-                   gap_extend: int, local: bool, strip: int, top: Boundary, left: Boundary
-                   ) -> np.ndarray:
+    def tile_codes(self, q: np.ndarray, t: np.ndarray, scoring: Scoring, mode: Mode,
+                   strip: int, top: Boundary, left: Boundary) -> np.ndarray:
         """The tile's direction codes from its input boundary, ``(h, ceil(w / 2))`` uint8
         (two 4-bit codes a byte)."""
         ...
@@ -141,11 +141,10 @@ class SurplusFloors(Protocol):
     pair's surplus score with (``swath.identity.surplus``)."""
 
     def gapless_scores(self, q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray,
-                       t_off: np.ndarray, matrix: np.ndarray, gap_open: int, gap_extend: int,
-                       end_gaps: tuple[int, int] | None = None) -> np.ndarray:
+                       t_off: np.ndarray, scoring: Scoring) -> np.ndarray:
         """The better score of two gapless global alignments (residues side by side from
-        the starts, and from the ends; the length difference one terminal gap) of every
-        query against every target, ``(nq, nt)`` int32."""
+        the starts, and from the ends; the length difference one terminal gap, at the
+        scheme's end costs) of every query against every target, ``(nq, nt)`` int32."""
         ...
 
 
@@ -202,21 +201,19 @@ class Backend(Protocol):
         ...
 
     def score_many(self, q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray,
-                   t_off: np.ndarray, matrix: np.ndarray, gap_open: int, gap_extend: int,
-                   mode: str, end_gaps: tuple[int, int] | None = None) -> np.ndarray:
-        """Optimal scores of every query against every target, ``(nq, nt)`` int32; with
-        ``end_gaps`` (global mode), a terminal gap of length k costs ``end_gaps[0] + k *
-        end_gaps[1]`` (``swath.kernels.end_gaps``)."""
+                   t_off: np.ndarray, scoring: Scoring, mode: Mode) -> np.ndarray:
+        """Optimal scores of every query against every target, ``(nq, nt)`` int32; where
+        the scheme's end gaps cost apart (``Scoring.end_gaps``, global mode), a terminal
+        gap at its end costs (``swath.kernels.scheme``)."""
         ...
 
     def align_batch(self, q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray,
-                    t_off: np.ndarray, matrix: np.ndarray, gap_open: int, gap_extend: int,
-                    mode: str, pairs: tuple[np.ndarray, np.ndarray] | None = None,
-                    end_gaps: tuple[int, int] | None = None) -> Alignments:
+                    t_off: np.ndarray, scoring: Scoring, mode: Mode,
+                    pairs: tuple[np.ndarray, np.ndarray] | None = None) -> Alignments:
         """One optimal alignment of query k against target k, for every k; with
         ``pairs`` (two index arrays), of query ``pairs[0][k]`` against target
-        ``pairs[1][k]``, the sets passed whole; terminal gaps at ``end_gaps`` (global
-        mode) as :meth:`score_many` charges them.
+        ``pairs[1][k]``, the sets passed whole; terminal gaps as :meth:`score_many`
+        charges them.
 
         Returns scores ``(N,)``, coordinates ``(N, 4)`` (query start and end, target
         start and end; 0-based, end exclusive) and the extended CIGARs as one uint8 text
@@ -225,12 +222,13 @@ class Backend(Protocol):
         ...
 
     def band_scores(self, q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray,
-                    t_off: np.ndarray, lo: np.ndarray, hi: np.ndarray, matrix: np.ndarray,
-                    gap_open: int, gap_extend: int) -> np.ndarray:
+                    t_off: np.ndarray, lo: np.ndarray, hi: np.ndarray, scoring: Scoring
+                    ) -> np.ndarray:
         """Global scores of every query against every target over the paths within each
         pair's band of diagonals ``lo .. hi`` (``(nq, nt)`` arrays; ``i - j`` is the
         diagonal of cell (i, j)), ``(nq, nt)`` int32, ``SKIPPED`` where the band holds
-        no path: the first phase of all against all (``swath.identity.band_limits``)."""
+        no path: the first phase of all against all (``swath.identity.band_limits``). The
+        band charges every gap alike: a scheme whose end gaps cost apart is refused."""
         ...
 
     def cigar_counts(self, cigars: tuple[np.ndarray, np.ndarray]) -> dict[str, np.ndarray]:
@@ -241,35 +239,35 @@ class Backend(Protocol):
         ...
 
     def score_ends(self, q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray,
-                   t_off: np.ndarray, matrix: np.ndarray, gap_open: int, gap_extend: int,
-                   mode: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                   t_off: np.ndarray, scoring: Scoring, mode: Mode
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The score and end cell of query k against target k, ``(scores, query_end,
         target_end)`` (ends exclusive), without traceback: what ranks and re-aligns
         hits."""
         ...
 
-    def tile_forward(self, q: np.ndarray, t: np.ndarray, sub: np.ndarray, gap_open: int,
-                     gap_extend: int, local: bool, corner: tuple[int, int], n: int,
-                     strip: int, top: Boundary, left: Boundary
-                     ) -> tuple[np.ndarray, np.ndarray, Best]:
+    def tile_forward(self, q: np.ndarray, t: np.ndarray, scoring: Scoring, mode: Mode,
+                     corner: tuple[int, int], n: int, strip: int, top: Boundary,
+                     left: Boundary) -> tuple[np.ndarray, np.ndarray, Best]:
         """Phase 1 of a long pair on one tile, ``corner`` ``(i0, j0)`` in a matrix of
         ``n`` columns, from its input boundary ``top`` (H and F, ``w + 1`` each, index 0
         the corner) and ``left`` (H and E, ``h`` each): its last row ``(4, w)`` and last
         column ``(4, h)`` int64 (H, F or E, the origin of H, the origin of F or E; origins
         matrix-wide) and, in local mode, its first best cell ``(score, i, j, origin)``
-        in row-major order (``i = -1`` when no cell scores above 0)."""
+        in row-major order (``i = -1`` when no cell scores above 0). A tile charges
+        every gap alike (a scheme whose end gaps cost apart is refused), and a semiglobal
+        one is a global one (the caller reads the free end gaps off the last row)."""
         ...
 
-    def tile_scores(self, q: np.ndarray, t: np.ndarray, sub: np.ndarray, gap_open: int,
-                    gap_extend: int, local: bool, strip: int, top: Boundary, left: Boundary
+    def tile_scores(self, q: np.ndarray, t: np.ndarray, scoring: Scoring, mode: Mode,
+                    strip: int, top: Boundary, left: Boundary
                     ) -> tuple[np.ndarray, np.ndarray, TileBest]:
         """The same tile, scores only: its last row ``(2, w)`` and column ``(2, h)`` and,
         in local mode, the tile-local ``(score, i, j)`` of its first best cell
         (``(0, -1, -1)`` when none scores above 0, and in global modes)."""
         ...
 
-    def tile_batch(self, tiles: Sequence[BatchTile], sub: np.ndarray, gap_open: int,
-                   gap_extend: int) -> list[np.ndarray]:
+    def tile_batch(self, tiles: Sequence[BatchTile], scoring: Scoring) -> list[np.ndarray]:
         """The last rows (H and F, ``(2, w)``) of many independent global-mode tiles
         ``(q, t, top, left)``, scores only, run side by side (the halves of a level of
         a long pair's path splits)."""

@@ -49,6 +49,7 @@ import numpy as np
 import numpy.typing as npt
 
 from swath.alignment import cigar_runs
+from swath.constants import Mode
 from swath.identity.definitions import check_definition, cigar_counts, identity_from_counts
 from swath.scoring import Alphabet, Scoring
 
@@ -157,7 +158,7 @@ def _percent(counts: dict[str, np.ndarray], m: np.ndarray, n: np.ndarray,
 
 
 def _member_alignments(sequences: Sequence[np.ndarray], members: np.ndarray,
-                       centroid: np.ndarray, scoring: Scoring, mode: str,
+                       centroid: np.ndarray, scoring: Scoring, mode: Mode,
                        definition: str | int, device: str) -> tuple[np.ndarray, list[str]]:
     """Each member aligned against its centroid: its identity in percent and its CIGAR
     as an ``H`` record writes it."""
@@ -170,8 +171,7 @@ def _member_alignments(sequences: Sequence[np.ndarray], members: np.ndarray,
     residues = np.concatenate(list(sequences)).astype(np.uint8)
     targets = centroid[members]
     _, _, text, text_at = get_backend(device).align_batch(
-        residues, offsets, residues, offsets, scoring.matrix, scoring.gap_open,
-        scoring.gap_extend, mode, pairs=(members, targets), end_gaps=scoring.end_gaps)
+        residues, offsets, residues, offsets, scoring, mode, pairs=(members, targets))
     counts = cigar_counts((text, text_at))
     percent = _percent(counts, lengths[members], lengths[targets], definition)
     perfect = (counts["columns"] > 0) & (counts["matches"] == counts["columns"]
@@ -183,7 +183,7 @@ def _member_alignments(sequences: Sequence[np.ndarray], members: np.ndarray,
 
 
 def uc_lines(names: Sequence[str], sequences: Sequence[np.ndarray], clusters: npt.ArrayLike,
-             scoring: Scoring, mode: str, definition: str | int, *, device: str = "auto"
+             scoring: Scoring, mode: Mode, definition: str | int, *, device: str = "auto"
              ) -> Iterator[str]:
     """vsearch's ``--uc`` records of single-linkage clusters (module docstring), a line
     each.

@@ -34,6 +34,7 @@ import zarr
 import zarr.errors
 from fsspec.implementations.local import LocalFileSystem
 
+from swath.constants import MODES, Mode, is_mode
 from swath.errors import (
     FormatVersionError,
     InputChanged,
@@ -349,9 +350,13 @@ class LayoutStore:
                            **create)
 
     @property
-    def mode(self) -> str:
+    def mode(self) -> Mode:
         """The job's alignment mode: ``"local"``, ``"global"`` or ``"semiglobal"``."""
-        return str(self.attrs["inputs"]["mode"])
+        mode = self.attrs["inputs"]["mode"]
+        if not is_mode(mode):
+            raise StoreDamaged(f"{self.path}: its attributes name no mode swath knows, "
+                               f"{mode!r} (one of {', '.join(MODES)})")
+        return mode
 
     @property
     def scoring(self) -> Scoring:

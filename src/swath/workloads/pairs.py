@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from swath.constants import Mode
 from swath.results.pairs import PRINTERS, PairsResult
 from swath.workloads import Workload, result_lines, start
 
@@ -65,7 +66,7 @@ def align_pairs(store: str | None, queries: Source, targets: Source, pairs: Any,
 
 
 def held(queries: SequenceSet, targets: SequenceSet, pairs: Any, scoring: Scoring, *,
-         mode: str, device: str, max_cells: int, max_pairs: int) -> PairsResult | None:
+         mode: Mode, device: str, max_cells: int, max_pairs: int) -> PairsResult | None:
     """A job of at most ``max_pairs`` pairs and ``max_cells`` cells run in this process,
     without Dask and without a store (:func:`~swath.engine.pairs.pairs_held`), its pairs
     held in memory; None for a larger one."""

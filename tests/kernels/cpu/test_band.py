@@ -18,8 +18,7 @@ def test_32_bit_bands_equal_a_plain_banded_gotoh(scoring, nq, nt, monkeypatch):
     monkeypatch.setattr("swath.kernels.cpu.band.fits_every_mode", lambda *_, **__: False)
     rng = np.random.default_rng(11)
     queries, targets, lo, hi = random_bands(rng, nq, nt, 4 if scoring is DNA else 20)
-    got = get_backend("cpu").band_scores(*packed(queries), *packed(targets), lo, hi,
-                                         scoring.matrix, scoring.gap_open, scoring.gap_extend)
+    got = get_backend("cpu").band_scores(*packed(queries), *packed(targets), lo, hi, scoring)
     skipped = 0
     for a, q in enumerate(queries):
         for b, t in enumerate(targets):

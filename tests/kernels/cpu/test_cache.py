@@ -13,7 +13,7 @@ from swath.kernels.cpu import score_many
 
 sc = swath.Scoring.protein()
 q, t = np.zeros(30, np.uint8), np.ones(300, np.uint8)
-score_many(q, np.array([0, 30]), t, np.arange(0, 301, 30), sc.matrix, 11, 1, "local")
+score_many(q, np.array([0, 30]), t, np.arange(0, 301, 30), sc, "local")
 """
 
 

@@ -59,8 +59,7 @@ def test_score_many_equals_the_reference_and_biopython(name):
     queries, targets = pair_set(rng, alphabet, 0, 6)
     targets += [rng.integers(0, alphabet, int(rng.integers(1, 40))).astype(np.uint8)
                 for _ in range(14)]
-    got = score_many(*packed(queries), *packed(targets), scoring.matrix, scoring.gap_open,
-                     scoring.gap_extend, "global", scoring.end_gaps)
+    got = score_many(*packed(queries), *packed(targets), scoring, "global")
     want = np.array([[reference_matrices(q, t, scoring, "global")[0][-1, -1] for t in targets]
                      for q in queries])
     np.testing.assert_array_equal(got, want)
@@ -74,8 +73,7 @@ def test_score_many_past_16_bits_with_end_costs():
     rng = np.random.default_rng(5)
     queries = [rng.integers(0, 4, 30).astype(np.uint8)]
     targets = [edited(rng, queries[0], 4) for _ in range(3)]
-    got = score_many(*packed(queries), *packed(targets), scoring.matrix, scoring.gap_open,
-                     scoring.gap_extend, "global", scoring.end_gaps)
+    got = score_many(*packed(queries), *packed(targets), scoring, "global")
     assert got[0].tolist() == [reference_matrices(queries[0], t, scoring, "global")[0][-1, -1]
                                for t in targets]
 
@@ -89,8 +87,7 @@ def test_align_batch_equals_the_reference(name):
     alphabet = 4 if scoring.alphabet.letters == "ACGTN" else 20
     queries, targets = pair_set(rng, alphabet, 20, 40)
     scores, coords, text, offsets = align_batch(
-        *packed(queries), *packed(targets), scoring.matrix, scoring.gap_open,
-        scoring.gap_extend, "global", end_gaps=scoring.end_gaps)
+        *packed(queries), *packed(targets), scoring, "global")
     for k, (q, t) in enumerate(zip(queries, targets, strict=True)):
         want = reference_align(q, t, scoring, "global")
         cigar = text[offsets[k]:offsets[k + 1]].tobytes().decode()
@@ -106,15 +103,14 @@ def test_equal_end_costs_are_no_end_costs():
     assert same == DNA and same.end_gaps is None
     rng = np.random.default_rng(3)
     queries, targets = pair_set(rng, 4, 4, 8)
-    plain = score_many(*packed(queries), *packed(targets), DNA.matrix, 5, 2, "global")
-    assert np.array_equal(plain, score_many(*packed(queries), *packed(targets), DNA.matrix, 5,
-                                            2, "global", (5, 2)))
+    plain = score_many(*packed(queries), *packed(targets), DNA, "global")
+    assert np.array_equal(plain, score_many(*packed(queries), *packed(targets), same, "global"))
 
 
 def test_end_costs_outside_global_mode_are_refused():
     with pytest.raises(swath.InvalidParameter, match="global mode only"):
         score_many(*packed([np.zeros(3, np.uint8)]), *packed([np.zeros(3, np.uint8)]),
-                   DNA.matrix, 5, 2, "local", (1, 1))
+                   DNA.with_end_gaps(1, 1), "local")
 
 
 @pytest.mark.skipif(shutil.which("vsearch") is None, reason="vsearch is not installed")

@@ -30,8 +30,7 @@ def test_gapless_scores_are_the_better_gapless_alignment_and_at_most_the_optimum
     size = 4 if scoring.matrix.shape[0] <= 5 else 20
     seqs = [rng.integers(0, size, int(rng.integers(1, 30))).astype(np.uint8) for _ in range(9)]
     queries, targets = seqs[:4], seqs[4:]
-    got = gapless_scores(*packed(queries), *packed(targets), scoring.matrix, scoring.gap_open,
-                         scoring.gap_extend, scoring.end_gaps)
+    got = gapless_scores(*packed(queries), *packed(targets), scoring)
     assert got.shape == (4, 5) and got.dtype == np.int32
     for i, q in enumerate(queries):
         for j, t in enumerate(targets):

@@ -9,6 +9,7 @@ import textwrap
 import numpy as np
 import pytest
 
+import swath
 from tests.helpers import DNA, PROTEIN, packed, related
 
 SCRIPT = textwrap.dedent("""
@@ -64,15 +65,16 @@ def test_lane_groups_equal_one_pair_at_a_time(mode, budget, monkeypatch):
 
     monkeypatch.setattr(traceback, "LANE_CODES_BUDGET", budget)
     rng = np.random.default_rng(11)
-    for matrix, go, ge, alphabet in ((PROTEIN.matrix, 11, 1, 20), (DNA.matrix, 5, 2, 4)):
+    for scoring, alphabet in ((PROTEIN, 20), (DNA, 4)):
         q_res, q_off, t_res, t_off = _hits_like_batch(rng, 12, 21, alphabet)
-        groups, _ = traceback._lane_groups(q_res, q_off, t_off, matrix, go, ge)
+        groups, _ = traceback._lane_groups(q_res, q_off, t_off, scoring.matrix,
+                                           scoring.gap_open, scoring.gap_extend)
         assert bool(groups) == (budget > 600)
-        scores, coords, text, at = traceback.align_batch(q_res, q_off, t_res, t_off, matrix,
-                                                         go, ge, mode)
+        scores, coords, text, at = traceback.align_batch(q_res, q_off, t_res, t_off, scoring,
+                                                         mode)
         for k in range(len(q_off) - 1):
             q, t = q_res[q_off[k]:q_off[k + 1]], t_res[t_off[k]:t_off[k + 1]]
-            score, qs, qe, ts, te, ops = traceback.align_pair(q, t, matrix, go, ge, mode)
+            score, qs, qe, ts, te, ops = traceback.align_pair(q, t, scoring, mode)
             assert (scores[k], *coords[k]) == (score, qs, qe, ts, te)
             assert text[at[k]:at[k + 1]].tobytes().decode() == cigar_from_path(ops, q, t, qs, ts)
 
@@ -87,7 +89,7 @@ def test_pairs_past_the_side_by_side_budget_run_one_at_a_time(monkeypatch):
     batch = _hits_like_batch(rng, 6, 4, 4)
     q_off, t_off = batch[1], batch[3]
     monkeypatch.setattr(traceback, "LANE_CODES_BUDGET", 600)     # every pair a single
-    side_by_side = traceback.align_batch(*batch, DNA.matrix, 5, 2, "global")
+    side_by_side = traceback.align_batch(*batch, DNA, "global")
     sizes = np.diff(q_off) * ((np.diff(t_off) + 1) // 2)
     limit = int(np.median(sizes))
     handed = []
@@ -99,7 +101,7 @@ def test_pairs_past_the_side_by_side_budget_run_one_at_a_time(monkeypatch):
 
     monkeypatch.setattr(traceback, "SIDE_BY_SIDE_BYTES", limit)
     monkeypatch.setattr(traceback, "on_every_core", record)
-    split = traceback.align_batch(*batch, DNA.matrix, 5, 2, "global")
+    split = traceback.align_batch(*batch, DNA, "global")
     assert 0 < (sizes > limit).sum() < len(sizes)
     assert handed == [int((sizes <= limit).sum()) + 1]
     for a, b in zip(side_by_side, split, strict=True):
@@ -123,13 +125,13 @@ def test_pairs_of_distinct_queries_equal_one_pair_at_a_time(mode, gap_extend):
                rng.integers(0, 5, int(rng.integers(1, 200))).astype(np.uint8)
                for k, q in enumerate(queries)]
     (q_res, q_off), (t_res, t_off) = packed(queries), packed(targets)
-    groups, left = traceback._pair_groups(q_off, t_off, np.arange(len(queries)), DNA.matrix,
-                                          5, gap_extend)
+    scoring = swath.Scoring.dna(match=2, mismatch=-3, gap_open=5, gap_extend=gap_extend)
+    groups, left = traceback._pair_groups(q_off, t_off, np.arange(len(queries)),
+                                          scoring.matrix, 5, gap_extend)
     widths = {dtype.itemsize for _, dtype in groups}
     assert not len(left) and widths == ({2} if gap_extend == 2 else {2, 4})
-    scores, coords, text, at = traceback.align_batch(q_res, q_off, t_res, t_off, DNA.matrix,
-                                                     5, gap_extend, mode)
+    scores, coords, text, at = traceback.align_batch(q_res, q_off, t_res, t_off, scoring, mode)
     for k, (q, t) in enumerate(zip(queries, targets, strict=True)):
-        score, qs, qe, ts, te, ops = traceback.align_pair(q, t, DNA.matrix, 5, gap_extend, mode)
+        score, qs, qe, ts, te, ops = traceback.align_pair(q, t, scoring, mode)
         assert (scores[k], *coords[k]) == (score, qs, qe, ts, te)
         assert text[at[k]:at[k + 1]].tobytes().decode() == cigar_from_path(ops, q, t, qs, ts)

@@ -39,10 +39,9 @@ def test_align_batch_equals_cpu(name):
     rng = np.random.default_rng(len(name))
     alphabet = 4 if scoring.alphabet.letters == "ACGTN" else 20
     queries, targets = pairs(rng, alphabet, 200)
-    args = (*packed(queries), *packed(targets), scoring.matrix, scoring.gap_open,
-            scoring.gap_extend, "global")
-    gpu = get_backend("gpu").align_batch(*args, end_gaps=scoring.end_gaps)
-    cpu = get_backend("cpu").align_batch(*args, end_gaps=scoring.end_gaps)
+    args = (*packed(queries), *packed(targets), scoring, "global")
+    gpu = get_backend("gpu").align_batch(*args)
+    cpu = get_backend("cpu").align_batch(*args)
     for got, want in zip(gpu, cpu, strict=True):
         np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
 
@@ -58,8 +57,7 @@ def test_score_many_equals_cpu(monkeypatch, name, budget):
     rng = np.random.default_rng(20 + len(name))
     alphabet = 4 if scoring.alphabet.letters == "ACGTN" else 20
     queries, targets = pairs(rng, alphabet, 40)
-    args = (*packed(queries[:15]), *packed(targets), scoring.matrix, scoring.gap_open,
-            scoring.gap_extend, "global", scoring.end_gaps)
+    args = (*packed(queries[:15]), *packed(targets), scoring, "global")
     np.testing.assert_array_equal(get_backend("gpu").score_many(*args),
                                   get_backend("cpu").score_many(*args))
 

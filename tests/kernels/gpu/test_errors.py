@@ -142,7 +142,7 @@ def test_background_probe_without_a_gpu_loads_nothing(use_cupy: Callable) -> Non
 def small_inputs() -> tuple:
     q = np.array([0, 1, 2, 3], dtype=np.uint8)
     offsets = np.array([0, 4], dtype=np.int64)
-    return q, offsets, q, offsets, DNA.matrix, 5, 2, "local"
+    return q, offsets, q, offsets, DNA, "local"
 
 
 def test_compile_error_names_the_source(use_cupy: Callable) -> None:
@@ -288,6 +288,5 @@ def test_real_gpu_refuses_an_impossible_allocation(tmp_path: Path) -> None:
     with pytest.raises(GpuOutOfMemory, match=r"^GPU out of memory in score_many: asked for "
                        r"[\d.]+ GiB with [\d.]+ GiB free of [\d.]+ GiB on GPU \d+; use "
                        r"--device cpu") as raised:
-        backend.score_many(q, np.array([0, 10]), targets, np.array([0, size]), DNA.matrix,
-                           5, 2, "local")
+        backend.score_many(q, np.array([0, 10]), targets, np.array([0, size]), DNA, "local")
     assert isinstance(raised.value.__cause__, cupy.cuda.memory.OutOfMemoryError)

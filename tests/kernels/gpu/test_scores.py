@@ -19,11 +19,10 @@ def test_long_query_against_long_target():
     query = rng.integers(0, 4, 40_000).astype(np.uint8)
     target = related(rng, query, 100_000, 4)
     for mode in ("local", "semiglobal"):
-        gpu = get_backend("gpu").score_many(*packed([query]), *packed([target]), DNA.matrix, 5, 2,
-                                            mode)
+        gpu = get_backend("gpu").score_many(*packed([query]), *packed([target]), DNA, mode)
         from swath.kernels.cpu.traceback import align_pair
 
-        assert gpu[0, 0] == align_pair(query, target, DNA.matrix, 5, 2, mode)[0]
+        assert gpu[0, 0] == align_pair(query, target, DNA, mode)[0]
 
 
 @pytest.mark.parametrize("launch_rows", [32 * 1024, 640], ids=["one-launch", "launches"])
@@ -44,7 +43,6 @@ def test_local_query_streams_equal_cpu(monkeypatch, launch_rows):
     targets += [rng.integers(0, 20, n).astype(np.uint8) for n in EDGE_LENGTHS]
     targets += [rng.integers(0, 20, n).astype(np.uint8) for n in rng.integers(1, 1200, 100)]
     order = rng.permutation(len(queries))
-    args = (*packed([queries[i] for i in order]), *packed(targets), PROTEIN.matrix, 11, 1,
-            "local")
+    args = (*packed([queries[i] for i in order]), *packed(targets), PROTEIN, "local")
     gpu, cpu = get_backend("gpu").score_many(*args), get_backend("cpu").score_many(*args)
     np.testing.assert_array_equal(gpu, cpu)

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from swath.kernels import get_backend
+from swath.scoring import Alphabet, Scoring
 from tests.helpers import BOUNDARY_NEG as NEG
 from tests.helpers import DNA, PROTEIN, tile_batch_inputs, tile_boundary, tile_pair
 
@@ -25,7 +26,7 @@ def test_tile_in_several_launches(origins):
     h, w = 2000, 1500
     q, t = tile_pair(rng, h, w, DNA.matrix.shape[0])
     top, left = tile_boundary(rng, h, w, 1)
-    sc = (DNA.matrix, DNA.gap_open, DNA.gap_extend, True)
+    sc = (DNA, "local")
     whole = _launch(q, t, *sc, origins, top, left, rows=4)
     slabs = _launch(q, t, *sc, origins, top, left, rows=4, slab=3)
     for x, y in zip(whole, slabs, strict=True):
@@ -38,11 +39,12 @@ def test_tile_in_several_launches(origins):
 def test_alphabets_past_the_shared_memory_are_refused():
     from swath.errors import InvalidParameter
 
-    big = np.zeros((120, 120), dtype=np.int64)
+    letters = "".join(chr(33 + k) for k in range(120))
+    big = Scoring("big", Alphabet(letters, None), np.zeros((120, 120), dtype=np.int64), 5, 2)
     top = (np.zeros(4, dtype=np.int64), np.zeros(4, dtype=np.int64))
     with pytest.raises(InvalidParameter, match="at most 110 letters"):
-        get_backend("gpu").tile_scores(np.zeros(3, np.uint8), np.zeros(3, np.uint8), big, 5, 2,
-                                       True, 64, top, (top[0][:3], top[1][:3]))
+        get_backend("gpu").tile_scores(np.zeros(3, np.uint8), np.zeros(3, np.uint8), big,
+                                       "local", 64, top, (top[0][:3], top[1][:3]))
 
 
 @pytest.mark.parametrize("rows", [None, 4, 8, 16])
@@ -56,17 +58,16 @@ def test_a_tile_batch_past_the_resident_blocks_equals_cpu(scoring, rows, monkeyp
     monkeypatch.setattr(tiles, "_resident_blocks", lambda fn, shared: 3)
     rng = np.random.default_rng([3, rows or 0])
     batch = tile_batch_inputs(rng, scoring)
-    costs = (scoring.matrix, scoring.gap_open, scoring.gap_extend)
-    gpu = get_backend("gpu").tile_batch(batch, *costs, rows=rows)
-    cpu = get_backend("cpu").tile_batch(batch, *costs)
+    gpu = get_backend("gpu").tile_batch(batch, scoring, rows=rows)
+    cpu = get_backend("cpu").tile_batch(batch, scoring)
     assert len(gpu) == len(batch)
     for g, c, tile in zip(gpu, cpu, batch, strict=True):
         assert g.shape == (2, len(tile[1]))
         np.testing.assert_array_equal(g, c)
 
 
-@pytest.mark.parametrize("local", [True, False], ids=["local", "global"])
-def test_a_streamed_row_feeds_the_launch_below(local):
+@pytest.mark.parametrize("mode", ["local", "global"])
+def test_a_streamed_row_feeds_the_launch_below(mode):
     """A tile whose last row streams out, and the tile below reading it as its top row
     (on one GPU, one after the other; side by side on two: the engine's slab test):
     both give what the CPU gives, and the stream counts every column."""
@@ -78,7 +79,7 @@ def test_a_streamed_row_feeds_the_launch_below(local):
     q2, _ = tile_pair(rng, h2, w, 4)
     top, left1 = tile_boundary(rng, h1, w, 1)
     _, left2 = tile_boundary(rng, h2, w, 1)
-    costs = (DNA.matrix, DNA.gap_open, DNA.gap_extend, local, 64)
+    costs = (DNA, mode, 64)
     cpu = get_backend("cpu")
     upper_cpu = cpu.tile_scores(q1, t, *costs, top, left1)
     corner = int(left1[0][-1])

@@ -24,17 +24,18 @@ SCHEMES = {
 }
 
 
-def banded(queries, targets, matrix, gap_open, gap_extend, mode):
+def banded(queries, targets, scoring, mode):
     from swath.kernels.gpu.traceback.plan import Pairs, banded_pairs
 
     pairs = Pairs.of(packed(queries)[1], packed(targets)[1], None)
-    return banded_pairs(pairs, matrix, gap_open, gap_extend, mode).get()
+    return banded_pairs(pairs, scoring.matrix, scoring.gap_open, scoring.gap_extend,
+                        mode).get()
 
 
-def assert_equal_cpu(queries, targets, matrix, gap_open, gap_extend, mode, **options):
+def assert_equal_cpu(queries, targets, scoring, mode, **options):
     from swath.kernels.gpu.traceback import align_batch
 
-    args = (*packed(queries), *packed(targets), matrix, gap_open, gap_extend, mode)
+    args = (*packed(queries), *packed(targets), scoring, mode)
     gpu = align_batch(*args, **options)
     cpu = get_backend("cpu").align_batch(*args)
     for g, c, name in zip(gpu, cpu, ("scores", "coords", "cigars", "offsets"), strict=True):
@@ -47,14 +48,14 @@ def test_banded_pairs_equal_cpu(mode, scheme):
     """Mutated copies (B1's shape) and unrelated pairs, queries of one pass and of
     several (ends.cu's passes of 64 to 512 rows), an odd count (one lane alone)."""
     match, mismatch, gap_open, gap_extend = SCHEMES[scheme]
-    matrix = swath.Scoring.dna(match, mismatch, gap_open, gap_extend).matrix
+    scoring = swath.Scoring.dna(match, mismatch, gap_open, gap_extend)
     rng = np.random.default_rng(len(scheme) + len(mode))
     queries, targets = mutated_pairs(rng, 120, (1, 300), (1, 1000))
     more_q, more_t = mutated_pairs(rng, 21, (500, 1300), (400, 2500))
     queries += more_q + [rng.integers(0, 4, m).astype(np.uint8) for m in (5, 64, 200, 700)]
     targets += more_t + [rng.integers(0, 4, n).astype(np.uint8) for n in (900, 64, 3, 800)]
-    assert banded(queries, targets, matrix, gap_open, gap_extend, mode).all()
-    assert_equal_cpu(queries, targets, matrix, gap_open, gap_extend, mode)
+    assert banded(queries, targets, scoring, mode).all()
+    assert_equal_cpu(queries, targets, scoring, mode)
 
 
 @pytest.mark.parametrize("mode", ["local", "semiglobal"])
@@ -67,17 +68,17 @@ def test_repeats_with_many_equal_paths_equal_cpu(mode):
     targets = [rng.integers(0, 2, n).astype(np.uint8) for n in rng.integers(1, 900, 60)]
     targets += [np.tile(np.array([0, 1, 2, 0, 1], np.uint8), k) for k in (3, 30, 90, 100)]
     for match, mismatch, gap_open, gap_extend in SCHEMES.values():
-        matrix = swath.Scoring.dna(match, mismatch, gap_open, gap_extend).matrix
-        assert banded(queries, targets, matrix, gap_open, gap_extend, mode).all()
-        assert_equal_cpu(queries, targets, matrix, gap_open, gap_extend, mode)
+        scoring = swath.Scoring.dna(match, mismatch, gap_open, gap_extend)
+        assert banded(queries, targets, scoring, mode).all()
+        assert_equal_cpu(queries, targets, scoring, mode)
 
 
 def test_local_pairs_without_a_positive_cell_are_empty():
     queries = [np.zeros(m, np.uint8) for m in (1, 40, 300)] + [np.full(30, 4, np.uint8)]
     targets = [np.ones(n, np.uint8) for n in (5, 700, 2)] + [np.full(30, 4, np.uint8)]
-    matrix = swath.Scoring.dna().matrix
-    assert banded(queries, targets, matrix, 5, 2, "local").all()
-    assert_equal_cpu(queries, targets, matrix, 5, 2, "local")
+    scoring = swath.Scoring.dna()
+    assert banded(queries, targets, scoring, "local").all()
+    assert_equal_cpu(queries, targets, scoring, "local")
 
 
 @pytest.mark.parametrize("lengths", [(1, 300), (64, 65), (128, 500), (63, 192)])
@@ -89,18 +90,19 @@ def test_two_pairs_of_a_register_with_other_passes_equal_cpu(lengths):
     targets = [np.concatenate([rng.integers(0, 4, 40).astype(np.uint8), q,
                                rng.integers(0, 4, 50).astype(np.uint8)]) for q in queries]
     for mode in ("semiglobal", "local"):
-        matrix = swath.Scoring.dna().matrix
-        assert banded(queries, targets, matrix, 5, 2, mode).all()
-        assert_equal_cpu(queries, targets, matrix, 5, 2, mode)
+        scoring = swath.Scoring.dna()
+        assert banded(queries, targets, scoring, mode).all()
+        assert_equal_cpu(queries, targets, scoring, mode)
 
 
-def longest_banded(m, matrix, gap_open, gap_extend, mode):
+def longest_banded(m, scoring, mode):
     """The longest target that ends.cu takes beside a query of length ``m``."""
     from swath.kernels.gpu.traceback.plan import ENDS_CELL, Pairs, banded_pairs
 
-    n = np.arange(1, ENDS_CELL // gap_extend + 2)
+    n = np.arange(1, ENDS_CELL // scoring.gap_extend + 2)
     pairs = Pairs.of(np.arange(len(n) + 1) * m, np.concatenate([[0], np.cumsum(n)]), None)
-    taken = banded_pairs(pairs, matrix, gap_open, gap_extend, mode).get()
+    taken = banded_pairs(pairs, scoring.matrix, scoring.gap_open, scoring.gap_extend,
+                         mode).get()
     assert taken[0] and not taken[-1]
     return int(n[taken].max())
 
@@ -112,20 +114,19 @@ def test_the_longest_pairs_ends_takes_equal_cpu(mode):
     allows. Unrelated pairs and copies at either end of the target, queries of one pass
     and of several, in groups of 4, 8 and 16 threads."""
     gap_open, gap_extend = 30, 7
-    matrix = swath.Scoring.dna(2, -3, gap_open, gap_extend).matrix
+    scoring = swath.Scoring.dna(2, -3, gap_open, gap_extend)
     rng = np.random.default_rng(11)
     queries, targets = [], []
     for m in (1, 70, 300, 700, 1500):
-        n = longest_banded(m, matrix, gap_open, gap_extend, mode)
+        n = longest_banded(m, scoring, mode)
         query = rng.integers(0, 4, m).astype(np.uint8)
         flank = rng.integers(0, 4, n - m).astype(np.uint8)
         queries += [query, query, rng.integers(0, 4, m).astype(np.uint8)]
         targets += [np.concatenate([flank, query]), np.concatenate([query, flank]),
                     rng.integers(0, 4, n).astype(np.uint8)]
-    assert banded(queries, targets, matrix, gap_open, gap_extend, mode).all()
-    assert not banded([queries[-1]], [np.append(targets[-1], 0)], matrix, gap_open,
-                      gap_extend, mode).any()
-    assert_equal_cpu(queries, targets, matrix, gap_open, gap_extend, mode)
+    assert banded(queries, targets, scoring, mode).all()
+    assert not banded([queries[-1]], [np.append(targets[-1], 0)], scoring, mode).any()
+    assert_equal_cpu(queries, targets, scoring, mode)
 
 
 def test_ends_spill_words_lie_at_each_groups_first_pair():
@@ -165,7 +166,7 @@ def test_an_empty_batch_gives_empty_results():
 
     empty, offsets = np.zeros(0, dtype=np.uint8), np.zeros(1, dtype=np.int64)
     scores, coords, text, text_at = align_batch(empty, offsets, empty, offsets,
-                                                swath.Scoring.dna().matrix, 5, 2, "local")
+                                                swath.Scoring.dna(), "local")
     assert scores.shape == (0,) and coords.shape == (0, 4) and text.size == 0
     np.testing.assert_array_equal(text_at, [0])
 
@@ -175,16 +176,16 @@ def test_pairs_the_band_cannot_take_are_computed_whole():
     alphabet go the whole-matrix way, beside banded pairs of the same batch."""
     rng = np.random.default_rng(9)
     queries, targets = mutated_pairs(rng, 30, (100, 400), (200, 900))
-    wide = swath.Scoring.dna(match=120, mismatch=-3, gap_open=5, gap_extend=2).matrix
-    mask = banded(queries, targets, wide, 5, 2, "local")
+    wide = swath.Scoring.dna(match=120, mismatch=-3, gap_open=5, gap_extend=2)
+    mask = banded(queries, targets, wide, "local")
     assert mask.any() and not mask.all()
-    assert_equal_cpu(queries, targets, wide, 5, 2, "local")
-    matrix = swath.Scoring.dna().matrix
+    assert_equal_cpu(queries, targets, wide, "local")
     for gap_extend, mode in ((0, "local"), (2, "global")):
-        assert not banded(queries, targets, matrix, 5, gap_extend, mode).any()
-        assert_equal_cpu(queries, targets, matrix, 5, gap_extend, mode)
+        scoring = swath.Scoring.dna(gap_open=5, gap_extend=gap_extend)
+        assert not banded(queries, targets, scoring, mode).any()
+        assert_equal_cpu(queries, targets, scoring, mode)
     protein = swath.Scoring.protein()
-    assert not banded(queries, targets, protein.matrix, 11, 1, "local").any()
+    assert not banded(queries, targets, protein, "local").any()
 
 
 @pytest.mark.parametrize("parted", [False, True])
@@ -204,10 +205,10 @@ def test_banded_pairs_split_into_memory_batches_and_past_the_budget(monkeypatch,
         targets.insert(at, rng.integers(0, 4, 1900).astype(np.uint8))
     queries.append(rng.integers(0, 4, 900).astype(np.uint8))
     targets.append(np.concatenate([rng.integers(0, 4, 1000).astype(np.uint8), queries[-1]]))
-    matrix = swath.Scoring.dna().matrix
-    assert banded(queries, targets, matrix, 5, 2, "semiglobal").all()
+    scoring = swath.Scoring.dna()
+    assert banded(queries, targets, scoring, "semiglobal").all()
     for mode in ("local", "semiglobal"):
-        assert_equal_cpu(queries, targets, matrix, 5, 2, mode, memory_budget=120_000)
+        assert_equal_cpu(queries, targets, scoring, mode, memory_budget=120_000)
 
 
 def test_pairs_beyond_the_memory_budget_are_aligned_all_the_same():
@@ -216,7 +217,7 @@ def test_pairs_beyond_the_memory_budget_are_aligned_all_the_same():
     rng = np.random.default_rng(5)
     queries = [rng.integers(0, 4, m).astype(np.uint8) for m in (60, 700, 90)]
     targets = [related(rng, q, 900, 4) for q in queries]
-    args = (*packed(queries), *packed(targets), DNA.matrix, 5, 2, "local")
+    args = (*packed(queries), *packed(targets), DNA, "local")
     small_budget = align_batch(*args, memory_budget=100_000)
     for a, b in zip(small_budget, get_backend("cpu").align_batch(*args), strict=True):
         np.testing.assert_array_equal(a, b)
@@ -225,7 +226,7 @@ def test_pairs_beyond_the_memory_budget_are_aligned_all_the_same():
                          memory_budget=100_000)
     gathered = get_backend("cpu").align_batch(
         *packed([queries[2], queries[1], queries[1]]), *packed(targets),
-        DNA.matrix, 5, 2, "local")
+        DNA, "local")
     for a, b in zip(chosen, gathered, strict=True):
         np.testing.assert_array_equal(a, b)
 
@@ -236,7 +237,7 @@ def test_align_batch_splits_into_memory_batches():
     rng = np.random.default_rng(3)
     queries = [rng.integers(0, 4, m).astype(np.uint8) for m in rng.integers(50, 300, 40)]
     targets = [related(rng, q, 400, 4) for q in queries]
-    args = (*packed(queries), *packed(targets), DNA.matrix, 5, 2, "semiglobal")
+    args = (*packed(queries), *packed(targets), DNA, "semiglobal")
     whole, split = align_batch(*args), align_batch(*args, memory_budget=200_000)
     for a, b in zip(whole, split, strict=True):
         np.testing.assert_array_equal(a, b)
@@ -264,7 +265,7 @@ def test_a_band_that_misses_the_path_is_an_error(monkeypatch):
     rng = np.random.default_rng(2)
     queries, targets = mutated_pairs(rng, 20, (100, 300), (300, 800))
     with pytest.raises(RuntimeError, match="banded traceback"):
-        assert_equal_cpu(queries, targets, swath.Scoring.dna().matrix, 5, 2, "semiglobal")
+        assert_equal_cpu(queries, targets, swath.Scoring.dna(), "semiglobal")
 
 
 @pytest.fixture
@@ -371,9 +372,9 @@ def test_batches_in_upload_parts_equal_cpu(monkeypatch):
     rng = np.random.default_rng(6)
     queries, targets = mutated_pairs(rng, 150, (20, 700), (100, 1500))
     for mode in ("local", "semiglobal"):
-        assert_equal_cpu(queries, targets, swath.Scoring.dna().matrix, 5, 2, mode)
+        assert_equal_cpu(queries, targets, swath.Scoring.dna(), mode)
         # three pairs in eight parts: most parts, and the first wave's first parts, empty
-        assert_equal_cpu(queries[:3], targets[:3], swath.Scoring.dna().matrix, 5, 2, mode)
+        assert_equal_cpu(queries[:3], targets[:3], swath.Scoring.dna(), mode)
 
 
 def test_a_part_that_fails_raises_and_the_next_batch_is_exact(monkeypatch):
@@ -403,10 +404,10 @@ def test_a_part_that_fails_raises_and_the_next_batch_is_exact(monkeypatch):
     (q_res, q_off), (t_res, t_off) = packed(queries), packed(targets)
     monkeypatch.setattr(cp.cuda.runtime, "memcpyAsync", failing)
     with pytest.raises(cp.cuda.runtime.CUDARuntimeError):
-        traceback.align_batch(q_res, q_off, t_res, t_off, swath.Scoring.dna().matrix, 5, 2,
+        traceback.align_batch(q_res, q_off, t_res, t_off, swath.Scoring.dna(),
                               "semiglobal")
     monkeypatch.setattr(cp.cuda.runtime, "memcpyAsync", copy)
-    assert_equal_cpu(queries, targets, swath.Scoring.dna().matrix, 5, 2, "semiglobal")
+    assert_equal_cpu(queries, targets, swath.Scoring.dna(), "semiglobal")
 
 
 def test_download_lands_in_page_locked_memory():
@@ -455,7 +456,7 @@ def test_batches_through_the_ring_are_exact_and_leave_inputs_unlocked(small_ring
     rng = np.random.default_rng(4)
     queries, targets = mutated_pairs(rng, 30, (20, 300), (100, 600))
     (q_res, q_off), (t_res, t_off) = packed(queries), packed(targets)
-    args = (q_res, q_off, t_res, t_off, swath.Scoring.dna().matrix, 5, 2, mode)
+    args = (q_res, q_off, t_res, t_off, swath.Scoring.dna(), mode)
     got = getattr(traceback, function)(*args)
     expected = getattr(get_backend("cpu"), function)(*args)
     for g, c in zip(got, expected, strict=True):
@@ -477,7 +478,7 @@ t_res = rng.integers(0, 4, n.sum()).astype(np.uint8)
 q_off, t_off = np.r_[0, np.cumsum(m)], np.r_[0, np.cumsum(n)]
 for mode in ("local", "semiglobal", "global"):
     for budget in (4 << 30, 100_000):
-        align_batch(q_res, q_off, t_res, t_off, swath.Scoring.dna().matrix, 5, 2, mode,
+        align_batch(q_res, q_off, t_res, t_off, swath.Scoring.dna(), mode,
                     memory_budget=budget)
 print(*sorted(name for name in sys.modules if name.startswith("cupyx.scipy")))
 """

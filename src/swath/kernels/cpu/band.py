@@ -34,6 +34,8 @@ from swath.kernels.bounds import fits_every_mode
 from swath.kernels.cpu._jit import jit
 from swath.kernels.cpu.cores import share_tasks
 from swath.kernels.cpu.lanes import pack_lanes, padded_matrix
+from swath.kernels.scheme import interior
+from swath.scoring import Scoring
 
 LANES = {np.dtype(np.int16): 32, np.dtype(np.int32): 16}   # L: targets side by side
 QUERY_CHUNK = 32                        # queries of a task (they share its profile)
@@ -164,13 +166,13 @@ def _make_kernel(dtype: np.dtype) -> Any:
 
 
 def band_scores(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: np.ndarray,
-                lo: np.ndarray, hi: np.ndarray, matrix: np.ndarray, gap_open: int,
-                gap_extend: int) -> np.ndarray:
+                lo: np.ndarray, hi: np.ndarray, scoring: Scoring) -> np.ndarray:
     """Global scores of every query against every target within each pair's band,
     ``(nq, nt)`` int32; ``SKIPPED`` where the band holds no path (``lo > hi`` among them).
 
     16-bit lanes (32 targets at once) where every value of every pair fits them
     (``bounds.fits_every_mode`` with the kernel's minus infinity), else 32-bit (16)."""
+    matrix, gap_open, gap_extend = interior(scoring, "the band")
     nq, nt = len(q_off) - 1, len(t_off) - 1
     if not nq or not nt:
         return np.empty((nq, nt), dtype=np.int32)

@@ -15,6 +15,8 @@ import numpy as np
 
 from swath.kernels.cpu._jit import jit
 from swath.kernels.cpu.cores import share_tasks
+from swath.kernels.scheme import unpack
+from swath.scoring import Scoring
 
 
 @jit
@@ -35,12 +37,12 @@ def _gapless(q_res, q_off, t_res, t_off, matrix, gap_open, gap_extend, out, firs
 
 
 def gapless_scores(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: np.ndarray,
-                   matrix: np.ndarray, gap_open: int, gap_extend: int,
-                   end_gaps: tuple[int, int] | None = None) -> np.ndarray:
+                   scoring: Scoring) -> np.ndarray:
     """The better score of the two gapless global alignments of every query against
-    every target, ``(nq, nt)`` int32; the terminal gap at ``end_gaps`` where given."""
+    every target, ``(nq, nt)`` int32; the terminal gap at the scheme's end costs."""
+    matrix, gap_open, gap_extend, ends = unpack(scoring, "global")
     out = np.empty((len(q_off) - 1, len(t_off) - 1), dtype=np.int32)
     share_tasks(_gapless, len(q_off) - 1, q_res, np.asarray(q_off, np.int64), t_res,
                 np.asarray(t_off, np.int64), np.asarray(matrix, np.int32),
-                *(end_gaps or (gap_open, gap_extend)), out)
+                *(ends or (gap_open, gap_extend)), out)
     return out

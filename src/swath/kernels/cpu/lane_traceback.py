@@ -180,7 +180,7 @@ def lane_fill(q: np.ndarray, cols: np.ndarray, lens: np.ndarray, sub: np.ndarray
 
     ``sub`` is the (A + 1, A + 1) int32 matrix with the padding code; ``mode`` is a
     code of ``swath.constants.MODE_CODES``; ``lens[k]`` is 0 for an unused lane;
-    ``end_gaps`` the terminal gaps' costs (global mode, ``end_gaps.end_costs``) or None.
+    ``end_gaps`` the terminal gaps' costs (global mode, ``scheme.end_costs``) or None.
     """
     end_open, end_extend = end_gaps or (gap_open, gap_extend)
     _make_fill(mode, end_gaps is not None)(q, cols, lens, sub, gap_open, gap_extend, end_open,

@@ -25,7 +25,7 @@ best score comes within ``max(matrix)`` of the type's ceiling is flagged; in glo
 and semiglobal mode the caller only sends pairs whose score bounds (over the packed
 width) fit the type. Flagged pairs are re-run by a wider kernel.
 
-Global mode with end costs (``swath.kernels.end_gaps``) is a kernel of its own: row 0
+Global mode with end costs (``swath.kernels.scheme``) is a kernel of its own: row 0
 and column 0 start from them, E takes them along the query's last row, and F in lane
 k's last column (``lens[k]``: the costs of a block's columns chosen once a block, so the
 cell loop stays vectorized); the kernel without them is unchanged.

@@ -263,7 +263,7 @@ def pair_fill(rows: np.ndarray, cols: np.ndarray, m_len: np.ndarray, n_len: np.n
     ``scores``, ``equal_scores(matrix)``; ``cols`` ``BLOCK_COLUMNS`` wide), of the
     kernel's width; ``m_len[k]`` and ``n_len[k]`` are 0 for an unused lane; ``mode`` is
     a code of ``swath.constants.MODE_CODES``; ``end_gaps`` the terminal gaps' costs
-    (global mode, ``end_gaps.end_costs``) or None.
+    (global mode, ``scheme.end_costs``) or None.
     """
     end_open, end_extend = end_gaps or (gap_open, gap_extend)
     _make_fill(mode, rows.dtype, end_gaps is not None)(

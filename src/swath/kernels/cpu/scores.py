@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from swath.constants import Mode
 from swath.errors import InvalidParameter
 from swath.kernels.bounds import fits, score_bounds
 from swath.kernels.cpu._jit import readonly
@@ -25,8 +26,8 @@ from swath.kernels.cpu.lanes import (
     query_chunks,
     tasks,
 )
-from swath.kernels.end_gaps import end_costs
-from swath.scoring import widest_gaps
+from swath.kernels.scheme import unpack
+from swath.scoring import Scoring, widest_gaps
 
 WIDTHS = {"local": (np.int8, np.int16, np.int32), "global": (np.int16, np.int32),
           "semiglobal": (np.int16, np.int32)}
@@ -36,7 +37,7 @@ def _round(dtype: np.dtype, mode: str, q_res: np.ndarray, q_off: np.ndarray, t_r
            t_off: np.ndarray, targets: np.ndarray, matrix: np.ndarray, gap_open: int,
            gap_extend: int, ends: tuple[int, int] | None) -> tuple[np.ndarray, np.ndarray]:
     """Scores and flags of every query against ``targets`` at one width, ``(nq, len(targets))``
-    (``ends``: the end costs, ``end_gaps.end_costs``)."""
+    (``ends``: the end costs, ``scheme.end_costs``)."""
     lanes = LANES[dtype]
     t_len = np.diff(t_off)
     order = targets[np.argsort(t_len[targets], kind="stable")]
@@ -63,12 +64,11 @@ def _round(dtype: np.dtype, mode: str, q_res: np.ndarray, q_off: np.ndarray, t_r
 
 
 def score_many(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: np.ndarray,
-               matrix: np.ndarray, gap_open: int, gap_extend: int, mode: str,
-               end_gaps: tuple[int, int] | None = None) -> np.ndarray:
+               scoring: Scoring, mode: Mode) -> np.ndarray:
     """Optimal scores of every query against every target, ``(nq, nt)`` int32; terminal
-    gaps at ``end_gaps`` (``(open, extend)``, global mode) where given."""
+    gaps at the scheme's end costs (global mode) where they cost apart."""
     nq, nt = len(q_off) - 1, len(t_off) - 1
-    ends = end_costs(gap_open, gap_extend, mode, end_gaps)
+    matrix, gap_open, gap_extend, ends = unpack(scoring, mode)
     scores = np.zeros((nq, nt), dtype=np.int32)
     pending = np.ones((nq, nt), dtype=bool)
     spread = int(np.abs(matrix).max()) + sum(widest_gaps(gap_open, gap_extend, ends))

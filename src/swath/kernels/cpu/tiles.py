@@ -48,11 +48,14 @@ from swath.constants import (
     STATE_F,
     STATE_H,
     STATE_START,
+    Mode,
 )
 from swath.kernels.cpu._jit import jit, readonly
 from swath.kernels.cpu.cores import on_every_core
 from swath.kernels.cpu.traceback import _walk, codes_shape
+from swath.kernels.scheme import interior
 from swath.kernels.tile_origins import Best, check_origins, matrix_wide
+from swath.scoring import Scoring
 
 I32, I64, U8 = np.int32, np.int64, np.uint8
 LANES = 16
@@ -238,8 +241,8 @@ def _make_tile(local: bool, origins: bool, codes: bool) -> Any:
     return tile
 
 
-def tile_forward(q: np.ndarray, t: np.ndarray, sub: np.ndarray, gap_open: int, gap_extend: int,
-                 local: bool, corner: tuple[int, int], n: int, strip: int,
+def tile_forward(q: np.ndarray, t: np.ndarray, scoring: Scoring, mode: Mode,
+                 corner: tuple[int, int], n: int, strip: int,
                  top: tuple[np.ndarray, np.ndarray], left: tuple[np.ndarray, np.ndarray]
                  ) -> tuple[np.ndarray, np.ndarray, Best]:
     """Phase 1 on one tile: its output boundary with origins, and its best cell.
@@ -251,45 +254,52 @@ def tile_forward(q: np.ndarray, t: np.ndarray, sub: np.ndarray, gap_open: int, g
     order (``i = -1`` when no cell scores above 0). Origins are matrix-wide codes.
     """
     check_origins(len(q), len(t))
-    bottom, right, best = _run(q, t, sub, gap_open, gap_extend, local, True, strip, top, left)
+    bottom, right, best = _run(q, t, scoring, mode, True, strip, top, left)
     return bottom, right, matrix_wide(bottom, right, best, corner, len(t), n)
 
 
-def tile_scores(q: np.ndarray, t: np.ndarray, sub: np.ndarray, gap_open: int, gap_extend: int,
-                local: bool, strip: int, top: tuple[np.ndarray, np.ndarray],
-                left: tuple[np.ndarray, np.ndarray]
+def tile_scores(q: np.ndarray, t: np.ndarray, scoring: Scoring, mode: Mode, strip: int,
+                top: tuple[np.ndarray, np.ndarray], left: tuple[np.ndarray, np.ndarray]
                 ) -> tuple[np.ndarray, np.ndarray, tuple[int, int, int]]:
     """One tile's scores only (StripedScore): ``bottom`` (2, w) and ``right`` (2, h) int64
     (H and F, H and E) and, in local mode, the tile-local ``(score, i, j)`` of its first
     best cell (``(0, -1, -1)`` when none scores above 0, and in global modes). No size
     limit; values must stay above ``MINUS_INFINITY``."""
-    bottom, right, best = _run(q, t, sub, gap_open, gap_extend, local, False, strip, top, left)
+    bottom, right, best = _run(q, t, scoring, mode, False, strip, top, left)
     score, i, j = (int(x) for x in best[:3])
     return bottom[:2], right[:2], (score, i, j) if i >= 0 else (0, -1, -1)
 
 
 def tile_batch(tiles: Sequence[tuple[np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray],
                                      tuple[np.ndarray, np.ndarray]]],
-               sub: np.ndarray, gap_open: int, gap_extend: int) -> list[np.ndarray]:
+               scoring: Scoring) -> list[np.ndarray]:
     """Global-mode tiles' last rows, scores only: for each ``(q, t, top, left)``, the
     ``bottom`` (2, w) of ``tile_scores``. Tiles run side by side on every core."""
 
     def one(tile: tuple[Any, ...]) -> np.ndarray:
         q, t, top, left = tile
-        return tile_scores(q, t, sub, gap_open, gap_extend, False, BATCH_STRIP, top, left)[0]
+        return tile_scores(q, t, scoring, "global", BATCH_STRIP, top, left)[0]
 
     return on_every_core(one, tiles)
 
 
-def _run(q: np.ndarray, t: np.ndarray, sub: np.ndarray, gap_open: int, gap_extend: int,
-         local: bool, origins: bool, strip: int, top: tuple[np.ndarray, np.ndarray],
-         left: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _run(q: np.ndarray, t: np.ndarray, scoring: Scoring, mode: Mode, origins: bool, strip: int,
+         top: tuple[np.ndarray, np.ndarray], left: tuple[np.ndarray, np.ndarray]
+         ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     bottom = np.empty((4, len(t)), dtype=np.int64)
     right = np.empty((4, len(q)), dtype=np.int64)
     best = np.empty(4, dtype=np.int64)
-    _make_tile(local, origins, False)(*_inputs(q, t, sub), gap_open, gap_extend, strip,
-                                      *_edges(top, left), bottom, right, _NO_CODES, best)
+    _make_tile(mode == "local", origins, False)(*_scheme_inputs(q, t, scoring), strip,
+                                                *_edges(top, left), bottom, right, _NO_CODES,
+                                                best)
     return bottom, right, best
+
+
+def _scheme_inputs(q: np.ndarray, t: np.ndarray, scoring: Scoring) -> tuple[object, ...]:
+    """The tile kernel's first arguments: the residues and the matrix read-only, then the
+    gap costs (``scheme.interior``: a tile charges every gap alike)."""
+    matrix, gap_open, gap_extend = interior(scoring, "a tile")
+    return (*_inputs(q, t, matrix), gap_open, gap_extend)
 
 
 def _inputs(*arrays: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -303,16 +313,16 @@ def _edges(top: tuple[np.ndarray, np.ndarray], left: tuple[np.ndarray, np.ndarra
     return _inputs(*(np.asarray(a, dtype=np.int64) for a in (*top, *left)))
 
 
-def tile_codes(q: np.ndarray, t: np.ndarray, sub: np.ndarray, gap_open: int, gap_extend: int,
-               local: bool, strip: int, top: tuple[np.ndarray, np.ndarray],
-               left: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+def tile_codes(q: np.ndarray, t: np.ndarray, scoring: Scoring, mode: Mode, strip: int,
+               top: tuple[np.ndarray, np.ndarray], left: tuple[np.ndarray, np.ndarray]
+               ) -> np.ndarray:
     """Phase 3 on one tile: its direction codes, ``(h, ceil(w / 2))`` uint8 as ``_fill``'s
     (no origins: any size)."""
     dirs = np.empty(codes_shape(len(q), len(t)), dtype=np.uint8)
     empty = np.empty((4, 0), dtype=np.int64)
-    _make_tile(local, False, True)(*_inputs(q, t, sub), gap_open, gap_extend, strip,
-                                   *_edges(top, left), empty, empty, dirs,
-                                   np.empty(4, dtype=np.int64))
+    _make_tile(mode == "local", False, True)(*_scheme_inputs(q, t, scoring), strip,
+                                             *_edges(top, left), empty, empty, dirs,
+                                             np.empty(4, dtype=np.int64))
     return dirs
 
 

@@ -15,7 +15,7 @@ alignment ends at the first best cell in row-major order (local) or the first be
 column of the last row (semiglobal); H prefers the diagonal, then E, then F, and in
 local mode a cell scoring 0 starts the alignment; E and F prefer opening to extending.
 
-Global mode with end costs (``swath.kernels.end_gaps``) fills with a specialisation of
+Global mode with end costs (``swath.kernels.scheme``) fills with a specialisation of
 its own: rows 0 and column 0 start from them, E along the last row and F down the last
 column take them; the walk reads the codes as they are.
 """
@@ -50,6 +50,7 @@ from swath.constants import (
     STATE_E,
     STATE_F,
     STATE_H,
+    Mode,
 )
 from swath.kernels import bounds
 from swath.kernels.bounds import fits_every_mode
@@ -58,8 +59,8 @@ from swath.kernels.cpu._jit import jit, readonly
 from swath.kernels.cpu.cores import on_every_core
 from swath.kernels.cpu.lane_traceback import BLOCK_COLUMNS, LANES, lane_fill
 from swath.kernels.cpu.lanes import pack_lanes, padded_matrix
-from swath.kernels.end_gaps import end_costs
-from swath.scoring import widest_gaps
+from swath.kernels.scheme import unpack
+from swath.scoring import Scoring, widest_gaps
 from swath.sequences import take_concatenated
 
 LANE_CODES_BUDGET = 1 << 28   # bytes of direction codes one lane group may fill
@@ -259,19 +260,19 @@ def _place(text, offsets, members, piece, starts):
             text[at + b] = piece[starts[lane] + b]
 
 
-def align_pair(query: np.ndarray, target: np.ndarray, matrix: np.ndarray, gap_open: int,
-               gap_extend: int, mode: str, end_gaps: tuple[int, int] | None = None
+def align_pair(query: np.ndarray, target: np.ndarray, scoring: Scoring, mode: Mode
                ) -> tuple[int, int, int, int, int, np.ndarray]:
-    """Optimal alignment of one pair (terminal gaps at ``end_gaps`` in global mode).
+    """Optimal alignment of one pair (terminal gaps at the scheme's end costs in global
+    mode).
 
     Returns ``(score, query_start, query_end, target_start, target_end, ops)`` with
     0-based end-exclusive coordinates and ``ops`` the path from start to end as
     ``OP_MATCH`` (diagonal), ``OP_INSERT`` and ``OP_DELETE`` codes (uint8).
     """
+    matrix, gap_open, gap_extend, ends = unpack(scoring, mode)
     code = MODE_CODES[mode]
     dirs = np.empty(codes_shape(len(query), len(target)), dtype=np.uint8)
-    score, end_i, end_j = _fill(query, target, matrix, gap_open, gap_extend, code, dirs,
-                                end_costs(gap_open, gap_extend, mode, end_gaps))
+    score, end_i, end_j = _fill(query, target, matrix, gap_open, gap_extend, code, dirs, ends)
     return (int(score), *_trace(dirs, code, int(end_i), int(end_j), len(query) + len(target)))
 
 
@@ -388,13 +389,11 @@ def _pair_groups(q_off: np.ndarray, t_off: np.ndarray, singles: np.ndarray, matr
 
 
 def align_batch(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: np.ndarray,
-                matrix: np.ndarray, gap_open: int, gap_extend: int, mode: str,
-                pairs: tuple[np.ndarray, np.ndarray] | None = None,
-                end_gaps: tuple[int, int] | None = None
+                scoring: Scoring, mode: Mode, pairs: tuple[np.ndarray, np.ndarray] | None = None
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Optimal alignment of query k against target k, for every k; with ``pairs`` (rows,
-    cols), of query ``rows[k]`` against target ``cols[k]``; terminal gaps at ``end_gaps``
-    (``(open, extend)``, global mode) where given.
+    cols), of query ``rows[k]`` against target ``cols[k]``; terminal gaps at the scheme's
+    end costs (global mode) where they cost apart.
 
     Where the matrix scores one match and one mismatch (DNA), pairs run side by side in
     the pair lane kernel, 16 or 32-bit (``_pair_groups``); otherwise pairs that share a
@@ -413,7 +412,7 @@ def align_batch(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: 
         t_res, t_off = take_concatenated(t_res, t_off, pairs[1])
     count = len(q_off) - 1
     code = MODE_CODES[mode]
-    ends = end_costs(gap_open, gap_extend, mode, end_gaps)
+    matrix, gap_open, gap_extend, ends = unpack(scoring, mode)
     wide = widest_gaps(gap_open, gap_extend, ends)
     scores = np.zeros(count, dtype=np.int64)
     coords = np.zeros((count, 4), dtype=np.int64)
@@ -505,16 +504,18 @@ def align_batch(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: 
 
 
 def score_ends(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: np.ndarray,
-               matrix: np.ndarray, gap_open: int, gap_extend: int, mode: str
-               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Score and end cell of query k against target k: ``(scores, query_end, target_end)``.
+               scoring: Scoring, mode: Mode) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Score and end cell of query k against target k: ``(scores, query_end, target_end)``;
+    terminal gaps at the scheme's end costs (global mode) where they cost apart.
 
     Ends are 0-based exclusive, with the tie rules of the traceback.
     """
+    matrix, gap_open, gap_extend, ends = unpack(scoring, mode)
     count = len(q_off) - 1
     out = np.zeros((3, count), dtype=np.int64)
     for k in range(count):
         query, target = q_res[q_off[k]:q_off[k + 1]], t_res[t_off[k]:t_off[k + 1]]
         dirs = np.empty(codes_shape(len(query), len(target)), dtype=np.uint8)
-        out[:, k] = _fill(query, target, matrix, gap_open, gap_extend, MODE_CODES[mode], dirs)
+        out[:, k] = _fill(query, target, matrix, gap_open, gap_extend, MODE_CODES[mode], dirs,
+                          ends)
     return out[0], out[1], out[2]

@@ -41,7 +41,7 @@ def search_name(group: int, rows: int, cell: str, mode: str) -> str:
 
 
 def fill_name(group: int, mode: str, directions: bool = True, ends: bool = False) -> str:
-    """traceback.cu's fill; ``ends``: global mode's with end costs (swath.kernels.end_gaps)."""
+    """traceback.cu's fill; ``ends``: global mode's with end costs (swath.kernels.scheme)."""
     return (f"traceback_fill<{group}, {TRACEBACK_ROWS}, {MODE_CODES[mode]}, "
             f"{str(directions).lower()}, {str(ends).lower()}>")
 

@@ -17,14 +17,16 @@ import numpy as np
 from swath.constants import BLOCK
 from swath.kernels.band_geometry import SKIPPED, clipped_bands
 from swath.kernels.gpu._cuda import BAND_WIDTHS, band_name, kernel
+from swath.kernels.scheme import interior
+from swath.scoring import Scoring
 
 
 def band_scores(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: np.ndarray,
-                lo: np.ndarray, hi: np.ndarray, matrix: np.ndarray, gap_open: int,
-                gap_extend: int) -> np.ndarray:
+                lo: np.ndarray, hi: np.ndarray, scoring: Scoring) -> np.ndarray:
     """Global scores of every query against every target within each pair's band,
     ``(nq, nt)`` int32; ``SKIPPED`` where the band holds no path (``lo > hi`` among them).
     """
+    matrix, gap_open, gap_extend = interior(scoring, "the band")
     nq, nt = len(q_off) - 1, len(t_off) - 1
     out = np.full((nq, nt), SKIPPED, dtype=np.int32)
     if not nq or not nt:
@@ -62,5 +64,5 @@ def band_scores(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: 
             out[qi, tj] = cpu_band_scores(
                 q_res[q_off[qi]:q_off[qi + 1]], np.array([0, m[qi, 0]]),
                 np.concatenate(targets), np.concatenate([[0], np.cumsum(n[0, tj])]),
-                lo[qi:qi + 1, tj], hi[qi:qi + 1, tj], matrix, gap_open, gap_extend)[0]
+                lo[qi:qi + 1, tj], hi[qi:qi + 1, tj], scoring)[0]
     return out

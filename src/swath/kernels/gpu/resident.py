@@ -17,10 +17,12 @@ from dataclasses import dataclass
 import cupy as cp
 import numpy as np
 
+from swath.constants import Mode
 from swath.kernels.backend import TargetSet
 from swath.kernels.gpu import scores as search
 from swath.kernels.gpu.errors import translate_errors
 from swath.kernels.top_hits import top_of_keys
+from swath.scoring import Scoring
 
 
 @dataclass(frozen=True)
@@ -49,12 +51,11 @@ def upload(t_res: np.ndarray, t_off: np.ndarray, ids: np.ndarray) -> ResidentSet
 
 
 @translate_errors
-def score_queries(targets: TargetSet, queries: Sequence[np.ndarray], matrix: np.ndarray,
-                  gap_open: int, gap_extend: int, mode: str) -> cp.ndarray:
+def score_queries(targets: TargetSet, queries: Sequence[np.ndarray], scoring: Scoring,
+                  mode: Mode) -> cp.ndarray:
     """Optimal scores of every query against every target, ``(Q, N)`` device int32 in
     the targets' device order (``search.score_queries``)."""
-    return search.score_queries(_ours(targets).targets, list(queries), matrix, gap_open,
-                                gap_extend, mode)
+    return search.score_queries(_ours(targets).targets, list(queries), scoring, mode)
 
 
 @functools.cache

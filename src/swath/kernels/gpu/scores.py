@@ -20,11 +20,12 @@ from dataclasses import dataclass
 import cupy as cp
 import numpy as np
 
-from swath.constants import BLOCK, ROW_GRAIN
+from swath.constants import BLOCK, ROW_GRAIN, Mode
 from swath.errors import InvalidParameter
 from swath.kernels.bounds import fits, saturation_ceiling, score_bounds
-from swath.kernels.end_gaps import end_costs
 from swath.kernels.gpu._cuda import SEARCH_CONFIGS, kernel, search_name
+from swath.kernels.scheme import end_costs, interior
+from swath.scoring import Scoring
 
 PARTITION_EDGES = (64, 128, 256)        # target lengths where the usable groups grow
 DEFAULT_SHARED = 48 * 1024             # a block's shared memory without opting in
@@ -237,16 +238,18 @@ def _launch(cell: str, mode: str, targets: DeviceTargets, streams: list[list[np.
             shared_mem=shared)
 
 
-def score_queries(targets: DeviceTargets, queries: list[np.ndarray], matrix: np.ndarray,
-                  gap_open: int, gap_extend: int, mode: str) -> cp.ndarray:
+def score_queries(targets: DeviceTargets, queries: list[np.ndarray], scoring: Scoring,
+                  mode: Mode) -> cp.ndarray:
     """Exact scores of every query against every target, ``(len(queries), N)`` in sorted
-    target order (device int32).
+    target order (device int32); search.cu charges every gap alike (a scheme whose end
+    gaps cost apart is refused).
 
     The first round takes the queries in one or two streams, the 16-bit halves of a
     register (``stream_plan``), against the targets whose score bounds fit 16 bits; it is
     queued for all queries before the host waits for the GPU once, to re-run each query's
     flagged targets (and the targets beyond 16 bits) in exact 32-bit arithmetic.
     """
+    matrix, gap_open, gap_extend = interior(scoring, "search.cu")
     by_length = np.argsort([len(q) for q in queries], kind="stable")
     ordered = [queries[i] for i in by_length]
     n = len(targets)
@@ -282,14 +285,14 @@ def score_queries(targets: DeviceTargets, queries: list[np.ndarray], matrix: np.
 
 
 def score_many(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: np.ndarray,
-               matrix: np.ndarray, gap_open: int, gap_extend: int, mode: str,
-               end_gaps: tuple[int, int] | None = None) -> np.ndarray:
+               scoring: Scoring, mode: Mode) -> np.ndarray:
     """Optimal scores of every query against every target, ``(nq, nt)`` int32; terminal
-    gaps at ``end_gaps`` (global mode) where given: search.cu charges every gap alike,
+    gaps at the scheme's end costs (global mode) where they cost apart: search.cu charges
+    every gap alike,
     so such a scheme's pairs go through traceback.cu's fill without codes, one pair a
     group, in 32 bits, in calls whose spilled rows (two words a target column of a pair)
     stay within ``SPILL_BUDGET``."""
-    if end_costs(gap_open, gap_extend, mode, end_gaps) is not None:
+    if end_costs(scoring, mode) is not None:
         from swath.kernels.gpu.traceback import score_ends
 
         nq, nt = len(q_off) - 1, len(t_off) - 1
@@ -298,12 +301,10 @@ def score_many(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: n
         for first in range(0, nq * nt, step):
             rows, cols = np.divmod(np.arange(first, min(first + step, nq * nt)), nt)
             out[first:first + len(rows)] = score_ends(
-                q_res, q_off, t_res, t_off, matrix, gap_open, gap_extend, mode,
-                pairs=(rows, cols), end_gaps=end_gaps)[0]
+                q_res, q_off, t_res, t_off, scoring, mode, pairs=(rows, cols))[0]
         return out.reshape(nq, nt)
     targets = DeviceTargets.upload(t_res, t_off)
     queries = [q_res[q_off[qi]:q_off[qi + 1]] for qi in range(len(q_off) - 1)]
     out = np.empty((len(queries), len(targets)), dtype=np.int32)
-    out[:, targets.order] = score_queries(targets, queries, matrix, gap_open, gap_extend,
-                                          mode).get()
+    out[:, targets.order] = score_queries(targets, queries, scoring, mode).get()
     return out

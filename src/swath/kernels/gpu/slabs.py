@@ -10,9 +10,11 @@ from __future__ import annotations
 import cupy as cp
 import numpy as np
 
+from swath.constants import Mode
 from swath.kernels.backend import Boundary, RowStream, TileBest
 from swath.kernels.gpu import tiles
 from swath.kernels.gpu.errors import translate_errors
+from swath.scoring import Scoring
 
 row_stream = translate_errors(tiles.row_stream)
 
@@ -24,13 +26,13 @@ def _ours(stream: RowStream | None) -> tiles.RowStream | None:
 
 
 @translate_errors
-def tile_scores(q: np.ndarray, t: np.ndarray, sub: np.ndarray, gap_open: int, gap_extend: int,
-                local: bool, strip: int, top: Boundary, left: Boundary, *,
+def tile_scores(q: np.ndarray, t: np.ndarray, scoring: Scoring, mode: Mode, strip: int,
+                top: Boundary, left: Boundary, *,
                 stream_in: RowStream | None, stream_out: RowStream | None
                 ) -> tuple[np.ndarray, np.ndarray, TileBest]:
     """``tiles.tile_scores`` of a slab, in one launch, its row above from ``stream_in``
     (of ``top`` only the corner is read) and its last row to ``stream_out``."""
-    return tiles.tile_scores(q, t, sub, gap_open, gap_extend, local, strip, top, left,
+    return tiles.tile_scores(q, t, scoring, mode, strip, top, left,
                              stream_in=_ours(stream_in), stream_out=_ours(stream_out))
 
 

@@ -41,10 +41,13 @@ from swath.constants import (
     STATE_H,
     WARP,
     WINDOW,
+    Mode,
 )
 from swath.errors import InvalidParameter
 from swath.kernels.gpu._cuda import batch_name, kernel, tile_name
+from swath.kernels.scheme import interior
 from swath.kernels.tile_origins import Best, check_origins, matrix_wide
+from swath.scoring import Scoring
 
 ROWS = {False: 16, True: 4}      # rows per lane: scores only (large tiles), with origins
 SHARED_LIMIT = 48 * 1024         # shared memory a launch gets without opting in
@@ -58,8 +61,8 @@ Boundary = tuple[np.ndarray, np.ndarray]
 BatchTile = tuple[np.ndarray, np.ndarray, Boundary, Boundary]   # q, t, top, left
 
 
-def tile_forward(q: np.ndarray, t: np.ndarray, sub: np.ndarray, gap_open: int, gap_extend: int,
-                 local: bool, corner: tuple[int, int], n: int, strip: int,
+def tile_forward(q: np.ndarray, t: np.ndarray, scoring: Scoring, mode: Mode,
+                 corner: tuple[int, int], n: int, strip: int,
                  top: Boundary, left: Boundary, rows: int | None = None
                  ) -> tuple[np.ndarray, np.ndarray, Best]:
     """Phase 1 on one tile, on the GPU: as ``kernels.cpu.tiles.tile_forward``.
@@ -68,7 +71,7 @@ def tile_forward(q: np.ndarray, t: np.ndarray, sub: np.ndarray, gap_open: int, g
     """
     check_origins(len(q), len(t))
     bottom, right, best = (cp.asnumpy(x).astype(np.int64) for x in _launch(
-        q, t, sub, gap_open, gap_extend, local, True, top, left, rows))
+        q, t, scoring, mode, True, top, left, rows))
     return bottom, right, matrix_wide(bottom, right, best, corner, len(t), n)
 
 
@@ -106,8 +109,8 @@ def row_stream(w: int) -> RowStream:
     return RowStream(values[32:].reshape(2, w), values[:1], memory, threading.Event())
 
 
-def tile_scores(q: np.ndarray, t: np.ndarray, sub: np.ndarray, gap_open: int, gap_extend: int,
-                local: bool, strip: int, top: Boundary, left: Boundary, rows: int | None = None,
+def tile_scores(q: np.ndarray, t: np.ndarray, scoring: Scoring, mode: Mode, strip: int,
+                top: Boundary, left: Boundary, rows: int | None = None,
                 stream_in: RowStream | None = None, stream_out: RowStream | None = None
                 ) -> tuple[np.ndarray, np.ndarray, tuple[int, int, int]]:
     """One tile's scores only, on the GPU: as ``kernels.cpu.tiles.tile_scores`` (its
@@ -119,14 +122,14 @@ def tile_scores(q: np.ndarray, t: np.ndarray, sub: np.ndarray, gap_open: int, ga
     last row goes to that stream as it is computed. A streamed tile takes one launch.
     """
     bottom, right, best = (cp.asnumpy(x) for x in _launch(
-        q, t, sub, gap_open, gap_extend, local, False, top, left, rows,
+        q, t, scoring, mode, False, top, left, rows,
         stream_in=stream_in, stream_out=stream_out))
     score, i, j = (int(x) for x in best[:3])
     return bottom, right, (score, i, j) if i >= 0 else (0, -1, -1)
 
 
-def _launch(q: np.ndarray, t: np.ndarray, sub: np.ndarray, gap_open: int, gap_extend: int,
-            local: bool, origins: bool, top: Boundary, left: Boundary,
+def _launch(q: np.ndarray, t: np.ndarray, scoring: Scoring, mode: Mode, origins: bool,
+            top: Boundary, left: Boundary,
             rows: int | None = None, slab: int | None = None,
             stream_in: RowStream | None = None, stream_out: RowStream | None = None
             ) -> tuple[cp.ndarray | np.ndarray, cp.ndarray, np.ndarray]:
@@ -134,6 +137,7 @@ def _launch(q: np.ndarray, t: np.ndarray, sub: np.ndarray, gap_open: int, gap_ex
     row and last column (device) and its best cell (host, tile-local: score, row,
     column, origin; row -1 when none scores above 0). ``slab`` caps the tiers per
     launch (tests)."""
+    sub, gap_open, gap_extend = interior(scoring, "a tile")
     h, w = len(q), len(t)
     lane_rows = rows or ROWS[origins]
     goe = gap_open + gap_extend
@@ -141,7 +145,7 @@ def _launch(q: np.ndarray, t: np.ndarray, sub: np.ndarray, gap_open: int, gap_ex
     alpha = shifted.shape[0]
     tiers = _tiers(h, lane_rows)
     values = 4 if origins else 2
-    fn = kernel("tiles.cu", tile_name(lane_rows, local, origins, packed))
+    fn = kernel("tiles.cu", tile_name(lane_rows, mode == "local", origins, packed))
     grid = _resident_blocks(fn, shared)
     per_launch = min(tiers, slab or tiers, grid * WARPS_PER_BLOCK)
     if (stream_in or stream_out) and per_launch < tiers:
@@ -175,14 +179,15 @@ def _launch(q: np.ndarray, t: np.ndarray, sub: np.ndarray, gap_open: int, gap_ex
     return stream_out.row.copy() if stream_out else row_in, right, found
 
 
-def tile_batch(tiles: Sequence[BatchTile], sub: np.ndarray, gap_open: int, gap_extend: int,
-               rows: int | None = None) -> list[np.ndarray]:
+def tile_batch(tiles: Sequence[BatchTile], scoring: Scoring, rows: int | None = None
+               ) -> list[np.ndarray]:
     """Global-mode tiles' last rows, scores only, on the GPU: as
     ``kernels.cpu.tiles.tile_batch``. Tiles whose tiers fit the GPU together share a
     launch; a taller one takes launches of its own. ``rows`` (4, 8 or 16) overrides
     the rows per lane, for measurements."""
     if not tiles:
         return []
+    sub, gap_open, gap_extend = interior(scoring, "a tile")
     goe = gap_open + gap_extend
     shifted, packed, shared = _scores(sub, goe)
     lane_rows = rows or _batch_rows([len(tile[0]) for tile in tiles])
@@ -194,8 +199,7 @@ def tile_batch(tiles: Sequence[BatchTile], sub: np.ndarray, gap_open: int, gap_e
     for k, (q, t, top, left) in enumerate(tiles):
         tiers = _tiers(len(q), lane_rows)
         if tiers > capacity:
-            row, _, _ = _launch(q, t, sub, gap_open, gap_extend, False, False, top, left,
-                                lane_rows)
+            row, _, _ = _launch(q, t, scoring, "global", False, top, left, lane_rows)
             out[k] = cp.asnumpy(row)
             continue
         if used + tiers > capacity:

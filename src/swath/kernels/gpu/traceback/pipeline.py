@@ -17,7 +17,7 @@ from __future__ import annotations
 import cupy as cp
 import numpy as np
 
-from swath.kernels.end_gaps import end_costs
+from swath.constants import Mode
 from swath.kernels.gpu.traceback.launches import (
     EndsPhase,
     Walk,
@@ -40,6 +40,8 @@ from swath.kernels.gpu.traceback.plan import (
 )
 from swath.kernels.gpu.traceback.streams import URGENT, kept_stream
 from swath.kernels.gpu.transfer import Upload
+from swath.kernels.scheme import Scheme, unpack
+from swath.scoring import Alphabet, Scoring
 
 MEMORY_BUDGET = 4 << 30      # bytes of direction codes a batch's fills may hold at once
 UPLOAD_PARTS = 8             # parts of a large upload of pairs k: ends.cu starts on the first
@@ -77,16 +79,15 @@ def _upload(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: np.n
 
 
 def score_ends(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: np.ndarray,
-               matrix: np.ndarray, gap_open: int, gap_extend: int, mode: str,
-               pairs: tuple[np.ndarray, np.ndarray] | None = None,
-               end_gaps: tuple[int, int] | None = None
+               scoring: Scoring, mode: Mode, pairs: tuple[np.ndarray, np.ndarray] | None = None
                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Score and end cell of query k against target k: ``(scores, query_end, target_end)``;
     with ``pairs`` (rows, cols), of query ``rows[k]`` against target ``cols[k]`` (nothing
-    gathered); terminal gaps at ``end_gaps`` (global mode) where given.
+    gathered); terminal gaps at the scheme's end costs (global mode) where they cost apart.
 
     Ends are 0-based exclusive, tie rules as in the traceback; no directions are kept.
     """
+    matrix, gap_open, gap_extend, ends = unpack(scoring, mode)
     whole = Pairs.of(q_off, t_off, pairs)
     count = len(whole.q_len)
     group = group_sizes(whole.q_len)
@@ -97,7 +98,7 @@ def score_ends(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: n
     spill_at = plan.at["spill"]
     spill = cp.empty(max(plan.total("spill"), 1), dtype=np.int32)
     with _upload(q_res, q_off, t_res, t_off, [0, count]) as upload:
-        inputs = Inputs.of(upload, matrix, end_costs(gap_open, gap_extend, mode, end_gaps))
+        inputs = Inputs.of(upload, matrix, ends)
         upload.ready()
         for lo, hi, size in plan.runs:
             fill(inputs, plan, mode, lo, hi, size, gap_open, gap_extend, spill,
@@ -109,22 +110,22 @@ def score_ends(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: n
 
 
 def align_batch(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: np.ndarray,
-                matrix: np.ndarray, gap_open: int, gap_extend: int, mode: str,
-                pairs: tuple[np.ndarray, np.ndarray] | None = None,
-                end_gaps: tuple[int, int] | None = None,
+                scoring: Scoring, mode: Mode, pairs: tuple[np.ndarray, np.ndarray] | None = None,
                 memory_budget: int = MEMORY_BUDGET
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Optimal alignment of query k against target k, for every k; with ``pairs`` (rows,
     cols), of query ``rows[k]`` against target ``cols[k]`` (nothing gathered: the sets
-    are uploaded as they are); terminal gaps at ``end_gaps`` (global mode) where given
-    (traceback.cu's fill with end costs: global pairs are computed whole).
+    are uploaded as they are); terminal gaps at the scheme's end costs (global mode)
+    where they cost apart (traceback.cu's fill with end costs: global pairs are computed
+    whole).
 
     Returns ``scores`` (N,) int64, ``coords`` (N, 4) int64 (query start, query end,
     target start, target end; 0-based, end exclusive), and the CIGARs as one uint8
     text buffer with (N + 1,) int64 offsets. The arrays live in page-locked host memory
     from CuPy's pinned memory pool, which takes it back when they go.
     """
-    terminal = end_costs(gap_open, gap_extend, mode, end_gaps)
+    scheme = unpack(scoring, mode)
+    matrix, gap_open, gap_extend, _ = scheme
     starts = _part_starts(q_res, q_off, t_res, pairs)
     # ends.cu's plan is made while the first of several parts travels, before the others
     # (they start once ends.cu's first launches are queued): beside the whole upload's
@@ -136,8 +137,8 @@ def align_batch(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: 
         banded = banded_pairs(whole, matrix, gap_open, gap_extend, mode)
         ends_phase = (EndsPhase.make(whole, banded, starts)
                       if bandable(matrix, gap_open, gap_extend, mode) else None)
-        return _align(upload, whole, banded, ends_phase, starts, terminal, q_res, q_off,
-                      t_res, t_off, matrix, gap_open, gap_extend, mode, pairs, memory_budget)
+        return _align(upload, whole, banded, ends_phase, starts, q_res, q_off, t_res, t_off,
+                      scoring, scheme, mode, pairs, memory_budget)
 
 
 def _waves(starts: list[int]) -> list[tuple[int, int, range]]:
@@ -150,9 +151,8 @@ def _waves(starts: list[int]) -> list[tuple[int, int, range]]:
 
 
 def _align(upload: Upload, whole: Pairs, banded: cp.ndarray, ends_phase: EndsPhase | None,
-           starts: list[int], end_gaps: tuple[int, int] | None, q_res: np.ndarray,
-           q_off: np.ndarray, t_res: np.ndarray,
-           t_off: np.ndarray, matrix: np.ndarray, gap_open: int, gap_extend: int, mode: str,
+           starts: list[int], q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray,
+           t_off: np.ndarray, scoring: Scoring, scheme: Scheme, mode: Mode,
            pairs: tuple[np.ndarray, np.ndarray] | None, memory_budget: int
            ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """align_batch while its residues travel: ends.cu takes each part's pairs as soon as
@@ -160,7 +160,9 @@ def _align(upload: Upload, whole: Pairs, banded: cp.ndarray, ends_phase: EndsPha
     over the others (the two kernels share the GPU well: measured quicker side by side
     than one after the other), each wave on a stream of its own,
     urgent: its plan's small kernels and the fill's blocks go before the blocks of
-    ends.cu's later parts that wait for room."""
+    ends.cu's later parts that wait for room. ``scheme``: ``scoring`` unpacked; the pairs
+    past the memory budget go to the CPU twin with ``scoring``."""
+    matrix, gap_open, gap_extend, end_gaps = scheme
     count = len(whole.q_len)
     inputs = Inputs.of(upload, matrix, end_gaps)
     # ends.cu's results, zero for the pairs it does not take; its column 2 is a banded
@@ -213,8 +215,8 @@ def _align(upload: Upload, whole: Pairs, banded: cp.ndarray, ends_phase: EndsPha
 
         rows, cols = (np.arange(count), np.arange(count)) if pairs is None else pairs
         big_scores, big_coords, *big_cigars = get_backend("cpu").align_batch(
-            q_res, q_off, t_res, t_off, matrix, gap_open, gap_extend, mode,
-            pairs=(np.asarray(rows)[big], np.asarray(cols)[big]), end_gaps=end_gaps)
+            q_res, q_off, t_res, t_off, scoring, mode,
+            pairs=(np.asarray(rows)[big], np.asarray(cols)[big]))
         found[cp.asarray(big)] = cp.asarray(np.column_stack(
             [big_scores, big_coords, np.diff(big_cigars[1])]).astype(np.int32))
     results = pack_results(found, filled, big, big_cigars)
@@ -228,6 +230,7 @@ def warm_up() -> None:
     chosen pairs and one of pairs k: what a command's GPU probe thread does while the
     command reads its inputs."""
     residues, offsets = np.zeros(4, dtype=np.uint8), np.array([0, 2, 4])
-    matrix = np.where(np.eye(4, dtype=bool), 1, -1)
+    scoring = Scoring("warm-up", Alphabet("ACGT", None), np.where(np.eye(4, dtype=bool), 1, -1),
+                      1, 1)
     for pairs in ((np.array([0, 1]), np.array([1, 0])), None):
-        align_batch(residues, offsets, residues, offsets, matrix, 1, 1, "global", pairs=pairs)
+        align_batch(residues, offsets, residues, offsets, scoring, "global", pairs=pairs)

@@ -92,7 +92,7 @@ class Pairs:
 @dataclass
 class Inputs:
     """The residues and the substitution matrix, on the GPU, and the terminal gaps' costs
-    (global mode, ``swath.kernels.end_gaps.end_costs``; None: the interior ones)."""
+    (global mode, ``swath.kernels.scheme.end_costs``; None: the interior ones)."""
 
     q_res: cp.ndarray
     t_res: cp.ndarray
