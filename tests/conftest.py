@@ -4,6 +4,11 @@ tests share besides fixtures is in tests/helpers.py)."""
 from __future__ import annotations
 
 import logging
+import socket
+import subprocess
+import sys
+import time
+import uuid
 from collections.abc import Iterator
 from typing import Any
 
@@ -11,6 +16,7 @@ import pytest
 
 from swath.errors import BackendUnavailable
 from swath.kernels import get_backend
+from tests.helpers import s3
 
 
 def gpu_available() -> bool:
@@ -49,6 +55,51 @@ def client(cluster: Any) -> Iterator[Any]:
 
     with Client(cluster, set_as_default=False) as connected:
         yield connected
+
+
+@pytest.fixture(scope="module")
+def s3_server() -> Iterator[dict[str, str]]:
+    """A moto S3 server (a process of its own) on 127.0.0.1 that fsspec's ``s3://`` URLs
+    reach: its endpoint and keys in fsspec's configuration, as a user would set
+    ``FSSPEC_S3_ENDPOINT_URL``; those options (``endpoint_url``, ``key``, ``secret``).
+    (s3fs and moto are imported here, not at collection: every test worker collects
+    this module.)"""
+    pytest.importorskip("s3fs")
+    pytest.importorskip("moto.server")
+    import fsspec
+
+    with socket.socket() as probe:          # a free port
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p",
+                               str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    before = fsspec.config.conf.get("s3")
+    options = {"endpoint_url": f"http://127.0.0.1:{port}", "key": "testing",
+               "secret": "testing"}
+    fsspec.config.conf["s3"] = dict(options)
+    try:
+        yield options
+    finally:
+        if before is None:
+            fsspec.config.conf.pop("s3")
+        else:
+            fsspec.config.conf["s3"] = before
+        server.terminate()
+        server.wait()
+
+
+@pytest.fixture(scope="module")
+def bucket(s3_server: dict[str, str]) -> str:
+    """A new bucket of ``s3_server`` (made once the server answers): ``s3://`` and its
+    name."""
+    name = f"swath-{uuid.uuid4().hex[:8]}"
+    for _ in range(200):
+        try:
+            s3().mkdir(name)
+            break
+        except OSError:
+            time.sleep(0.1)
+    return f"s3://{name}"
 
 
 @pytest.fixture

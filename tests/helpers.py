@@ -104,6 +104,19 @@ def mutated_pairs(rng: np.random.Generator, count: int, query_lengths: tuple[int
     return queries, targets
 
 
+def descendants(seed: int, letters: str, count: int, length: int) -> list[str]:
+    """``count`` sequences of about ``length``: copies of three ancestors, each with a
+    few substitutions (close pairs and far ones)."""
+    rng = np.random.default_rng(seed)
+    ancestors = [rng.choice(list(letters), length) for _ in range(3)]
+    seqs = []
+    for k in range(count):
+        s = ancestors[k % 3].copy()
+        s[rng.integers(0, length, int(rng.integers(0, length // 10)))] = rng.choice(list(letters))
+        seqs.append("".join(s))
+    return seqs
+
+
 def tile_pair(rng: np.random.Generator, h: int, w: int, alphabet: int
               ) -> tuple[np.ndarray, np.ndarray]:
     """A tile's query (``h``) and target (``w``), their first halves mostly equal."""
@@ -505,6 +518,12 @@ def fake_cupy(devices: int | Exception = 1, probe: Exception | None = None,
     return cupy
 
 
+def s3() -> Any:
+    """fsspec's S3 filesystem as the configuration is now (the ``s3_server`` fixture's
+    endpoint), not a cached instance of another."""
+    import fsspec
+
+    return fsspec.filesystem("s3", skip_instance_cache=True)
 
 
 def lose_worker_at(monkeypatch: pytest.MonkeyPatch, module: object, name: str, at: int

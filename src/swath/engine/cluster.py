@@ -142,30 +142,37 @@ class OnCluster:
         taken: set[int] = set()
         watching = set(calls)
         failed = None      # the first error, raised once the other tasks have finished
-        for future in self._finished(pending, stragglers, copy, runs):
-            if future.key in calls:
-                watching.discard(future.key)
-                if future.status != "error":
-                    calls[future.key]()
-                continue
-            i = task_of[future.key]
-            if i in taken:                              # another copy's result was taken
-                continue
-            if future.status != "finished":             # an error, or cancelled elsewhere
-                if all(run.done() and run.status != "finished" for run in runs[i]):
-                    failed = failed or future           # every copy failed
-                    taken.add(i)
-                    if stragglers is not None:
-                        stragglers.given_up(i)
-                continue
-            taken.add(i)
-            if stragglers is not None:
-                stragglers.finished(future.key, time.monotonic())
-                self._losers += [run for run in runs[i] if run is not future]
-            if failed is None:
-                done(future.result())
-            if len(taken) == len(tasks) and not watching:
-                break                              # lost copies may still run
+        try:
+            for future in self._finished(pending, stragglers, copy, runs):
+                if future.key in calls:
+                    watching.discard(future.key)
+                    if future.status != "error":
+                        calls[future.key]()
+                    continue
+                i = task_of[future.key]
+                if i in taken:                              # another copy's result was taken
+                    continue
+                if future.status != "finished":             # an error, or cancelled elsewhere
+                    if all(run.done() and run.status != "finished" for run in runs[i]):
+                        failed = failed or future           # every copy failed
+                        taken.add(i)
+                        if stragglers is not None:
+                            stragglers.given_up(i)
+                    continue
+                taken.add(i)
+                if stragglers is not None:
+                    stragglers.finished(future.key, time.monotonic())
+                    self._losers += [run for run in runs[i] if run is not future]
+                if failed is None:
+                    done(future.result())
+                if len(taken) == len(tasks) and not watching:
+                    break                              # lost copies may still run
+        except BaseException:
+            # the job stops here (Ctrl-C, an error in ``done``): its tasks not yet started
+            # are cancelled, not left to write into its store once its lock is let go (a
+            # traceback kept, as Jupyter and pytest keep it, would hold their futures)
+            self.client.cancel([*futures, *(run for copies in runs for run in copies)])
+            raise
         if failed is not None:
             failed.result()
 
