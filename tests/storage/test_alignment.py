@@ -79,7 +79,10 @@ def test_segments_pieces_and_the_alignment_finish_the_store(tmp_path):
     root = xarray.open_zarr(store.path, consolidated=False)     # the result, and only it
     assert {name: root[name].values.tolist() for name in root.data_vars} == {
         "score": [9], "query_start": [0], "query_end": [6], "target_start": [0],
-        "target_end": [7], "cigar": ["2=1D1=3="]}
+        "target_end": [7], "cigar": [np.array([39, 18, 23, 55], "<u4").tobytes()]}
+    # BAM's packed operations: run length << 4 | op (= is 7, D 2), as the pieces are
+    pieces = xarray.open_zarr(store.path, group="work", consolidated=False)["segment_cigar"]
+    assert [np.frombuffer(v, "<u4").tolist() for v in pieces.values] == [[55], [39, 18, 23]]
     assert root["score"].dims == ("alignment",)
 
 
