@@ -53,7 +53,7 @@ def test_every_op_has_bams_code():
 
 @pytest.mark.parametrize("seed", range(5))
 def test_many_cigars_equal_the_reference_and_round_trip(seed):
-    cigars = random_cigars(300, seed) + ["", ""]
+    cigars = [*random_cigars(300, seed), "", ""]
     ops, counts = pack_cigars(*buffer(cigars))
     assert ops.tolist() == [op for c in cigars for op in reference_ops(c)]
     assert counts.tolist() == [len(reference_ops(c)) for c in cigars]

@@ -540,9 +540,9 @@ class AllPairsStore(LayoutStore):
             np.cumsum(tiles["cigar_length"][:, 0], out=offsets[1:])
             ends = offsets[pairs.start:pairs.stop + 1]
             ops, counts = pack_cigars(tiles["cigar"][ends[0]:ends[-1], 0], np.diff(ends))
-            at = np.zeros(len(counts) + 1, dtype=np.int64)
-            np.cumsum(4 * counts, out=at[1:])
-            columns = {"cigar": (ops.astype("<u4").view(np.uint8), at)}
+            sizes = np.zeros(len(counts) + 1, dtype=np.int64)      # 4 bytes an operation
+            np.cumsum(4 * counts, out=sizes[1:])
+            columns = {"cigar": (ops.astype("<u4").view(np.uint8), sizes)}
         else:
             values = tiles[kind][pairs]
             columns = {field: values[:, c] for c, field in enumerate(KEPT_ARRAYS[kind])}

@@ -28,9 +28,9 @@ def _parts(values: np.ndarray) -> list[bytes | memoryview]:
     their lengths and their UTF-8 bytes, whatever their numpy dtype; of bytes objects,
     their lengths and their bytes)."""
     if values.dtype.kind == "O" and values.size and isinstance(values.flat[0], bytes):
-        flat = values.ravel().tolist()
+        items = values.ravel().tolist()
         return _ragged_parts(values.shape, b"bytes",
-                             np.fromiter(map(len, flat), np.int64, len(flat)), b"".join(flat))
+                             np.fromiter(map(len, items), np.int64, len(items)), b"".join(items))
     if values.dtype.kind in "OTU":
         data, lengths = utf8_bytes(values.ravel())
         return _string_parts(values.shape, lengths, data)

@@ -259,8 +259,9 @@ class PairsStore(LayoutStore):
         return int(self.attrs["cells"])
 
     def column(self, name: str, first: int = 0, last: int | None = None) -> np.ndarray:
-        """Per-pair field ``name`` of pairs ``first:last``."""
-        return np.asarray(self.array(name)[first:last])
+        """Per-pair field ``name`` of pairs ``first:last`` (the CIGARs as strings)."""
+        values = np.asarray(self.array(name)[first:last])
+        return unpacked_cigars(values) if name == "cigar" else values
 
     def unit_pairs(self, unit: int) -> tuple[int, int]:
         """The pair range ``[first, last)`` of chunk ``unit``."""
