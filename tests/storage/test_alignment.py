@@ -96,3 +96,16 @@ def test_every_array_opens_in_xarray(tmp_path, origins):
     data = xarray.open_zarr(store.path, group="work", consolidated=False)
     assert data["bottom"].sizes["boundary_field"] == (4 if origins else 2)
     assert data["tile_best"].sizes["best_field"] == 4
+
+
+def test_a_store_of_an_older_version_is_refused_in_one_line(tmp_path):
+    from swath.storage.common import ROOT_KEY, open_group
+
+    store = create(tmp_path)
+    group = open_group(store.path, mode="r+")
+    group.attrs[ROOT_KEY] = {**group.attrs[ROOT_KEY], "version": 3}
+    with pytest.raises(swath.FormatVersionError,
+                       match=r"a\.zarr is a 'alignment' store version 3, this swath reads "
+                             r"'alignment' version 4 \(it was written by an older swath: "
+                             r"write it again with this one\)$"):
+        AlignmentStore.open(store.path, complete=False)
