@@ -1,4 +1,12 @@
-"""The result of aligning one pair: score, coordinates and an extended CIGAR."""
+"""The result of aligning one pair: score, coordinates and an extended CIGAR; and the
+CIGARs as stores keep them, BAM's packed operations.
+
+A store keeps a CIGAR as BAM does: each run one little-endian uint32, ``length << 4 |
+op``, op codes in BAM's order ``MIDNSHP=X`` (``=`` 7, ``X`` 8, ``I`` 1, ``D`` 2). Text is
+made only where CIGARs are shown: :func:`pack_cigars` and :func:`unpack_cigars` convert
+many at once in numpy (a buffer and its lengths, no object a CIGAR), :func:`cigar_ops`
+and :func:`ops_cigar` one.
+"""
 
 from __future__ import annotations
 
@@ -12,6 +20,13 @@ import numpy.typing as npt
 
 from swath.constants import OP_DELETE, OP_INSERT, OP_MATCH
 
+#: BAM's CIGAR operations, each at its code
+BAM_OPS = "MIDNSHP=X"
+_BAM_CODES = np.full(256, 255, dtype=np.uint32)        # by ASCII letter
+_BAM_CODES[np.frombuffer(BAM_OPS.encode("ascii"), np.uint8)] = np.arange(len(BAM_OPS))
+_BAM_LETTERS = np.frombuffer(BAM_OPS.encode("ascii"), np.uint8)
+_MAX_RUN = (1 << 28) - 1                                # BAM's 28 bits of a run's length
+_POWERS = 10 ** np.arange(10, dtype=np.int64)           # a run length's decimal digits
 _CIGAR_RUN = re.compile(r"(\d+)([=XID])")
 # the CIGAR letter of each op, by op (a diagonal step's X becomes = where the residues match)
 _OP_LETTERS = np.zeros(1 + max(OP_MATCH, OP_INSERT, OP_DELETE), dtype=np.uint8)
@@ -81,6 +96,127 @@ def join_cigars(pieces: list[str]) -> str:
             else:
                 runs.append([length, op])
     return "".join(f"{length}{op}" for length, op in runs)
+
+
+def pack_cigars(text: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """CIGARs given as one ASCII buffer (uint8, one after another) and their lengths, as
+    BAM's packed operations: every run's ``length << 4 | op`` (uint32, one CIGAR's after
+    another) and each CIGAR's count of runs (int64). In numpy, without a loop over CIGARs.
+
+    Raises
+    ------
+    ValueError
+        An operation is not one of BAM's (``MIDNSHP=X``), or a run is longer than BAM's
+        28 bits hold.
+
+    Examples
+    --------
+    >>> ops, counts = pack_cigars(np.frombuffer(b"3=1X2I", np.uint8), np.array([4, 0, 2]))
+    >>> ops.tolist(), counts.tolist()
+    ([55, 24, 33], [2, 0, 1])
+    """
+    offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    runs = cigar_run_arrays((text, offsets))
+    codes = _BAM_CODES[runs.ops]
+    if len(codes) and (codes.max() >= len(BAM_OPS) or runs.lengths.max() > _MAX_RUN):
+        raise ValueError("CIGARs hold an operation that is not BAM's (MIDNSHP=X) or a run "
+                         f"longer than {_MAX_RUN}")
+    return runs.lengths.astype(np.uint32) << 4 | codes, np.diff(runs.first)
+
+
+def unpack_cigars(ops: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The CIGARs of BAM's packed operations (``ops``, one CIGAR's after another) and
+    each CIGAR's count of them, as one ASCII buffer (uint8) and each CIGAR's length in it
+    (int64): :func:`pack_cigars` undone, in numpy.
+
+    Examples
+    --------
+    >>> text, lengths = unpack_cigars(np.array([55, 24, 33], np.uint32), np.array([2, 0, 1]))
+    >>> text.tobytes(), lengths.tolist()
+    (b'3=1X2I', [4, 0, 2])
+    """
+    ops = np.asarray(ops, dtype=np.uint32)
+    runs = (ops >> 4).astype(np.int64)
+    digits = np.searchsorted(_POWERS, runs, side="right")     # 0 is written "0"
+    digits = np.maximum(digits, 1)
+    width = digits + 1                                        # the digits, then the letter
+    ends = np.cumsum(width)
+    run = np.repeat(np.arange(len(ops)), width)               # each character's run
+    place = digits[run] - 1 - (np.arange(int(ends[-1]) if len(ends) else 0)
+                               - (ends - width)[run])         # its power of ten; -1: letter
+    text = np.where(place >= 0, ord("0") + runs[run] // _POWERS[np.maximum(place, 0)] % 10,
+                    _BAM_LETTERS[(ops & 15)[run] % len(BAM_OPS)]).astype(np.uint8)
+    first = np.zeros(len(counts) + 1, dtype=np.int64)
+    np.cumsum(counts, out=first[1:])
+    written = np.concatenate([[0], ends])
+    return text, np.diff(written[first])
+
+
+def cigar_ops(cigar: str) -> np.ndarray:
+    """One CIGAR as BAM's packed operations (uint32): :func:`pack_cigars` of one.
+
+    >>> cigar_ops("2=1D").tolist()
+    [39, 18]
+    """
+    text = np.frombuffer(cigar.encode("ascii"), np.uint8)
+    return pack_cigars(text, np.array([len(text)]))[0]
+
+
+def ops_cigar(ops: np.ndarray) -> str:
+    """One CIGAR of BAM's packed operations: :func:`unpack_cigars` of one.
+
+    >>> ops_cigar(np.array([39, 18], np.uint32))
+    '2=1D'
+    """
+    return unpack_cigars(ops, np.array([len(ops)]))[0].tobytes().decode("ascii")
+
+
+def packed_cigars(cigars: Sequence[str] | npt.NDArray[Any]) -> npt.NDArray[Any]:
+    """CIGAR strings (any shape) as a store keeps them: each one's packed operations as
+    little-endian uint32 bytes (a Zarr variable-length bytes value), in an object array of
+    the same shape.
+
+    >>> [np.frombuffer(value, "<u4").tolist() for value in packed_cigars(["2=1D", ""])]
+    [[39, 18], []]
+    """
+    strings = np.asarray(cigars, dtype=object)
+    flat = strings.ravel().tolist()
+    text = np.frombuffer("".join(flat).encode("ascii"), np.uint8)
+    ops, counts = pack_cigars(text, np.fromiter(map(len, flat), np.int64, len(flat)))
+    return _split(ops.astype("<u4").tobytes(), 4 * counts).reshape(strings.shape)
+
+
+def unpacked_cigars(packed: npt.NDArray[Any]) -> npt.NDArray[Any]:
+    """:func:`packed_cigars` undone: the CIGAR strings of packed values (any shape), an
+    object array of the same shape.
+
+    >>> unpacked_cigars(packed_cigars(["2=1D", "", "7X"])).tolist()
+    ['2=1D', '', '7X']
+    """
+    values = np.asarray(packed, dtype=object)
+    flat = values.ravel().tolist()
+    ops = np.frombuffer(b"".join(flat), dtype="<u4")
+    text, lengths = unpack_cigars(ops, np.fromiter(map(len, flat), np.int64, len(flat)) // 4)
+    return cigar_strings(text, lengths).reshape(values.shape)
+
+
+def cigar_strings(text: np.ndarray, lengths: np.ndarray) -> npt.NDArray[Any]:
+    """The CIGARs of an ASCII buffer and their lengths, as an object array of str.
+
+    >>> cigar_strings(np.frombuffer(b"3=1X2=", np.uint8), np.array([2, 0, 4])).tolist()
+    ['3=', '', '1X2=']
+    """
+    return _split(text.tobytes().decode("ascii"), lengths)
+
+
+def _split(data: str | bytes, lengths: np.ndarray) -> npt.NDArray[Any]:
+    """``data`` cut in pieces of ``lengths``, one after another (an object array)."""
+    ends = np.cumsum(lengths, dtype=np.int64).tolist()
+    pieces = np.empty(len(ends), dtype=object)
+    pieces[:] = [data[end - size:end] for end, size in
+                 zip(ends, np.asarray(lengths).tolist(), strict=True)]
+    return pieces
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ import pytest
 from distributed.comm.core import CommClosedError
 
 import swath
+from swath.alignment import ops_cigar
 from swath.results.search import SearchResult
 from swath.statistics import gapped_parameters, search_evalue
 from swath.storage.database import write_database
@@ -202,8 +203,8 @@ def test_a_search_past_the_in_process_cells_runs_on_the_engine(data, monkeypatch
 
 def test_the_store_is_tidy_in_xarray_and_an_older_one_is_refused_by_version(data, tmp_path):
     """The queries' names index the ``query`` dimension; the job's own arrays are out of
-    the way, in ``work``; a version 2 store (names in ``query_name``) is refused in one
-    line naming its version."""
+    the way, in ``work``; the CIGARs are BAM's packed operations; a version 3 store
+    (CIGARs as strings) is refused in one line naming its version."""
     xarray = pytest.importorskip("xarray")
     from swath.storage.common import ROOT_KEY, open_group
     from swath.storage.results import HIT_FIELDS
@@ -217,11 +218,13 @@ def test_the_store_is_tidy_in_xarray_and_an_older_one_is_refused_by_version(data
     hits = ds.sel(query="q3")
     assert hits["target"].values.tolist() == [h.target_id for h in result.hits(3)]
     assert hits["target_name"].values.tolist() == [h.target_name for h in result.hits(3)]
+    assert [ops_cigar(np.frombuffer(v, "<u4")) for v in hits["cigar"].values] == [
+        h.alignment.cigar for h in result.hits(3)]
     group = open_group(path, mode="r+")
-    group.attrs[ROOT_KEY] = {**group.attrs[ROOT_KEY], "version": 2}
+    group.attrs[ROOT_KEY] = {**group.attrs[ROOT_KEY], "version": 3}
     with pytest.raises(swath.FormatVersionError,
-                       match=r"r.zarr is a 'search' store version 2, this swath reads "
-                             r"'search' version 3 \(it was written by an older swath"):
+                       match=r"r.zarr is a 'search' store version 3, this swath reads "
+                             r"'search' version 4 \(it was written by an older swath"):
         swath.open(path)
 
 

@@ -79,7 +79,10 @@ def test_segments_pieces_and_the_alignment_finish_the_store(tmp_path):
     root = xarray.open_zarr(store.path, consolidated=False)     # the result, and only it
     assert {name: root[name].values.tolist() for name in root.data_vars} == {
         "score": [9], "query_start": [0], "query_end": [6], "target_start": [0],
-        "target_end": [7], "cigar": ["2=1D1=3="]}
+        "target_end": [7], "cigar": [np.array([39, 18, 23, 55], "<u4").tobytes()]}
+    # BAM's packed operations: run length << 4 | op (= is 7, D 2), as the pieces are
+    pieces = xarray.open_zarr(store.path, group="work", consolidated=False)["segment_cigar"]
+    assert [np.frombuffer(v, "<u4").tolist() for v in pieces.values] == [[55], [39, 18, 23]]
     assert root["score"].dims == ("alignment",)
 
 
@@ -93,3 +96,16 @@ def test_every_array_opens_in_xarray(tmp_path, origins):
     data = xarray.open_zarr(store.path, group="work", consolidated=False)
     assert data["bottom"].sizes["boundary_field"] == (4 if origins else 2)
     assert data["tile_best"].sizes["best_field"] == 4
+
+
+def test_a_store_of_an_older_version_is_refused_in_one_line(tmp_path):
+    from swath.storage.common import ROOT_KEY, open_group
+
+    store = create(tmp_path)
+    group = open_group(store.path, mode="r+")
+    group.attrs[ROOT_KEY] = {**group.attrs[ROOT_KEY], "version": 3}
+    with pytest.raises(swath.FormatVersionError,
+                       match=r"a\.zarr is a 'alignment' store version 3, this swath reads "
+                             r"'alignment' version 4 \(it was written by an older swath: "
+                             r"write it again with this one\)$"):
+        AlignmentStore.open(store.path, complete=False)

@@ -223,6 +223,9 @@ def test_xarray_and_pandas_read_named_variables_in_input_order(tmp_path):
     assert frame[["query", "target"]].values.tolist() == [[1, 6], [2, 5], [0, 3]]
     assert frame["query_name"].tolist() == ["s1", "s2", "s0"]
     assert frame["target_name"].tolist() == ["s6", "s5", "s3"]
+    # the CIGARs as BAM's packed operations: run length << 4 | op (= is 7, X 8)
+    assert [np.frombuffer(v, "<u4").tolist() for v in data["cigar"].values] == [
+        [q << 4 | 7, t << 4 | 8] for q, t in ((1, 6), (2, 5), (0, 3))]
     cell = data["score_matrix"].sel(query_sequence="s6", target_sequence="s0")
     assert int(cell) == int(store.scores()[6, 0])
 
@@ -248,10 +251,10 @@ def test_a_store_of_an_older_version_is_refused_in_one_line(tmp_path):
 
     store, _ = finished(tmp_path, {})
     group = open_group(store.path, mode="r+")
-    group.attrs[ROOT_KEY] = {**group.attrs[ROOT_KEY], "version": 5}
+    group.attrs[ROOT_KEY] = {**group.attrs[ROOT_KEY], "version": 6}
     with pytest.raises(swath.FormatVersionError,
-                       match=r"a\.zarr is a 'allpairs' store version 5, this swath reads "
-                             r"'allpairs' version 6 \(it was written by an older swath: write "
+                       match=r"a\.zarr is a 'allpairs' store version 6, this swath reads "
+                             r"'allpairs' version 7 \(it was written by an older swath: write "
                              r"it again with this one\)$"):
         swath.open(store.path)
 

@@ -7,6 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import pytest
 
+from swath.alignment import packed_cigars
 from swath.errors import StoreDamaged, StoreIncomplete
 from swath.sequences import sequence_set
 from swath.storage.results import SearchStore, empty_hits
@@ -40,7 +41,7 @@ def test_a_damaged_unit_is_found_and_only_it_is_recomputed(tmp_path):
     hits = empty_hits(2, 2)
     hits["target"][:] = [[3, 1], [0, -1]]
     hits["score"][:] = [[9, 5], [4, 0]]
-    hits["cigar"][:] = [["3=", "1X"], ["2=", ""]]
+    hits["cigar"][:] = packed_cigars([["3=", "1X"], ["2=", ""]])
     for unit in range(2):
         store.write_unit(unit, hits)
     store.finalize()

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import itertools
 
+import numcodecs
 import numpy as np
 import pytest
 import zarr
 
 from swath.sequences import take_concatenated
 from swath.storage.string_chunks import (
+    create_bytes_array,
     create_string_array,
     encode_strings,
     utf8_buffer,
@@ -57,3 +59,28 @@ def test_taken_strings_encode_as_zarr_encodes_them():
     assert [bytes(text[a:b]).decode() for a, b in itertools.pairwise(offsets)] == want
     assert bytes(encode_strings(text, np.diff(offsets))) == bytes(
         numcodecs.VLenUTF8().encode(np.array(want, dtype=object)))
+
+
+@pytest.mark.parametrize("count", [1, 7, 10])
+def test_bytes_chunks_are_zarrs_own_and_read_back_as_the_bytes(tmp_path, count):
+    """A bytes array's chunks (the CIGARs' packed operations) written from a buffer are
+    byte for byte the chunks Zarr writes itself from the bytes objects."""
+    rng = np.random.default_rng(count)
+    values = [rng.integers(0, 256, 4 * int(rng.integers(0, 5)), dtype=np.uint8).tobytes()
+              for _ in range(count)]
+    ours = create_bytes_array(zarr.open_group(str(tmp_path / "a.zarr"), mode="w"), "b",
+                              shape=(count,), chunks=(5,))
+    theirs = create_bytes_array(zarr.open_group(str(tmp_path / "b.zarr"), mode="w"), "b",
+                                shape=(count,), chunks=(5,))
+    theirs[:] = np.array(values, dtype=object)
+    data = np.frombuffer(b"".join(values), np.uint8)
+    offsets = np.concatenate([[0], np.cumsum([len(v) for v in values])])
+    for chunk, start in enumerate(range(0, count, 5)):
+        ends = offsets[start:start + 6]
+        write_string_chunk(ours, chunk, data[ends[0]:ends[-1]], np.diff(ends))
+        key = f"c/{chunk}"
+        assert (tmp_path / "a.zarr" / "b" / key).read_bytes() == \
+            (tmp_path / "b.zarr" / "b" / key).read_bytes()
+    assert zarr.open_group(str(tmp_path / "a.zarr"), mode="r")["b"][:].tolist() == values
+    assert bytes(encode_strings(data, np.diff(offsets))) == bytes(
+        numcodecs.VLenBytes().encode(np.array(values, dtype=object)))

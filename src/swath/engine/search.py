@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from swath.alignment import packed_cigars
 from swath.constants import Mode
 from swath.engine.aligned import ALIGNMENT_FIELDS, alignment_fields
 from swath.kernels import get_backend, top_hits
@@ -240,8 +241,8 @@ def align_hits(job: SearchJob, q_res: np.ndarray, q_off: np.ndarray,
         raise StoreDamaged(f"{job.database}: hits align to other scores than they were found "
                            "with (the database's arrays disagree; run `swath verify "
                            f"{job.database}`)")
-    for name in ALIGNMENT_FIELDS:
-        hits[name][rows, ranks] = fields[name]
+    for name in ALIGNMENT_FIELDS:       # the CIGARs packed, as the store keeps them
+        hits[name][rows, ranks] = packed_cigars(fields[name]) if name == "cigar" else fields[name]
     hits["target"][rows, ranks] = ids[rows, ranks]
     hits["target_name"][rows, ranks] = db.names(ids[rows, ranks])
     if job.statistics is not None:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from swath.alignment import Alignment
+from swath.alignment import Alignment, unpacked_cigars
 from swath.results import printed
 from swath.results.alignments import (
     BLOCK_ROWS,
@@ -66,7 +66,8 @@ class HeldHits:
         return self.held_queries
 
     def hits(self) -> dict[str, np.ndarray]:
-        return self.held_hits
+        """The hits, the CIGARs as strings (held packed, as a store keeps them)."""
+        return self.held_hits | {"cigar": unpacked_cigars(self.held_hits["cigar"])}
 
 
 class SearchResult:

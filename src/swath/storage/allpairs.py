@@ -1,4 +1,4 @@
-"""The store of an all-against-all job: layout "allpairs", version 6.
+"""The store of an all-against-all job: layout "allpairs", version 7.
 
 # n: sequences, B: sequences per block, b: blocks (ceil(n / B)), T: tiles (b (b + 1) / 2),
 # K: kept pairs (K_t of tile t), C: counters of a tile (``COUNTERS``).
@@ -13,7 +13,9 @@ as coordinates, everything in input order):
     score, identity, query_start, query_end, target_start, target_end, length, matches,
     mismatches, gap_opens, cigar
                      (K,) the fields of each kept pair (``KEPT_FIELDS``; coordinates 0-based,
-                     end exclusive); coordinates ``query_name``, ``target_name`` (K,)
+                     end exclusive; ``cigar`` variable-length bytes, each pair's CIGAR as
+                     BAM's packed operations, little-endian uint32 ``length << 4 | op``:
+                     :mod:`swath.alignment`); coordinates ``query_name``, ``target_name`` (K,)
     name             (n,) dimension ``sequence``: the input names (a coordinate), with
     sequence_length  (n,) int64, and
     cluster          (n,) int64, only with ``clusters``: the single-linkage cluster of each
@@ -79,6 +81,7 @@ from typing import Any, ClassVar, cast
 import numpy as np
 import zarr
 
+from swath.alignment import cigar_strings, pack_cigars, unpacked_cigars
 from swath.errors import StoreIncomplete
 from swath.sequences import SequenceSet, take_concatenated
 from swath.storage.common import (
@@ -91,14 +94,15 @@ from swath.storage.common import (
     write_strings,
     write_whole,
 )
-from swath.storage.integrity import Digest, digest, digest_strings
+from swath.storage.integrity import Digest, digest, digest_bytes, digest_strings
 
 LAYOUT = "allpairs"
 # 1: one array per kept field; 2: done marks were flags, not digests; 3: kept pairs only
 # per tile, in sorted order, the query the shorter sequence; 4: a tile's CIGARs as strings,
 # a gathered variable's digest over its values in one run, not over its chunks' digests;
-# 5: the root's pairs sorted by (query, target) across the tiles, no tile's forest
-VERSION = 6
+# 5: the root's pairs sorted by (query, target) across the tiles, no tile's forest;
+# 6: the root's CIGARs as strings
+VERSION = 7
 WORK = "work"
 RESIDUE_CHUNK = 1 << 22
 PAIR_CHUNK = 1 << 20
@@ -119,7 +123,7 @@ KEPT_FIELDS: dict[str, Any] = {
     "matches": np.int32,
     "mismatches": np.int32,
     "gap_opens": np.int32,
-    "cigar": str,
+    "cigar": bytes,             # packed operations (swath.alignment.packed_cigars)
 }
 # what the engine hands a tile's write: the kept fields, but each CIGAR's length and all of
 # them in one buffer (``CIGAR_TEXT``, not a field a pair) for the strings
@@ -197,20 +201,6 @@ def by_pair(kept: dict[str, np.ndarray], sequences: int) -> dict[str, np.ndarray
     text, _ = take_concatenated(kept[CIGAR_TEXT], offsets, rank)
     return {name: text if name == CIGAR_TEXT else np.asarray(values)[rank]
             for name, values in kept.items()}
-
-
-def cigar_strings(text: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-    """The CIGARs of a buffer (``CIGAR_TEXT``, ASCII) and their lengths, as strings.
-
-    Examples
-    --------
-    >>> cigar_strings(np.frombuffer(b"3=1X2=", np.uint8), np.array([2, 0, 4])).tolist()
-    ['3=', '', '1X2=']
-    """
-    whole = text.tobytes().decode("ascii")
-    ends = np.cumsum(lengths, dtype=np.int64).tolist()
-    return np.array([whole[end - size:end] for end, size in
-                     zip(ends, np.asarray(lengths).tolist(), strict=True)], dtype=object)
 
 
 def _work(name: str) -> str:
@@ -440,9 +430,10 @@ class AllPairsStore(LayoutStore):
 
     def pairs(self, first: int = 0, last: int | None = None) -> dict[str, np.ndarray]:
         """The fields (``KEPT_FIELDS``) of the kept pairs ``first:last`` (all by default),
-        gathered by ``finalize``: sorted by (query, target)."""
-        return {name: np.asarray(self.array(name)[first:last], dtype=value_dtype(dtype))
-                for name, dtype in KEPT_FIELDS.items()}
+        gathered by ``finalize``: sorted by (query, target); the CIGARs as strings."""
+        pairs = {name: np.asarray(self.array(name)[first:last], dtype=value_dtype(dtype))
+                 for name, dtype in KEPT_FIELDS.items()}
+        return pairs | {"cigar": unpacked_cigars(pairs["cigar"])}
 
     def scores(self) -> np.ndarray:
         """The dense score matrix in input order (``StoreIncomplete`` without one)."""
@@ -498,14 +489,15 @@ class AllPairsStore(LayoutStore):
         ``GATHERS`` and the chunks it writes."""
         # the string writers (numba's loops) are imported by the writers only, not by
         # every reader of a store
-        from swath.storage.string_chunks import create_string_array
+        from swath.storage.string_chunks import create_bytes_array, create_string_array
 
         kept = self._kept_pairs()
         chunk = min(max(kept, 1), PAIR_CHUNK)
+        ragged = {str: create_string_array, bytes: create_bytes_array}
         for name in PAIR_VARIABLES:
             dtype = KEPT_FIELDS.get(name, str)
-            create = functools.partial(self.group.create_array, dtype=dtype) \
-                if dtype is not str else functools.partial(create_string_array, self.group)
+            create = functools.partial(ragged[dtype], self.group) if dtype in ragged \
+                else functools.partial(self.group.create_array, dtype=dtype)
             create(name, shape=(kept,), chunks=(chunk,), dimension_names=("pair",),
                    attributes=None if name in PAIR_NAMES.values() else
                    {"coordinates": " ".join(PAIR_NAMES.values())}, overwrite=True)
@@ -547,7 +539,10 @@ class AllPairsStore(LayoutStore):
             offsets = np.zeros(len(tiles["cigar_length"]) + 1, dtype=np.int64)
             np.cumsum(tiles["cigar_length"][:, 0], out=offsets[1:])
             ends = offsets[pairs.start:pairs.stop + 1]
-            columns = {"cigar": (tiles["cigar"][ends[0]:ends[-1], 0], ends - ends[0])}
+            ops, counts = pack_cigars(tiles["cigar"][ends[0]:ends[-1], 0], np.diff(ends))
+            sizes = np.zeros(len(counts) + 1, dtype=np.int64)      # 4 bytes an operation
+            np.cumsum(4 * counts, out=sizes[1:])
+            columns = {"cigar": (ops.astype("<u4").view(np.uint8), sizes)}
         else:
             values = tiles[kind][pairs]
             columns = {field: values[:, c] for c, field in enumerate(KEPT_ARRAYS[kind])}
@@ -560,20 +555,21 @@ class AllPairsStore(LayoutStore):
 
     def _write_pairs(self, name: str, first: int, values: Any) -> dict[int, int]:
         """Root variable ``name`` from pair ``first`` on (whole chunks, the last one to
-        the end), a chunk at a time: strings (CIGARs, names) as their UTF-8 bytes and
-        offsets, written as encoded chunks (``string_chunks``), or numbers; each chunk's
-        digest, by its index."""
+        the end), a chunk at a time: strings (names) as their UTF-8 bytes and offsets, bytes
+        (the CIGARs' packed operations) as their bytes and offsets, written as encoded
+        chunks (``string_chunks``), or numbers; each chunk's digest, by its index."""
         from swath.storage.string_chunks import write_string_chunk
 
         array = self.array(name)
         digests = {}
         if isinstance(values, tuple):
             text, at = values
+            digest_ragged = digest_bytes if KEPT_FIELDS.get(name) is bytes else digest_strings
             for start in range(0, len(at) - 1, PAIR_CHUNK):
                 ends = at[start:start + PAIR_CHUNK + 1]
                 piece, sizes = text[ends[0]:ends[-1]], np.diff(ends)
                 write_string_chunk(array, (first + start) // PAIR_CHUNK, piece, sizes)
-                digests[(first + start) // PAIR_CHUNK] = digest_strings(piece, sizes)
+                digests[(first + start) // PAIR_CHUNK] = digest_ragged(piece, sizes)
             return digests
         for start in range(0, len(values), PAIR_CHUNK):
             piece = values[start:start + PAIR_CHUNK]

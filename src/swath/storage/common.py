@@ -24,6 +24,7 @@ import hashlib
 import json
 import logging
 import os
+import warnings
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeVar
@@ -51,6 +52,7 @@ __all__ = [
     "StorePath",
     "array_digest",
     "check_layout",
+    "create_field",
     "display",
     "is_local",
     "local_path",
@@ -430,6 +432,12 @@ class LayoutStore:
             self.array(name)[where] = value
         self.mark(kind, unit, *written)
 
+    def create_fields(self, spec: dict[str, tuple[Any, Any]], **create: Any) -> None:
+        """Create the array of each field of ``spec`` (name -> dtype, fill) with
+        :func:`create_field` (``create``: ``create_array``'s other arguments)."""
+        for name, (dtype, fill) in spec.items():
+            create_field(self.group, name, dtype, fill_value=fill, **create)
+
     def read_fields(self, spec: dict[str, tuple[Any, Any]], where: Any = ...
                     ) -> dict[str, np.ndarray]:
         """Each field of ``spec`` read at ``where`` (all of it by default)."""
@@ -570,13 +578,28 @@ def describe_damage(damage: dict[str, list[Unit]], shown: int = 8) -> str:
     return "; ".join(parts)
 
 
+def create_field(group: zarr.Group, name: str, dtype: Any, **create: Any) -> zarr.Array:
+    """Create array ``name`` of a field whose spec says ``dtype``: ``bytes`` makes a Zarr
+    variable-length bytes array (the CIGARs' packed operations), anything else that numpy
+    dtype (``create``: ``create_array``'s other arguments)."""
+    if dtype is not bytes:
+        return group.create_array(name, dtype=dtype, **create)
+    from zarr.core.dtype import VariableLengthBytes
+
+    # Zarr warns that this data type has no finished Zarr v3 specification; its chunks are
+    # the vlen-bytes codec's, which Zarr and xarray read without a warning
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", category=zarr.errors.UnstableSpecificationWarning)
+        return group.create_array(name, dtype=VariableLengthBytes(), **create)
+
+
 def write_whole(group: zarr.Group, name: str, data: np.ndarray, **create: Any) -> zarr.Array:
     """Create array ``name`` holding ``data`` (``create``: ``create_array``'s other
-    arguments; by default one chunk holds it all) and record its digest in the store's
-    attributes (``"digests"``)."""
+    arguments, ``dtype`` as :func:`create_field` takes it; by default one chunk holds it
+    all) and record its digest in the store's attributes (``"digests"``)."""
     chunks = create.pop("chunks", tuple(max(size, 1) for size in data.shape))
-    array = group.create_array(name, shape=data.shape, dtype=create.pop("dtype", data.dtype),
-                               chunks=chunks, **create)
+    array = create_field(group, name, create.pop("dtype", data.dtype), shape=data.shape,
+                         chunks=chunks, **create)
     if data.size:
         array[...] = data
     record_digest(group, name, digest(data))
@@ -605,9 +628,9 @@ def write_strings(group: zarr.Group, name: str, values: Sequence[str] | np.ndarr
 
 
 def value_dtype(dtype: Any) -> Any:
-    """The numpy dtype that holds a field's values in memory: ``object`` for a string
-    field (its spec says ``str``), else the field's own."""
-    return object if dtype is str else dtype
+    """The numpy dtype that holds a field's values in memory: ``object`` for a string or
+    bytes field (its spec says ``str`` or ``bytes``), else the field's own."""
+    return object if dtype in (str, bytes) else dtype
 
 
 def write_attrs(group: zarr.Group, layout: str, version: int, **fields: Any) -> None:
@@ -661,10 +684,11 @@ def consolidated(group: zarr.Group) -> None:
     of its attributes (a repair marking it unfinished, before anything is recomputed)
     rewrites its root without the copy.
     """
-    import warnings
-
-    with warnings.catch_warnings():     # "not part of the Zarr format 3 specification"
+    # "not part of the Zarr format 3 specification"; and the variable-length bytes data
+    # type's warning, given again as its arrays' metadata is copied (see create_field)
+    with warnings.catch_warnings():
         warnings.simplefilter("ignore", category=zarr.errors.ZarrUserWarning)
+        warnings.simplefilter("ignore", category=zarr.errors.UnstableSpecificationWarning)
         zarr.consolidate_metadata(group.store, path=group.path, zarr_format=3)
 
 

@@ -18,14 +18,19 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-__all__ = ["Digest", "check", "digest", "digest_strings"]
+__all__ = ["Digest", "check", "digest", "digest_bytes", "digest_strings"]
 
 _K = TypeVar("_K")
 
 
 def _parts(values: np.ndarray) -> list[bytes | memoryview]:
     """What a digest reads of an array: its shape, its dtype and its bytes (of strings,
-    their lengths and their UTF-8 bytes, whatever their numpy dtype)."""
+    their lengths and their UTF-8 bytes, whatever their numpy dtype; of bytes objects,
+    their lengths and their bytes)."""
+    if values.dtype.kind == "O" and values.size and isinstance(values.flat[0], bytes):
+        items = values.ravel().tolist()
+        return _ragged_parts(values.shape, b"bytes",
+                             np.fromiter(map(len, items), np.int64, len(items)), b"".join(items))
     if values.dtype.kind in "OTU":
         data, lengths = utf8_bytes(values.ravel())
         return _string_parts(values.shape, lengths, data)
@@ -53,7 +58,12 @@ def utf8_bytes(strings: Iterable[Any]) -> tuple[bytes, np.ndarray]:
 
 def _string_parts(shape: tuple[int, ...], lengths: np.ndarray, data: bytes | memoryview
                   ) -> list[bytes | memoryview]:
-    return [repr(shape).encode(), b"str", np.ascontiguousarray(lengths, dtype=np.int64)
+    return _ragged_parts(shape, b"str", lengths, data)
+
+
+def _ragged_parts(shape: tuple[int, ...], kind: bytes, lengths: np.ndarray,
+                  data: bytes | memoryview) -> list[bytes | memoryview]:
+    return [repr(shape).encode(), kind, np.ascontiguousarray(lengths, dtype=np.int64)
             .view(np.uint8).data, data]
 
 
@@ -109,6 +119,22 @@ def digest_strings(text: np.ndarray, lengths: np.ndarray) -> int:
     """
     total = Digest()
     total._feed(_string_parts((len(lengths),), lengths, np.ascontiguousarray(text).data))
+    return total.value
+
+
+def digest_bytes(data: np.ndarray, lengths: np.ndarray) -> int:
+    """:func:`digest` of a 1-D object array of bytes given as their bytes one after
+    another (uint8) and their lengths: the same value, without a bytes object.
+
+    Examples
+    --------
+    >>> data = np.frombuffer(b"abc", np.uint8)
+    >>> digest_bytes(data, np.array([1, 2])) == digest(np.array([b"a", b"bc"], dtype=object))
+    True
+    """
+    total = Digest()
+    total._feed(_ragged_parts((len(lengths),), b"bytes", lengths,
+                              np.ascontiguousarray(data).data))
     return total.value
 
 

@@ -1,4 +1,4 @@
-"""The store of one long pair's alignment: layout "alignment", version 3.
+"""The store of one long pair's alignment: layout "alignment", version 4.
 
 # m, n: query and target lengths, TR x TC: tiles (rows x columns) of th x tw cells,
 # S: tiles the optimal path crosses (segments).
@@ -6,7 +6,9 @@
 A finished store holds at its root what a reader wants, as xarray opens it: the
 alignment's ``score``, 0-based end-exclusive ``query_start`` .. ``target_end``,
 ``identity`` and ``cigar``, one value each along dimension ``alignment`` (a scores-only
-job: ``score``, ``query_end``, ``target_end``), also in the ``alignment`` attribute. The
+job: ``score``, ``query_end``, ``target_end``), also in the ``alignment`` attribute (all
+but the CIGAR). ``cigar`` is variable-length bytes: BAM's packed operations, little-endian
+uint32 ``length << 4 | op`` (:mod:`swath.alignment`), as are the segments' pieces. The
 job's own arrays are in the group ``work``: the sequences' codes (``query``, ``target``),
 and what each phase writes.
 
@@ -37,8 +39,9 @@ alignment and its CIGAR, as one with origins does. What a store holds is therefo
 decided by its job's ``traceback`` input (:attr:`AlignmentStore.traceback`), never by
 its origins.
 
-Versions read: this one (2 kept every array at the root and the result in attributes
-only; 1 marked units with flags: both are refused, naming their version).
+Versions read: this one (3 kept the CIGAR and its pieces as strings; 2 kept every array
+at the root and the result in attributes only; 1 marked units with flags: all are
+refused, naming their version).
 """
 
 from __future__ import annotations
@@ -48,20 +51,21 @@ from typing import Any, ClassVar
 import numpy as np
 import zarr
 
-from swath.alignment import Alignment
+from swath.alignment import Alignment, packed_cigars, unpacked_cigars
 from swath.errors import InvalidParameter, StoreIncomplete
 from swath.storage.common import (
     ROOT_KEY,
     LayoutStore,
     StorePath,
+    create_field,
     swath_attrs,
     update_attrs,
-    write_strings,
     write_whole,
 )
 
 LAYOUT = "alignment"
-VERSION = 3
+# 1: done marks were flags; 2: every array at the root; 3: the CIGAR and pieces as strings
+VERSION = 4
 SEQUENCE_CHUNK = 1 << 24
 #: the root's variables, dimension ``alignment``, once the job is finished (a scores-only
 #: job: the score and end cell)
@@ -217,8 +221,8 @@ class AlignmentStore(LayoutStore):
         count = len(segments)
         write_whole(self.group, "work/segment", segments.astype(np.int64).reshape(count, 4),
                     dimension_names=("segment", "segment_field"), overwrite=True)
-        self.group.create_array("work/segment_cigar", shape=(count,), chunks=(per_chunk,),
-                                dtype=str, dimension_names=("segment",), overwrite=True)
+        create_field(self.group, "work/segment_cigar", bytes, shape=(count,),
+                     chunks=(per_chunk,), dimension_names=("segment",), overwrite=True)
         self.create_marks(self.group, "segment", (-(-count // per_chunk),), ("segment_chunk",),
                           overwrite=True)
         self._arrays.clear()
@@ -239,9 +243,9 @@ class AlignmentStore(LayoutStore):
         return int(self.array("work/segment_cigar").chunks[0])
 
     def write_pieces(self, first: int, cigars: list[str]) -> None:
-        """The CIGAR pieces of one chunk of segments (``first`` its first), then its
-        done mark."""
-        values = np.array(cigars, dtype=object)
+        """The CIGAR pieces of one chunk of segments (``first`` its first; kept packed),
+        then its done mark."""
+        values = packed_cigars(np.array(cigars, dtype=object))
         self.array("work/segment_cigar")[first:first + len(cigars)] = values
         self.mark("segment", first // self.segments_per_chunk, values)
 
@@ -250,7 +254,7 @@ class AlignmentStore(LayoutStore):
         if not self.segments_done().all():
             raise StoreIncomplete(f"{self.path}: phase 3 is not finished "
                                   f"(run `swath resume {self.path}`)")
-        return [str(p) for p in np.asarray(self.array("work/segment_cigar")[:])]
+        return unpacked_cigars(np.asarray(self.array("work/segment_cigar")[:])).tolist()
 
     # the alignment -------------------------------------------------------------
 
@@ -258,7 +262,8 @@ class AlignmentStore(LayoutStore):
         """Write the assembled alignment as the root's variables (no CIGAR and no start
         for a scores-only job) and attributes, then mark the store complete."""
         if cigar is not None:
-            write_strings(self.group, "cigar", [cigar], "alignment", overwrite=True)
+            write_whole(self.group, "cigar", packed_cigars([cigar]), dtype=bytes,
+                        dimension_names=("alignment",), overwrite=True)
         for name in RESULT_FIELDS:
             if name in alignment:
                 write_whole(self.group, name, np.array([alignment[name]]),
@@ -281,7 +286,7 @@ class AlignmentStore(LayoutStore):
 
     def cigar(self) -> str:
         """The assembled CIGAR."""
-        return str(self.array("cigar")[0])
+        return str(unpacked_cigars(np.asarray(self.array("cigar")[:]))[0])
 
     def end(self) -> tuple[int, int, int]:
         """``(score, query_end, target_end)`` of a finished store of either kind (exclusive

@@ -1,4 +1,4 @@
-"""The store of a batched-pairs job: layout "pairs", version 2.
+"""The store of a batched-pairs job: layout "pairs", version 3.
 
 # P: pairs, Q: query records, T: target records, K: pieces of a side, C: pairs per chunk,
 # U: chunks (ceil(P / C)).
@@ -40,11 +40,14 @@ Once every piece is in, one task indexes them (:meth:`PairsStore.index`):
 records each input's identity (``input_sha256``: the SHA-256 of its pieces' spans and
 SHA-256s, in order), and makes the per-pair arrays, chunks (C,), dimension ``pair``: the
 fields of :data:`PAIR_FIELDS` (score; 0-based, end-exclusive coordinates; columns, matches,
-mismatches, gap opens; identity, matches over columns; the extended CIGAR). A chunk of
+mismatches, gap opens; identity, matches over columns; ``cigar``, variable-length bytes:
+each pair's CIGAR as BAM's packed operations, little-endian uint32 ``length << 4 | op``,
+:mod:`swath.alignment`; ``np.frombuffer(ds.cigar.values[i], "<u4")``). A chunk of
 pairs is the unit of work: its task writes its chunk of every field, then its mark in
 ``work/done`` (U,), the digest of what it wrote. Arrays written whole record their digests
-in the attributes. Version 1 kept each side's records in three whole arrays; its stores
-are refused (``FormatVersionError``), not converted: run the job again.
+in the attributes. Version 2 kept the CIGARs as strings, version 1 each side's records in
+three whole arrays; their stores are refused (``FormatVersionError``), not converted: run
+the job again.
 """
 
 from __future__ import annotations
@@ -57,13 +60,15 @@ import numpy as np
 import zarr
 from zarr.core.array_spec import ArrayConfigParams
 
+from swath.alignment import packed_cigars, unpacked_cigars
 from swath.sequences.pieces import Parsed, decode_names
 from swath.storage.common import LayoutStore, StorePath, display, update_attrs, write_whole
 
 __all__ = ["LAYOUT", "PAIR_FIELDS", "SIDES", "VERSION", "PairsStore", "piece_kind"]
 
 LAYOUT = "pairs"
-VERSION = 2
+# 1: each side's records in three whole arrays; 2: the CIGARs as strings
+VERSION = 3
 
 INDEX_CHUNK = 1 << 20
 
@@ -79,7 +84,7 @@ PAIR_FIELDS: dict[str, tuple[Any, Any]] = {
     "mismatches": (np.int32, 0),
     "gap_opens": (np.int32, 0),
     "identity": (np.float64, np.nan),
-    "cigar": (str, ""),
+    "cigar": (bytes, b""),      # packed operations (swath.alignment.packed_cigars)
 }
 
 SIDES = ("query", "target")
@@ -213,10 +218,8 @@ class PairsStore(LayoutStore):
             cells = int(np.dot(self.lengths("query")[given[0]],
                                self.lengths("target")[given[1]]))
         per_chunk = chunk(count, cells)
-        for name, (dtype, empty) in PAIR_FIELDS.items():
-            self.group.create_array(name, shape=(count,), chunks=(max(per_chunk, 1),),
-                                    dtype=dtype, fill_value=empty, dimension_names=("pair",),
-                                    config=WRITE_ALL, overwrite=True)
+        self.create_fields(PAIR_FIELDS, shape=(count,), chunks=(max(per_chunk, 1),),
+                           dimension_names=("pair",), config=WRITE_ALL, overwrite=True)
         units = -(-count // per_chunk) if per_chunk else 0
         self.create_marks(self.group, "chunk", (units,), ("chunk",), overwrite=True)
         update_attrs(self.group, input_sha256={side: self.identity(side) for side in SIDES},
@@ -256,8 +259,9 @@ class PairsStore(LayoutStore):
         return int(self.attrs["cells"])
 
     def column(self, name: str, first: int = 0, last: int | None = None) -> np.ndarray:
-        """Per-pair field ``name`` of pairs ``first:last``."""
-        return np.asarray(self.array(name)[first:last])
+        """Per-pair field ``name`` of pairs ``first:last`` (the CIGARs as strings)."""
+        values = np.asarray(self.array(name)[first:last])
+        return unpacked_cigars(values) if name == "cigar" else values
 
     def unit_pairs(self, unit: int) -> tuple[int, int]:
         """The pair range ``[first, last)`` of chunk ``unit``."""
@@ -349,8 +353,9 @@ class PairsStore(LayoutStore):
     # per-pair fields -----------------------------------------------------------------
 
     def fields(self, first: int = 0, last: int | None = None) -> dict[str, np.ndarray]:
-        """The per-pair fields of pairs ``first:last``."""
-        return self.read_fields(PAIR_FIELDS, slice(first, last))
+        """The per-pair fields of pairs ``first:last``, the CIGARs as strings."""
+        fields = self.read_fields(PAIR_FIELDS, slice(first, last))
+        return fields | {"cigar": unpacked_cigars(fields["cigar"])}
 
     def unit_values(self, kind: str, unit: int) -> list[np.ndarray]:
         if kind in self.INPUT_KINDS:
@@ -358,12 +363,14 @@ class PairsStore(LayoutStore):
             return [*(np.asarray(self.piece(side, unit, name)[...]) for name in PIECE_ARRAYS),
                     *_source_values(dict(self.piece(side, unit, "residues").attrs))]
         first, last = self.unit_pairs(unit)
-        return list(self.fields(first, last).values())
+        return list(self.read_fields(PAIR_FIELDS, slice(first, last)).values())
 
     def write_unit(self, unit: int, fields: dict[str, np.ndarray]) -> None:
-        """Write the chunk of every per-pair field, then its done mark."""
+        """Write the chunk of every per-pair field (the CIGARs as strings, kept packed),
+        then its done mark."""
         first, last = self.unit_pairs(unit)
-        self.write_marked("chunk", unit, PAIR_FIELDS, fields, slice(first, last))
+        self.write_marked("chunk", unit, PAIR_FIELDS,
+                          fields | {"cigar": packed_cigars(fields["cigar"])}, slice(first, last))
 
 
 def _source_values(source: dict[str, Any]) -> list[np.ndarray]:

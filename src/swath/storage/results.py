@@ -1,19 +1,22 @@
-"""The result store of a database search: layout "search", version 3.
+"""The result store of a database search: layout "search", version 4.
 
 # Q: queries, k: hits kept per query (ranks), U: work units (blocks of B queries).
 
 What a user reads is at the root, as xarray opens it: every per-hit array of shape
 (Q, k), dimensions ``query`` and ``rank``, chunks (B, k), so that a work unit owns
 exactly one chunk of each; ``query`` (Q,), the queries' names, is the coordinate of its
-dimension (``ds.sel(query=name)``), and ``target_name`` (Q, k) the hits'. What the job
+dimension (``ds.sel(query=name)``), and ``target_name`` (Q, k) the hits'. ``cigar`` is
+variable-length bytes: each hit's CIGAR as BAM's packed operations (little-endian uint32
+``length << 4 | op``, :mod:`swath.alignment`; ``b""`` for an empty rank). What the job
 keeps for itself is in the group ``work``: ``done`` (U,), chunks (1,), a unit's mark,
 written after its chunks (the digest of what it wrote, which ``damaged`` checks), and the
 queries' codes (``query_residues``, ``query_offsets``), so that ``swath resume`` needs
 nothing but the store. ``finalize`` checks that every unit is done, then marks the store
 complete.
 
-Versions read: this one (2 kept the names in ``query_name`` and the job's arrays at the
-root; 1 marked units with flags, not digests: both are refused, naming their version).
+Versions read: this one (3 kept the CIGARs as strings; 2 kept the names in
+``query_name`` and the job's arrays at the root; 1 marked units with flags, not digests:
+all are refused, naming their version).
 """
 
 from __future__ import annotations
@@ -23,17 +26,21 @@ from typing import Any, ClassVar
 import numpy as np
 import zarr
 
+from swath.alignment import unpacked_cigars
 from swath.sequences import SequenceSet
 from swath.storage.common import (
     LayoutStore,
     StorePath,
+    create_field,
     value_dtype,
     write_strings,
     write_whole,
 )
 
 LAYOUT = "search"
-VERSION = 3
+# 1: done marks were flags; 2: names in query_name, the job's arrays at the root;
+# 3: the CIGARs as strings
+VERSION = 4
 
 # per-hit fields: dtype and the value of an empty rank
 HIT_FIELDS: dict[str, tuple[Any, Any]] = {
@@ -50,13 +57,14 @@ HIT_FIELDS: dict[str, tuple[Any, Any]] = {
     "mismatches": (np.int32, 0),
     "gap_opens": (np.int32, 0),
     "identity": (np.float32, np.nan),
-    "cigar": (str, ""),
+    "cigar": (bytes, b""),      # packed operations (swath.alignment.packed_cigars)
     "target_name": (str, ""),
 }
 
 
 def empty_hits(queries: int, top_k: int) -> dict[str, np.ndarray]:
-    """Per-hit arrays of ``queries`` x ``top_k`` empty ranks."""
+    """Per-hit arrays of ``queries`` x ``top_k`` empty ranks (as ``write_unit`` takes
+    them: the CIGARs packed)."""
     return {name: np.full((queries, top_k), fill, dtype=value_dtype(dtype))
             for name, (dtype, fill) in HIT_FIELDS.items()}
 
@@ -80,9 +88,9 @@ class SearchStore(LayoutStore):
 
         def build(group: zarr.Group) -> None:
             for name, (dtype, fill) in HIT_FIELDS.items():
-                group.create_array(name, shape=(nq, top_k), chunks=(query_block, top_k),
-                                   dtype=dtype, fill_value=fill,
-                                   dimension_names=("query", "rank"))
+                create_field(group, name, dtype, shape=(nq, top_k),
+                             chunks=(query_block, top_k), fill_value=fill,
+                             dimension_names=("query", "rank"))
             write_strings(group, "query", queries.names, "query")
             write_whole(group, "work/query_residues", queries.residues,
                         dimension_names=("residue",))
@@ -120,13 +128,15 @@ class SearchStore(LayoutStore):
 
     def unit_values(self, kind: str, unit: int) -> list[np.ndarray]:
         first, last = self.unit_queries(unit)
-        return list(self.hits(first, last).values())
+        return list(self.read_fields(HIT_FIELDS, np.s_[first:last, :]).values())
 
     def write_unit(self, unit: int, hits: dict[str, np.ndarray]) -> None:
-        """Write the unit's chunk of every per-hit array, then its done mark."""
+        """Write the unit's chunk of every per-hit array (the CIGARs packed:
+        :func:`~swath.alignment.packed_cigars`), then its done mark."""
         first, last = self.unit_queries(unit)
         self.write_marked("unit", unit, HIT_FIELDS, hits, np.s_[first:last, :])
 
     def hits(self, first: int = 0, last: int | None = None) -> dict[str, np.ndarray]:
-        """Per-hit arrays of queries ``first:last``."""
-        return self.read_fields(HIT_FIELDS, np.s_[first:last, :])
+        """Per-hit arrays of queries ``first:last``, the CIGARs as strings."""
+        hits = self.read_fields(HIT_FIELDS, np.s_[first:last, :])
+        return hits | {"cigar": unpacked_cigars(hits["cigar"])}
