@@ -182,7 +182,7 @@ def align(query: SequenceLike, target: SequenceLike, scoring: Scoring | None = N
                      mode)
 
 
-def _align_tiled(q: np.ndarray, t: np.ndarray, scoring: Scoring, mode: str, device: str,
+def _align_tiled(q: np.ndarray, t: np.ndarray, scoring: Scoring, mode: Mode, device: str,
                  store: str | None, tile_size: int | None, strip: int | None, client: Any,
                  names: tuple[str, str], progress: Progress | None, overwrite: bool, *,
                  traceback: bool) -> Alignment | PairScore:

@@ -19,6 +19,7 @@ from swath.engine import cluster, longpair
 from swath.engine.longpair import prepare_longpair, run_longpair
 from swath.storage.longpair import AlignmentStore
 from swath.testing import rescore
+from swath.workloads.longpair import align
 from tests.helpers import DNA, PROTEIN, lose_worker_at, related_pair, whole_matrix
 
 
@@ -126,6 +127,7 @@ KILLED_JOB = textwrap.dedent("""
     from distributed import Client, LocalCluster
     from swath.engine import longpair
     from swath.engine.longpair import prepare_longpair, run_longpair
+    from swath.workloads.longpair import align
     rng = np.random.default_rng(7)
     a = rng.integers(0, 4, 600).astype(np.uint8)
     b = np.concatenate([a[:250], a[262:], rng.integers(0, 4, 50).astype(np.uint8)])
@@ -138,9 +140,9 @@ KILLED_JOB = textwrap.dedent("""
                                           tile=(60, 60), strip=3, names=("a", "b"),
                                           origins=False), client)
         else:
-            longpair.align_pair(sys.argv[1], a, b, sc, mode=sys.argv[2], device="cpu",
-                                tile_size=60, strip=3, client=client, names=("a", "b"),
-                                traceback=sys.argv[3] == "full")
+            align(sys.argv[1], a, b, sc, mode=sys.argv[2], device="cpu", tile_size=60,
+                  strip=3, client=client, names=("a", "b"), traceback=sys.argv[3] == "full",
+                  progress=None, overwrite=False)
 """)
 
 
@@ -354,8 +356,9 @@ def test_splits_resume_after_some_segments(client, tmp_path, monkeypatch):
 
 
 def score_only(client, path, a, b, scoring, mode, tile, device="cpu"):
-    return longpair.align_pair(path, a, b, scoring, mode=mode, device=device, tile_size=None,
-                               strip=7, client=client, names=("a", "b"), traceback=False) \
+    return align(path, a, b, scoring, mode=mode, device=device, tile_size=None, strip=7,
+                 client=client, names=("a", "b"), traceback=False, progress=None,
+                 overwrite=False) \
         if tile is None else _score_only_tiles(client, path, a, b, scoring, mode, tile, device)
 
 

@@ -616,52 +616,7 @@ def tile_device(device: str) -> str:
     return get_backend(device).name
 
 
-def align_pair(path: str | None, query: np.ndarray, target: np.ndarray, scoring: Scoring, *,
-               mode: Mode, device: str, tile_size: int | None, strip: int | None,
-               client: Any, names: tuple[str, str], traceback: bool = True,
-               progress: Progress | None = None,
-               overwrite: bool = False) -> Alignment | PairScore:
-    """A long-pair job from start to end (or from where an earlier run on ``path``
-    stopped; without ``path``, in a scratch store removed afterwards): ``client`` as
-    given, else a local cluster of ``device`` workers."""
-    import shutil
-    import tempfile
-
-    if path is not None:
-        return _align_pair(path, query, target, scoring, mode, device, tile_size, strip,
-                           client, names, traceback, progress, overwrite)
-    scratch = tempfile.mkdtemp(prefix="swath-")
-    try:
-        return _align_pair(f"{scratch}/pair.zarr", query, target, scoring, mode, device,
-                           tile_size, strip, client, names, traceback, progress, False)
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
-
-
-def _align_pair(path: str, query: np.ndarray, target: np.ndarray, scoring: Scoring, mode: Mode,
-                device: str, tile_size: int | None, strip: int | None, client: Any,
-                names: tuple[str, str], traceback: bool,
-                progress: Progress | None, overwrite: bool
-                ) -> Alignment | PairScore:
-    from swath.engine.cluster import session
-    from swath.storage.creation import check_output
-    from swath.storage.longpair import LAYOUT, VERSION
-
-    kind = tile_device(device)
-    # a path that cannot take the store is refused before a cluster starts
-    check_output(path, LAYOUT, VERSION, what="alignment", overwrite=overwrite)
-    with session(client, device=kind, tile_tasks=True) as (where, _):
-        origins = traceback and kind == "cpu"
-        tile = ((tile_size, tile_size) if tile_size else
-                (None if overwrite else _stored_tile(path)) or
-                default_tile(kind, len(query), len(target), where.workers, origins))
-        job = prepare_longpair(path, query, target, scoring, mode=mode, tile=tile,
-                               strip=strip or DEFAULT_STRIP, names=names, device=kind,
-                               traceback=traceback, origins=origins, overwrite=overwrite)
-        return run_longpair(job, where, progress)
-
-
-def _stored_tile(path: str) -> tuple[int, int] | None:
+def stored_tile(path: str) -> tuple[int, int] | None:
     """The tile shape of an alignment store already at ``path`` (a job to go on with)."""
     from swath.errors import StoreNotFound
     from swath.storage.common import store_layout

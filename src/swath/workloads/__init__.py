@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from swath.errors import InvalidParameter, StoreIncomplete
 
 if TYPE_CHECKING:
+    from swath.engine.cluster import Runner
     from swath.progress import Progress
     from swath.results.alignments import PrintOptions
     from swath.storage.common import LayoutStore, StorePath
@@ -118,15 +119,23 @@ def run_job(workload: Workload, job: Any, client: Any, progress: Progress | None
         return workload.run(job, where, progress)
 
 
-def start(workload: Workload, store: str | None, prepare: Callable[[str], Any], client: Any,
-          progress: Progress | None) -> Any:
-    """A new job's result: ``prepare(path)`` creates its store (or reopens one holding
-    the same job) at ``store``, or in a scratch directory that the result owns, and
-    gives the job, which is then run (:func:`run_job`)."""
+def start(workload: Workload, store: str | None, prepare: Callable[[str, Runner], Any],
+          client: Any, progress: Progress | None, *, device: str, overwrite: bool) -> Any:
+    """A new job's result: its output path checked before any cluster starts, then, in
+    the session of ``client`` (or one started for ``device``), ``prepare(path, where)``
+    creates its store (or reopens one holding the same job) at ``store``, or in a scratch
+    directory that the result owns, and gives the job, which ``workload.run`` runs on
+    ``where`` (the runner: a job may size itself by its workers)."""
+    from swath.engine.cluster import session
+    from swath.storage.creation import check_output
+
     path, scratch = _store_path(store, f"{workload.name}.zarr")
+    layout = workload.store()
+    check_output(path, layout.LAYOUT, layout.VERSION, what=layout.LAYOUT, overwrite=overwrite)
 
     def job() -> Any:
-        run_job(workload, prepare(path), client, progress)
+        with session(client, device=device, tile_tasks=workload.tile_tasks) as (where, _):
+            workload.run(prepare(path, where), where, progress)
         return workload.result(path)
 
     return _owning(scratch, job)

@@ -47,5 +47,6 @@ def allpairs(store: str | None, sequences: SequenceSet, scoring: Scoring, *, cli
     owns); ``options`` as :func:`~swath.engine.allpairs.prepare_allpairs` takes them."""
     from swath.engine.allpairs import prepare_allpairs
 
-    return start(WORKLOAD, store, lambda path: prepare_allpairs(path, sequences, scoring,
-                                                                **options), client, progress)
+    return start(WORKLOAD, store, lambda path, _: prepare_allpairs(
+        path, sequences, scoring, **options), client, progress, device=options["device"],
+        overwrite=options.get("overwrite", False))

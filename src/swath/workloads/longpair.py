@@ -9,12 +9,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from swath.results.longpair import FORMATS, plot, store_lines, stored_result
-from swath.workloads import Workload
+from swath.workloads import Workload, start
 
 if TYPE_CHECKING:
     import numpy as np
 
     from swath.alignment import Alignment
+    from swath.constants import Mode
+    from swath.engine.cluster import Runner
     from swath.engine.longpair import PairJob
     from swath.progress import Progress
     from swath.results.longpair import PairScore
@@ -46,12 +48,32 @@ WORKLOAD = Workload(name="longpair", store=store, result=stored_result, reopen=r
                     items="alignment", plot=plot, tile_tasks=True)
 
 
-def align(store: str | None, query: np.ndarray, target: np.ndarray, scoring: Scoring,
-          **options: Any) -> Alignment | PairScore:
+def align(store: str | None, query: np.ndarray, target: np.ndarray, scoring: Scoring, *,
+          mode: Mode, device: str, tile_size: int | None, strip: int | None, client: Any,
+          names: tuple[str, str], traceback: bool, progress: Progress | None,
+          overwrite: bool) -> Alignment | PairScore:
     """One pair through the tiled long-pair engine (Dask tiles, Zarr boundaries) into
-    ``store``, or a scratch store removed afterwards; ``options`` as
-    :func:`~swath.engine.longpair.align_pair` takes them. A long pair's job starts its
-    session before its store: the default tile depends on the workers it finds."""
-    from swath.engine.longpair import align_pair
+    ``store``, or a scratch store the result owns: its tiles ``tile_size`` square, or
+    those of the job already in ``store``, or a size for the session's workers
+    (:func:`~swath.engine.longpair.default_tile`); phase 1 records origins where a
+    traceback runs on the CPU, else the path is found by splits."""
+    from swath.engine.longpair import (
+        DEFAULT_STRIP,
+        default_tile,
+        prepare_longpair,
+        stored_tile,
+        tile_device,
+    )
 
-    return align_pair(store, query, target, scoring, **options)
+    kind = tile_device(device)
+    origins = traceback and kind == "cpu"
+
+    def prepare(path: str, where: Runner) -> PairJob:
+        tile = ((tile_size, tile_size) if tile_size else
+                (None if overwrite else stored_tile(path)) or
+                default_tile(kind, len(query), len(target), where.workers, origins))
+        return prepare_longpair(path, query, target, scoring, mode=mode, tile=tile,
+                                strip=strip or DEFAULT_STRIP, names=names, device=kind,
+                                traceback=traceback, origins=origins, overwrite=overwrite)
+
+    return start(WORKLOAD, store, prepare, client, progress, device=kind, overwrite=overwrite)

@@ -60,9 +60,9 @@ def align_pairs(store: str | None, queries: Source, targets: Source, pairs: Any,
     them."""
     from swath.engine.pairs import prepare_pairs
 
-    return start(WORKLOAD, store, lambda path: prepare_pairs(path, queries, targets, pairs,
-                                                             scoring, **options),
-                 client, progress)
+    return start(WORKLOAD, store, lambda path, _: prepare_pairs(
+        path, queries, targets, pairs, scoring, **options), client, progress,
+        device=options["device"], overwrite=options.get("overwrite", False))
 
 
 def held(queries: SequenceSet, targets: SequenceSet, pairs: Any, scoring: Scoring, *,

@@ -108,8 +108,9 @@ def search(store: str | None, queries: SequenceSet, database_path: str, scoring:
     ``options`` as :func:`~swath.engine.search.prepare_search` takes them."""
     from swath.engine.search import prepare_search
 
-    return start(WORKLOAD, store, lambda path: prepare_search(
-        path, queries, database_path, scoring, **options), client, progress)
+    return start(WORKLOAD, store, lambda path, _: prepare_search(
+        path, queries, database_path, scoring, **options), client, progress,
+        device=options["device"], overwrite=options.get("overwrite", False))
 
 
 def held(queries: SequenceSet, database_path: str, scoring: Scoring, **options: Any
