@@ -539,3 +539,20 @@ def lose_worker_at(monkeypatch: pytest.MonkeyPatch, module: object, name: str, a
 
     monkeypatch.setattr(module, name, failing)
     return real
+
+
+def assert_refused_as_older(path: str, open_store: Any, version: int) -> None:
+    """A store at ``path``, marked as written in its layout's ``version`` (an older
+    one), is refused by ``open_store(path)`` in one line naming both versions."""
+    from swath.storage.common import ROOT_KEY, open_group
+
+    group = open_group(path, mode="r+")
+    attrs = group.attrs[ROOT_KEY]
+    group.attrs[ROOT_KEY] = {**attrs, "version": version}
+    with pytest.raises(swath.FormatVersionError) as refused:
+        open_store(path)
+    layout = attrs["layout"]
+    assert str(refused.value) == (
+        f"{path} is a {layout!r} store version {version}, this swath reads {layout!r} "
+        f"version {attrs['version']} (it was written by an older swath: write it again "
+        "with this one)")
