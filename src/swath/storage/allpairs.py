@@ -15,7 +15,8 @@ as coordinates, everything in input order):
                      (K,) the fields of each kept pair (``KEPT_FIELDS``; coordinates 0-based,
                      end exclusive; ``cigar`` variable-length bytes, each pair's CIGAR as
                      BAM's packed operations, little-endian uint32 ``length << 4 | op``:
-                     :mod:`swath.alignment`); coordinates ``query_name``, ``target_name`` (K,)
+                     :mod:`swath.alignment`); a pair's names are ``name[query]`` and
+                     ``name[target]`` (indices into the names, not copies a pair)
     name             (n,) dimension ``sequence``: the input names (a coordinate), with
     sequence_length  (n,) int64, and
     cluster          (n,) int64, only with ``clusters``: the single-linkage cluster of each
@@ -101,7 +102,7 @@ LAYOUT = "allpairs"
 # per tile, in sorted order, the query the shorter sequence; 4: a tile's CIGARs as strings,
 # a gathered variable's digest over its values in one run, not over its chunks' digests;
 # 5: the root's pairs sorted by (query, target) across the tiles, no tile's forest;
-# 6: the root's CIGARs as strings
+# 6: the root's CIGARs as strings, a pair's names copied along ``pair``
 VERSION = 7
 WORK = "work"
 RESIDUE_CHUNK = 1 << 22
@@ -143,13 +144,11 @@ KEPT_ARRAYS: dict[str, tuple[str, ...]] = {
 }
 KEPT_DIMENSIONS = {"index": ("pair", "member"), "values": ("pair", "field"),
                    "cigar": ("cigar_character",)}
-# the root's coordinates along ``pair``: the names of each pair's sequences
-PAIR_NAMES = {"query": "query_name", "target": "target_name"}
 # the root's variables along ``pair``
-PAIR_VARIABLES = (*KEPT_FIELDS, *PAIR_NAMES.values())
+PAIR_VARIABLES = tuple(KEPT_FIELDS)
 # what each kind of gather writes of them, ``GATHER_CHUNKS`` chunks a gather
 GATHERS: dict[str, tuple[str, ...]] = {
-    "index": ("query", "target", *PAIR_NAMES.values()), "cigar": ("cigar",),
+    "index": ("query", "target"), "cigar": ("cigar",),
     "values": KEPT_ARRAYS["values"], "identity": ("identity",)}
 MATRIX_DIMENSIONS = ("query_sequence", "target_sequence")
 
@@ -489,18 +488,16 @@ class AllPairsStore(LayoutStore):
         ``GATHERS`` and the chunks it writes."""
         # the string writers (numba's loops) are imported by the writers only, not by
         # every reader of a store
-        from swath.storage.string_chunks import create_bytes_array, create_string_array
+        from swath.storage.string_chunks import create_bytes_array
 
         kept = self._kept_pairs()
         chunk = min(max(kept, 1), PAIR_CHUNK)
-        ragged = {str: create_string_array, bytes: create_bytes_array}
         for name in PAIR_VARIABLES:
-            dtype = KEPT_FIELDS.get(name, str)
-            create = functools.partial(ragged[dtype], self.group) if dtype in ragged \
+            dtype = KEPT_FIELDS[name]
+            create = functools.partial(create_bytes_array, self.group) if dtype is bytes \
                 else functools.partial(self.group.create_array, dtype=dtype)
             create(name, shape=(kept,), chunks=(chunk,), dimension_names=("pair",),
-                   attributes=None if name in PAIR_NAMES.values() else
-                   {"coordinates": " ".join(PAIR_NAMES.values())}, overwrite=True)
+                   overwrite=True)
         every = _chunks(kept)
         return [(kind, range(first, min(first + GATHER_CHUNKS, every)))
                 for kind in GATHERS for first in range(0, every, GATHER_CHUNKS)]
@@ -526,8 +523,6 @@ class AllPairsStore(LayoutStore):
         tiles' (``starts``: ``tile_starts``), into the arrays ``create_pairs`` made; the
         digest of each chunk written. Gathers of other chunks or kinds write other chunks:
         a job runs them at once."""
-        from swath.storage.string_chunks import utf8_buffer
-
         if not len(chunks):
             return {}
         first = chunks[0] * PAIR_CHUNK
@@ -546,10 +541,6 @@ class AllPairsStore(LayoutStore):
         else:
             values = tiles[kind][pairs]
             columns = {field: values[:, c] for c, field in enumerate(KEPT_ARRAYS[kind])}
-        if kind == "index":
-            names = utf8_buffer(self.names())
-            columns |= {label: take_concatenated(*names, columns[field])
-                        for field, label in PAIR_NAMES.items()}
         return {name: self._write_pairs(name, first, values)
                 for name, values in columns.items()}
 
