@@ -35,6 +35,7 @@ from swath.results.longpair import PairScore
 from swath.sequences import read_sequences
 from swath.storage.longpair import AlignmentStore
 from swath.testing import rescore
+from swath.workloads.longpair import align
 
 SCORING = swath.Scoring.dna(match=2, mismatch=-3, gap_open=5, gap_extend=2)
 
@@ -122,9 +123,9 @@ def run_scores(client, gpus: int, a, b, store: str, columns_per_gpu: int
                                         device="gpu", traceback=False)
         result = longpair.run_longpair(job, client)
     else:
-        result = longpair.align_pair(store, a, b, SCORING, mode="local", device="gpu",
-                                     tile_size=None, strip=None, client=client,
-                                     names=("K12", "EC590"), traceback=False)
+        result = align(store, a, b, SCORING, mode="local", device="gpu", tile_size=None,
+                       strip=None, client=client, names=("K12", "EC590"), traceback=False,
+                       progress=None, overwrite=False)
     seconds = time.perf_counter() - start
     opened = AlignmentStore.open(store)
     memory = on_workers(client, pool_bytes)
@@ -146,9 +147,9 @@ def run_full(client, a, b, scratch: str, scores: PairScore) -> None:
         if done == total:
             marks[phase] = time.perf_counter() - start
 
-    aln = longpair.align_pair(f"{scratch}/full.zarr", a, b, SCORING, mode="local",
-                              device="gpu", tile_size=None, strip=None, client=client,
-                              names=("K12", "EC590"), progress=progress)
+    aln = align(f"{scratch}/full.zarr", a, b, SCORING, mode="local", device="gpu",
+                tile_size=None, strip=None, client=client, names=("K12", "EC590"),
+                traceback=True, progress=progress, overwrite=False)
     seconds = time.perf_counter() - start
     opened = AlignmentStore.open(f"{scratch}/full.zarr")
     assert isinstance(aln, swath.Alignment)
