@@ -313,3 +313,52 @@ def test_finalize_refuses_digests_of_a_variable_not_gathered_whole(tmp_path):
         digests |= store.gather_pairs(kind, range(1), starts)
     with pytest.raises(ValueError, match="cigar was not gathered whole"):
         store.finalize(digests)
+
+
+FINALIZE_PEAK = """
+import resource, sys
+import numpy as np
+import swath.storage.allpairs as layout
+from swath.scoring import Scoring
+from swath.sequences import sequence_set
+
+layout.PAIR_CHUNK = 1 << 14
+path, blocks, kept = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+rng = np.random.default_rng(blocks)
+n = 64 * blocks
+seqs = sequence_set(["ACGT" * 10] * n, Scoring.dna().alphabet, names=[f"s{i}" for i in range(n)])
+store = layout.AllPairsStore.create(path, seqs, block=64, scores=False, clusters=False)
+for t in range(store.tiles):
+    query = rng.integers(0, n - 1, kept)
+    pairs = {name: np.zeros(kept, dtype) for name, dtype in layout.TILE_FIELDS.items()}
+    pairs |= {"query": query, "target": query + 1, "cigar_length": np.full(kept, 4, np.int32),
+              layout.CIGAR_TEXT: np.frombuffer(b"3=1X" * kept, np.uint8)}
+    store.write_tile(t, pairs, dict.fromkeys(layout.COUNTERS, 0) | {"kept": kept}, [])
+store = layout.AllPairsStore.open(path, mode="r+", complete=False)
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+store.finalize()
+print(before, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+"""
+
+
+@pytest.mark.slow
+def test_finalize_memory_is_bounded_by_its_chunks_not_the_kept_pairs(tmp_path):
+    """Eight times the kept pairs (36 tiles of 4,000 and of 32,000, chunks of 16,384, in a
+    process of its own): gathering them into the root adds less than 4 MB more to the
+    process's peak (a gather holds its chunks and the tiles at their ends, no process
+    every kept pair: with one task ordering them all, 1,152,000 took 81 MB more)."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "peak.py"
+    script.write_text(FINALIZE_PEAK)
+    grown = []
+    for kept in (4000, 32000):
+        path = tmp_path / f"a{kept}.zarr"
+        done = subprocess.run([sys.executable, str(script), str(path), "8", str(kept)],
+                              capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, done.stderr
+        before, peak = map(int, done.stdout.split())
+        grown.append(peak - before)          # kilobytes finalize added to the process's peak
+        assert len(AllPairsStore.open(path).pairs()["query"]) == 36 * kept
+    assert grown[1] - grown[0] < 4 * 1024, grown
