@@ -148,7 +148,7 @@ FINISHED_STORES = {
 # the arrays of names each layout's store opens with as coordinates (a pairs store keeps
 # its names in its inputs' pieces, each taken in by a task of its own: no whole array)
 NAME_COORDINATES = {"search": ("query", "target_name"),
-                    "allpairs": ("query_name", "target_name", "name"),
+                    "allpairs": ("name",),
                     "database": ("names",)}
 
 
