@@ -428,7 +428,8 @@ class AllPairsStore(LayoutStore):
 
     def pairs(self, first: int = 0, last: int | None = None) -> dict[str, np.ndarray]:
         """The fields (``KEPT_FIELDS``) of the kept pairs ``first:last`` (all by default),
-        gathered by ``finalize``: sorted by (query, target); the CIGARs as strings."""
+        gathered by ``finalize``: tile after tile, each tile's by (query, target); the
+        CIGARs as strings."""
         pairs = {name: np.asarray(self.array(name)[first:last], dtype=value_dtype(dtype))
                  for name, dtype in KEPT_FIELDS.items()}
         return pairs | {"cigar": unpacked_cigars(pairs["cigar"])}
