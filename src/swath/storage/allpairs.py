@@ -67,8 +67,9 @@ by the gather that wrote the chunk; ``_whole`` reads them back the same way), fo
 score matrix, of its column blocks one after another.
 
 A gather holds the tiles' values of its unit's chunks (``GATHER_CHUNKS`` x ``PAIR_CHUNK``
-pairs, and the tiles at its two ends whole); no process holds every kept pair. The score matrix is put in input order in two passes of a block of B rows
-(about 12 B n bytes), through a transposed copy (``work/transposed``) that it deletes.
+pairs, and the tiles at its two ends whole); no process holds every kept pair. The score
+matrix is put in input order in two passes of a block of B rows (about 12 B n bytes),
+through a transposed copy (``work/transposed``) that it deletes.
 """
 
 from __future__ import annotations
