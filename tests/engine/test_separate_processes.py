@@ -70,17 +70,22 @@ class Processes:
         self.client = Client(scheduler_file=str(self.scheduler_file), set_as_default=False)
 
     def kill_busy_worker(self) -> None:
-        """SIGKILL a worker that has tasks (within ``START_TIMEOUT``: one task of a unit may
-        be between two others), and its nanny; start another in its place (as a cluster's
-        manager would replace a lost host)."""
+        """SIGKILL a worker that runs tasks or holds results the client has not taken yet
+        (their tasks run again elsewhere: the units still to come may all have finished
+        before the client hears of the first), within ``START_TIMEOUT``, and its nanny;
+        start another in its place (as a cluster's manager would replace a lost host)."""
         deadline = time.monotonic() + START_TIMEOUT
-        while not (busy := [address for address, keys in self.client.processing().items()
-                            if keys]):
+        while not (busy := self.busy()):
             assert time.monotonic() < deadline, "no worker has a task to lose"
             time.sleep(0.01)
         pid = self.client.run(os.getpid, workers=busy[:1])[busy[0]]
         os.killpg(os.getpgid(pid), signal.SIGKILL)
         self.start_worker()
+
+    def busy(self) -> list[str]:
+        """The workers running tasks or holding their results."""
+        running, holding = self.client.processing(), self.client.has_what()
+        return [address for address in running if running[address] or holding.get(address)]
 
     def stop(self) -> None:
         if self.client is not None:
