@@ -19,6 +19,18 @@ from swath.errors import InvalidParameter
 from swath.results.alignments import PrintOptions
 
 Result = TypeVar("Result")
+Held = TypeVar("Held")
+Opened = TypeVar("Opened")
+
+
+def held_or_opened(store: str | Held, held: type[Held], open_store: Callable[[str], Opened]
+                   ) -> tuple[Held | Opened, str | None]:
+    """Where a result reads from: ``store`` itself where the result is held in memory (a
+    ``held``), with no path; else the store at path ``store``, opened, and the path."""
+    if isinstance(store, held):
+        return store, None
+    assert isinstance(store, str)
+    return open_store(store), store
 
 
 def printed(printers: Mapping[str, Callable[[Result, PrintOptions], Iterator[str]]],

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from swath.alignment import Alignment
-from swath.results import printed
+from swath.results import held_or_opened, printed
 from swath.results.alignments import (
     AlignedRows,
     PrintOptions,
@@ -87,6 +87,13 @@ class HeldPairs:
         return self._fields[name][first:last]
 
 
+def _open(path: str) -> PairsStore:
+    """The finished store at ``path`` (its module, and Zarr, loaded now)."""
+    from swath.storage.pairs import PairsStore
+
+    return PairsStore.open(path)
+
+
 class PairsResult:
     """The alignments of a batched-pairs job: read from its store, or held in this
     process for a small job run without one.
@@ -109,14 +116,9 @@ class PairsResult:
     """
 
     def __init__(self, store: str | HeldPairs) -> None:
-        if isinstance(store, HeldPairs):
-            self.store: PairsStore | HeldPairs = store
-            self.path: str | None = None
-        else:
-            from swath.storage.pairs import PairsStore
-
-            self.store = PairsStore.open(store)
-            self.path = store
+        self.store: PairsStore | HeldPairs
+        self.path: str | None
+        self.store, self.path = held_or_opened(store, HeldPairs, _open)
         self._columns: dict[str, np.ndarray] = {}
 
     def __len__(self) -> int:

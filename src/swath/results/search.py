@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from swath.alignment import Alignment, unpacked_cigars
-from swath.results import printed
+from swath.results import held_or_opened, printed
 from swath.results.alignments import (
     BLOCK_ROWS,
     TABULAR_COLUMNS,
@@ -70,6 +70,13 @@ class HeldHits:
         return self.held_hits | {"cigar": unpacked_cigars(self.held_hits["cigar"])}
 
 
+def _open(path: str) -> SearchStore:
+    """The finished store at ``path`` (its module, and Zarr, loaded now)."""
+    from swath.storage.results import SearchStore
+
+    return SearchStore.open(path)
+
+
 class SearchResult:
     """The hits of a search: read from its result store, or held in this process for a
     small search run without one.
@@ -81,14 +88,9 @@ class SearchResult:
     """
 
     def __init__(self, store: str | HeldHits) -> None:
-        if isinstance(store, HeldHits):
-            self.store: SearchStore | HeldHits = store
-            self.path: str | None = None
-        else:
-            from swath.storage.results import SearchStore
-
-            self.store = SearchStore.open(store)
-            self.path = store
+        self.store: SearchStore | HeldHits
+        self.path: str | None
+        self.store, self.path = held_or_opened(store, HeldHits, _open)
         self.queries = self.store.queries()
         self.query_names = self.queries.names
         self._hits = self.store.hits()
