@@ -319,7 +319,8 @@ def in_pieces(records, tmp_path, where=None, name="pieces.zarr", progress=None, 
     record straddles most cuts), through the engine; the targets as gzip FASTQ (read
     once, streamed) unless ``files`` say otherwise."""
     from swath.engine.cluster import InProcess
-    from swath.engine.pairs import file_source, prepare_pairs, run_pairs
+    from swath.engine.intake import file_source
+    from swath.engine.pairs import prepare_pairs, run_pairs
 
     fastq = tmp_path / "t.fq.gz"
     fastq.write_bytes(gzip.compress("".join(f"@t{i}\r\n{s}\r\n+\r\n{'I' * len(s)}\r\n" for i, s in
@@ -395,7 +396,8 @@ PEAK_MEMORY = """
 import resource, sys
 import swath
 from swath.engine.cluster import InProcess
-from swath.engine.pairs import file_source, prepare_pairs, run_pairs
+from swath.engine.intake import file_source
+from swath.engine.pairs import prepare_pairs, run_pairs
 
 queries, targets, store = sys.argv[1:4]
 sides = [file_source(path, wildcard=False, piece_bytes=1 << 16) for path in (queries, targets)]

@@ -278,7 +278,7 @@ def test_kills_during_pairs_creation_leave_no_stuck_store(pairs_job: PairsJob,
 
 # in pieces of 2,000 bytes: the inputs of the pairs job are 11 pieces a side
 KILL_IN_PIECES = KILL_AT.replace('main(sys.argv[1:], prog_name="swath")', """
-import swath.engine.pairs as engine
+import swath.engine.intake as engine
 engine.PIECE_BYTES = 2000
 main(sys.argv[1:], prog_name="swath")""")
 

@@ -63,8 +63,8 @@ def test_inputs_are_taken_in_piece_by_piece_and_kept(files, tmp_path, monkeypatc
     by their number in their side, in runs and scattered, across pieces."""
     monkeypatch.setattr(layout, "INDEX_CHUNK", 8)
     for name, size in {"residues": 32, "names": 16, "edges": 4}.items():
-        dtype, _, compressed = layout.PIECE_ARRAYS[name]
-        monkeypatch.setitem(layout.PIECE_ARRAYS, name, (dtype, size, compressed))
+        dtype, _, compressed = layout.PairsStore.PIECE_ARRAYS[name]
+        monkeypatch.setitem(layout.PairsStore.PIECE_ARRAYS, name, (dtype, size, compressed))
     rows, cols = np.r_[ROWS, 39], np.r_[COLS, 29]
     store, sets = taken_in(str(tmp_path / "p.zarr"), files, (rows, cols), 5, paired="index")
     assert store.indexed

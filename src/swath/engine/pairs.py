@@ -1,19 +1,12 @@
 """Batched pairs as a Dask graph: tasks that take the inputs in, then one task a chunk
 of pairs.
 
-# P: pairs, C: pairs per chunk, K: pieces of an input.
+# P: pairs, C: pairs per chunk.
 
 The job's store holds its inputs (:mod:`swath.storage.pairs`). The client plans each
-input file's pieces (:mod:`swath.sequences.pieces`: a few bytes read around each cut)
-and makes the store; then the graph holds, for every piece not marked done,
-
-    swath-piece-{run}-{side}-{k}   read the piece's bytes (a plain file's, from the file;
-                                   a gzip file's, cut by the client from the one stream it
-                                   reads, handed over as they come), hash them (SHA-256),
-                                   parse and encode them, write the piece and its done mark
-
-then one task indexes the pieces and makes the pairs and the per-pair arrays, and for
-every chunk not marked done,
+input file's pieces and makes the store; then the graph takes in every piece not marked
+done (:mod:`swath.engine.intake`), then one task indexes the pieces and makes the pairs
+and the per-pair arrays, and for every chunk not marked done,
 
     swath-pairs-{run}-{chunk}      read the chunk's residues from the store, align its C
                                    pairs with traceback on the worker's backend (batched
@@ -22,25 +15,14 @@ every chunk not marked done,
 
 so the client never holds the inputs, a task's memory is bounded by its piece or chunk,
 and a piece or chunk already done is not in the graph: running the same job again, or
-``resume``, finishes only what is missing. In this process (``engine.cluster``'s
-:class:`~swath.engine.cluster.InProcess`) the pieces are parsed on a thread a core: their
-parsing is numpy passes, which let go of the GIL.
-
-An input's identity is its pieces' bounds and digests: a job run again over a store
-hashes the same pieces of the file as it is now, and one whose pieces differ from those
-taken in is another job (refused, unless ``overwrite``).
+``resume``, finishes only what is missing.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import itertools
 import logging
-import os
 import time
-from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -48,14 +30,14 @@ import numpy as np
 
 from swath.constants import Mode
 from swath.engine.aligned import alignment_fields
+from swath.engine.intake import Inputs, Source, check_pieces, run_id, take_in, write_held
 from swath.kernels import get_backend
 from swath.progress import Progress
 from swath.results.pairs import HeldPairs
 from swath.scoring import Scoring
 from swath.sequences import SequenceSet
-from swath.sequences.pieces import PIECE_BYTES
 from swath.storage.common import value_dtype
-from swath.storage.pairs import PAIR_FIELDS, SIDES, PairsStore, piece_kind
+from swath.storage.pairs import PAIR_FIELDS, SIDES, PairsStore
 
 logger = logging.getLogger(__name__)
 
@@ -75,65 +57,10 @@ class PairsJob:
     store_id: str          # the store's creation id (never write another)
     fresh: bool = False    # this process has just made the store: nothing in it is damaged
 
-
-@dataclass(frozen=True)
-class Source:
-    """One side's input as a job takes it in.
-
-    Attributes
-    ----------
-    display : str
-        What messages call it (its path as given, or ``queries``/``targets``).
-    identity : dict
-        What the store records of it, to tell the same input from another on a rerun
-        (the digests of a file's pieces are compared apart, as they are taken in).
-    file : dict or None
-        How tasks read a file (:func:`file_source`); None for records in memory.
-    bounds : numpy.ndarray or None
-        A plain file's pieces (:func:`~swath.sequences.pieces.plan`).
-    records : SequenceSet or None
-        Records in memory, taken in as one piece when the store is made.
-    """
-
-    display: str
-    identity: dict[str, Any]
-    file: dict[str, Any] | None = None
-    bounds: np.ndarray | None = None
-    records: SequenceSet | None = None
-
-
-def file_source(path: str, *, wildcard: bool, piece_bytes: int | None = None) -> Source:
-    """A FASTA or FASTQ file as a source, checked and planned now (its format, and a
-    plain file's pieces, of about ``piece_bytes`` bytes, ``PIECE_BYTES`` by default):
-    known by its absolute path, size, format and how its letters are read
-    (``wildcard``), and by the digests of its pieces as they are taken in.
-
-    Raises
-    ------
-    InputNotFound, InvalidInput
-        The file cannot be read, or is empty, blank, or neither FASTA nor FASTQ.
-    """
-    from swath.sequences.pieces import file_format, plan
-
-    fmt, gzipped = file_format(path, path)
-    stat = os.stat(path)
-    size = piece_bytes or PIECE_BYTES
-    where = os.path.abspath(path)
-    file = {"file": where, "display": path, "format": fmt, "gzip": gzipped,
-            "piece_bytes": size, "wildcard": wildcard, "bytes": stat.st_size,
-            "mtime_ns": stat.st_mtime_ns}
-    identity = {"file": where, "wildcard": wildcard, "format": fmt, "gzip": gzipped,
-                "bytes": stat.st_size, "piece_bytes": size}
-    return Source(path, identity, file, None if gzipped else plan(path, fmt, size))
-
-
-def memory_source(records: SequenceSet, display: str) -> Source:
-    """Records in memory as a source: known by the digest of their codes and names."""
-    from swath.storage.common import array_digest
-
-    names = np.frombuffer("\n".join(records.names).encode(), dtype=np.uint8)
-    identity = {"sha256": array_digest(records.residues, records.offsets, names)}
-    return Source(display, identity, records=records)
+    @property
+    def inputs(self) -> Inputs:
+        """Where the job's pieces are written."""
+        return Inputs(PairsStore, self.store, self.store_id)
 
 
 def chunk_size(pairs: int, cells: int) -> int:
@@ -191,7 +118,7 @@ def prepare_pairs(store_path: str, queries: Source, targets: Source, pairs: Any,
     reopen_or_create(store_path, LAYOUT, VERSION, inputs, create, what="pairs",
                      differs="other inputs, pairs or options", overwrite=overwrite)
     if not created:
-        _check_pieces(store_path, sources)
+        check_pieces(PairsStore, store_path, sources)
     return dataclasses.replace(reopen_pairs(store_path, device), fresh=bool(created))
 
 
@@ -199,14 +126,9 @@ def _fill(store: PairsStore, sources: dict[str, Source], pairs: Any) -> None:
     """What a new store takes from the client: records in memory (one piece a side), and
     the pairs asked for (checked once the inputs are in)."""
     from swath.sequences.pairing import NamedPairs
-    from swath.sequences.pieces import Parsed
     from swath.storage.common import update_attrs, write_strings, write_whole
 
-    for side, source in sources.items():
-        if source.records is not None:
-            records = source.records
-            store.write_piece(side, 0, Parsed.of(records.names, records.residues,
-                                                 records.offsets), (0, 0), b"\0" * 32)
+    write_held(store, sources)
     if isinstance(pairs, NamedPairs):
         for side, names in zip(SIDES, (pairs.queries, pairs.targets), strict=True):
             write_strings(store.group, f"work/pair_{side}_name", names, "pair")
@@ -234,52 +156,6 @@ def _index_arrays(pairs: tuple[Any, Any]) -> tuple[np.ndarray, np.ndarray]:
         raise InvalidParameter(f"pairs must be two index arrays of one length, got "
                                f"{len(out[0])} and {len(out[1])}")
     return out[0], out[1]
-
-
-def _check_pieces(store_path: str, sources: dict[str, Source]) -> None:
-    """Refuse a store whose files' pieces taken in differ from the files' now."""
-    from swath.errors import OutputExists
-
-    store = PairsStore.open(store_path, complete=False)
-    for side, source in sources.items():
-        done = np.flatnonzero(store.done(piece_kind(side))).tolist()
-        if source.file is not None and _pieces_now(source, done) != store.piece_sources(side,
-                                                                                        done):
-            raise OutputExists(f"{store_path} holds another pairs job ({source.display} has "
-                               "changed since it was taken in); choose another output path, "
-                               "or --overwrite to replace it")
-
-
-def _pieces_now(source: Source, which: list[int]) -> list[Any]:
-    """Where pieces ``which`` of a file lie now, and their bytes' SHA-256 (a plain file's
-    hashed on threads, hashing lets go of the GIL; a gzip file's read once)."""
-    import functools
-
-    from swath.sequences.pieces import read_range
-
-    assert source.file is not None
-    if source.bounds is None:
-        wanted = set(which)
-        found = {k: (start, start + len(data), hashlib.sha256(data).digest())
-                 for k, (start, _, data) in enumerate(_stream(source.file)) if k in wanted}
-        return [found.get(k) for k in which]
-    spans = [(int(source.bounds[k]), int(source.bounds[k + 1])) for k in which]
-    read = functools.partial(read_range, source.file["file"])
-    with ThreadPoolExecutor(min(8, os.cpu_count() or 1)) as pool:
-        shas = pool.map(lambda span: hashlib.sha256(read(*span)).digest(), spans)
-        return [(*span, sha) for span, sha in zip(spans, shas, strict=True)]
-
-
-def _stream(file: dict[str, Any]) -> Iterator[tuple[int, int, bytes]]:
-    """The pieces of a gzip file, read once: (start, first line, bytes) each."""
-    from swath.sequences.parsers import open_file
-    from swath.sequences.pieces import cut
-
-    line = 1
-    with open_file(file["file"], file["display"]) as stream:
-        for start, data in cut(stream, file["format"], file["display"], file["piece_bytes"]):
-            yield start, line, data
-            line += data.count(b"\n")
 
 
 def reopen_pairs(store_path: str, device: str = "auto") -> PairsJob:
@@ -358,35 +234,10 @@ def build_graph(job: PairsJob, units: list[int]) -> list[Any]:
     """Delayed tasks of ``units``, with named keys for the dashboard."""
     import dask
 
-    run_id = _run_id()
+    tag = run_id()
     return [dask.delayed(align_unit, pure=False)(job, unit,
-                                                 dask_key_name=f"swath-pairs-{run_id}-{unit}")
+                                                 dask_key_name=f"swath-pairs-{tag}-{unit}")
             for unit in units]
-
-
-def take_piece(job: PairsJob, side: str, k: int, start: int, end: int, line: int | None,
-               data: bytes | None) -> int:
-    """Take piece ``k`` of ``side`` in: its bytes ``start:end`` of the file (``data``,
-    or read from the file), hashed, parsed, encoded and written, then marked done
-    (``line``: the file's line at ``start``, where known). Its bytes."""
-    from swath.sequences.encoding import translator, warn_if_dna
-    from swath.sequences.pieces import line_of, parse, read_range
-
-    store = PairsStore.open(job.store, mode="r+", complete=False)
-    store.check_id(job.store_id)
-    file = store.attrs["sources"][side]
-    path = file["file"]
-    if data is None:
-        data = read_range(path, start, end)
-    sha = hashlib.sha256(data).digest()
-    alphabet = store.scoring.alphabet
-    parsed = parse(data, file["format"], translator(alphabet, file["wildcard"]),
-                   file["display"], (lambda: line) if line is not None
-                   else (lambda: line_of(path, start)))
-    if k == 0:
-        warn_if_dna(parsed.residues, alphabet, file["display"])
-    store.write_piece(side, k, parsed, (start, end), sha)
-    return len(data)
 
 
 def index_inputs(job: PairsJob) -> None:
@@ -468,130 +319,6 @@ def _checked_index(*pairs: np.ndarray, counts: tuple[int, int]
     return pairs[0], pairs[1]
 
 
-def _take_in(job: PairsJob, store: PairsStore, where: Any, progress: Progress | None
-             ) -> None:
-    """Take in every piece not done (the plain files' all at once, a stream's round by
-    round as the client reads them), then index them on a worker;
-    ``progress("pieces", pieces done, pieces or None while a stream is read, 0)``."""
-    started = time.perf_counter()
-    files = {side: store.attrs["sources"][side] for side in SIDES
-             if "file" in store.attrs["sources"][side]}
-    todo = {side: np.flatnonzero(~store.done(piece_kind(side))).tolist() for side in files}
-    streams = [side for side, file in files.items() if file["gzip"]]
-    intake = _Intake(job, where, progress, None if streams else sum(map(len, todo.values())))
-    tasks = []
-    for side, file in files.items():
-        if side in streams or not todo[side]:
-            continue
-        _check_unchanged(file)
-        bounds = np.asarray(store.array(f"work/{side}_bounds")[...]).tolist()
-        tasks += [intake.task(side, k, bounds[k], bounds[k + 1], None, None)
-                  for k in todo[side]]
-    intake.each(tasks)
-    for side in streams:
-        _take_streamed(intake, store, side, files[side])
-    logger.debug("%s: inputs taken in in %.3f s", job.store, time.perf_counter() - started)
-    where.call(index_inputs, job)
-
-
-@dataclass
-class _Intake:
-    """The pieces one run takes in: its job, where their tasks run, progress."""
-
-    job: PairsJob
-    where: Any
-    progress: Progress | None
-    total: int | None                   # pieces to take in (None: not known yet)
-    taken: int = 0
-    run_id: str = dataclasses.field(default_factory=lambda: _run_id())   # its keys
-
-    def task(self, side: str, k: int, start: int, end: int, line: int | None,
-             data: bytes | None) -> Any:
-        """The task of piece ``k`` of ``side`` (:func:`take_piece`)."""
-        import dask
-
-        return dask.delayed(_piece, pure=False)(
-            self.job, side, k, start, end, line, data,
-            dask_key_name=f"swath-piece-{self.run_id}-{side}-{k}")
-
-    def each(self, tasks: list[Any]) -> None:
-        """Run piece tasks, a thread a core in this process; raise the error of the first
-        piece refused (by side, then piece) once all are done (none is left writing)."""
-        from swath.kernels.cores import cores
-
-        refused: list[tuple[int, int, Exception]] = []
-
-        def done(result: tuple[str, int, Exception | None]) -> None:
-            side, k, error = result
-            if error is not None:
-                refused.append((SIDES.index(side), k, error))
-            self.taken += 1
-            if self.progress:
-                self.progress("pieces", self.taken, self.total, 0)
-
-        if self.progress and not self.taken:
-            self.progress("pieces", 0, self.total, 0)
-        self.where.each(tasks, done, threads=cores())
-        if refused:
-            raise min(refused, key=lambda found: found[:2])[2]
-
-
-def _take_streamed(intake: _Intake, store: PairsStore, side: str, file: dict[str, Any]
-                   ) -> None:
-    """The pieces of a gzip file not done, as the client cuts them from its one stream,
-    a round of them at a time (the next round is read while one is taken in)."""
-    from swath.kernels.cores import cores
-    from swath.storage.common import update_attrs
-
-    done = store.done(piece_kind(side))
-    if side in store.attrs.get("streamed", []) and done.all():
-        return
-    _check_unchanged(file)
-    pieces = enumerate(_stream(file))
-    size = cores()          # a round: a piece a thread; the client holds two rounds
-    with ThreadPoolExecutor(1, thread_name_prefix="swath-stream") as reader:
-        round_ = reader.submit(list, itertools.islice(pieces, size))
-        while batch := round_.result():
-            round_ = reader.submit(list, itertools.islice(pieces, size))
-            store.grow(side, batch[-1][0] + 1)
-            intake.each([intake.task(side, k, start, start + len(data), line,
-                                     intake.where.share(data))
-                         for k, (start, line, data) in batch
-                         if k >= len(done) or not done[k]])
-    update_attrs(store.group, streamed=[*store.attrs.get("streamed", []), side])
-
-
-def _check_unchanged(file: dict[str, Any]) -> None:
-    """Refuse to take in more of a file whose size or time of change is not what they
-    were when the job started."""
-    from swath.errors import InputChanged
-
-    stat = os.stat(file["file"]) if os.path.exists(file["file"]) else None
-    if stat is None or (stat.st_size, stat.st_mtime_ns) != (file["bytes"], file["mtime_ns"]):
-        raise InputChanged(f"{file['display']} has changed (or is gone) since this job "
-                           "started taking it in; run the job again with --overwrite")
-
-
-def _piece(job: PairsJob, side: str, k: int, start: int, end: int, line: int | None,
-           data: bytes | None) -> tuple[str, int, Exception | None]:
-    """:func:`take_piece`, its input's refusal returned, not raised (:meth:`_Intake.each`
-    raises the first once every piece is done)."""
-    from swath.errors import InputNotFound, InvalidInput, InvalidSequence
-
-    try:
-        take_piece(job, side, k, start, end, line, data)
-    except (InputNotFound, InvalidInput, InvalidSequence) as error:
-        return side, k, error
-    return side, k, None
-
-
-def _run_id() -> str:
-    """A tag for the keys of one run (keys of an earlier, failed run must not be reused)."""
-    import uuid
-
-    return uuid.uuid4().hex[:8]
-
-
 def run_pairs(job: PairsJob, client: Any, progress: Progress | None = None) -> PairsStore:
     """Take in the pieces of the inputs not yet in, index them, run every chunk not yet
     done on ``client`` (a runner of ``engine.cluster`` or a ``distributed.Client``), then
@@ -621,7 +348,8 @@ def _run(job: PairsJob, client: Any, progress: Progress | None) -> PairsStore:
         if not job.fresh:
             store.recompute_damaged()
         if not store.indexed:
-            _take_in(job, store, where, progress)
+            take_in(job.inputs, store, where, progress)
+            where.call(index_inputs, job)
             store = PairsStore.open(job.store, mode="r+", complete=False)
         done = store.done()
         units = np.flatnonzero(~done).tolist()

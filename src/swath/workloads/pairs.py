@@ -11,7 +11,8 @@ from swath.results.pairs import PRINTERS, PairsResult
 from swath.workloads import Workload, result_lines, start
 
 if TYPE_CHECKING:
-    from swath.engine.pairs import PairsJob, Source
+    from swath.engine.intake import Source
+    from swath.engine.pairs import PairsJob
     from swath.progress import Progress
     from swath.scoring import Scoring
     from swath.sequences import SequenceSet
@@ -45,7 +46,7 @@ WORKLOAD = Workload(name="pairs", store=store, result=PairsResult, reopen=reopen
 def source(value: str | SequenceSet, display: str, wildcard: bool) -> Source:
     """One side of a job as the engine takes it in: a file's path (taken in piece by piece
     on the workers), or records in memory."""
-    from swath.engine.pairs import file_source, memory_source
+    from swath.engine.intake import file_source, memory_source
 
     if isinstance(value, str):
         return file_source(value, wildcard=wildcard)
