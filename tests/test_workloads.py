@@ -14,6 +14,7 @@ import pytest
 
 import swath
 from swath.engine import allpairs as engine
+from swath.engine.intake import memory_source
 from swath.results.allpairs import AllPairsResult
 from swath.results.longpair import PairScore
 from swath.sequences import sequence_set
@@ -89,8 +90,10 @@ def test_resume_finishes_an_interrupted_store_as_an_uninterrupted_run(tmp_path):
     path = str(tmp_path / "x.zarr")
     seqs = sequence_set(SEQUENCES, DNA.alphabet, names=[f"sequences[{i}]" for i in
                                                         range(len(SEQUENCES))])
-    job = engine.prepare_allpairs(path, seqs, DNA, mode="global", min_identity=0.8, iddef="pident",
-                         block=2, scores=False, clusters=True, device="cpu")
+    job = engine.prepare_allpairs(path, memory_source(seqs, "sequences"), DNA, mode="global",
+                                  min_identity=0.8, iddef="pident", block=2, scores=False,
+                                  clusters=True, device="cpu")
+    engine.index_sequences(job)         # records in memory are in the store already
     engine.run_tile(job, 0)
     with pytest.raises(swath.StoreIncomplete, match=r"not finished .* `swath resume "):
         swath.open(path)

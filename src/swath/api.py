@@ -25,7 +25,6 @@ from swath.sequences import (
     encode_sequence,
     read_sequences,
     sequence_set,
-    unique_names,
 )
 from swath.workloads import registered
 
@@ -535,14 +534,13 @@ def allpairs(sequences: SequencesLike, scoring: Scoring | None = None, *, mode: 
         raise InvalidParameter(f"block must be a positive integer, got {block!r}")
     if device not in DEVICES:
         raise InvalidParameter(f"device must be one of {', '.join(DEVICES)}, got {device!r}")
-    seqs = _sequences(sequences, scoring, wildcard, "sequences")
-    seqs = dataclasses.replace(seqs, names=unique_names(seqs.names, seqs.source,
-                                                        rename=rename_duplicates))
-    if not len(seqs):
+    seqs = _job_input(sequences, scoring, wildcard, "sequences")
+    if isinstance(seqs, SequenceSet) and not len(seqs):
         raise InvalidParameter("sequences is empty: give at least one sequence")
     return workload.allpairs(store, seqs, scoring, client=client, progress=progress,
-                             mode=mode, min_identity=float(min_identity), iddef=iddef,
-                             block=block, scores=scores, clusters=clusters, device=device,
+                             wildcard=wildcard, mode=mode, min_identity=float(min_identity),
+                             iddef=iddef, block=block, scores=scores, clusters=clusters,
+                             device=device, rename_duplicates=rename_duplicates,
                              overwrite=overwrite)
 
 
@@ -625,7 +623,7 @@ def align_pairs(queries: SequencesLike, targets: SequencesLike,
                               or chunk < 1):
         raise InvalidParameter(f"chunk must be a positive integer, got {chunk!r}")
     asked = _pairing(pairs)
-    sides = [_pair_input(value, scoring, wildcard, what)
+    sides = [_job_input(value, scoring, wildcard, what)
              for value, what in ((queries, "queries"), (targets, "targets"))]
     if store is None and client is None and chunk is None and all(map(_small, sides)):
         records = [_sequences(side, scoring, wildcard, what)     # read once, here
@@ -639,16 +637,15 @@ def align_pairs(queries: SequencesLike, targets: SequencesLike,
                 progress("pairs", len(held), len(held), held.cells)
             return held
         sides = list(records)           # a job for the engine: the records as they were read
-    q, t = (workload.source(side, what, wildcard)
-            for side, what in zip(sides, ("queries", "targets"), strict=True))
-    return workload.align_pairs(store, q, t, asked, scoring, client=client, progress=progress,
+    return workload.align_pairs(store, sides[0], sides[1], asked, scoring, client=client,
+                                wildcard=wildcard, progress=progress,
                                 mode=mode, device=device, chunk=chunk, overwrite=overwrite)
 
 
-def _pair_input(value: SequencesLike, scoring: Scoring, wildcard: bool, what: str
+def _job_input(value: SequencesLike, scoring: Scoring, wildcard: bool, what: str
                 ) -> str | SequenceSet:
-    """One side of :func:`align_pairs`: a file's path (read where the job runs), or its
-    records (standard input: read once, here)."""
+    """An input of a job: a file's path (read where the job runs), or its records
+    (standard input: read once, here)."""
     from swath.sequences.parsers import STDIN
 
     if isinstance(value, (str, os.PathLike)) and os.fspath(value) != STDIN:

@@ -204,12 +204,16 @@ def printed(path: str) -> list[str]:
 def test_resume_finishes_an_interrupted_store_as_an_uninterrupted_run(fasta, finished,
                                                                       tmp_path):
     from swath.engine import allpairs as engine
+    from swath.engine.cluster import InProcess
+    from swath.engine.intake import file_source
     from swath.storage.allpairs import AllPairsStore
 
     path = str(tmp_path / "x.zarr")
-    seqs = read_sequences(str(fasta), DNA.alphabet)
-    job = engine.prepare_allpairs(path, seqs, DNA, mode="global", min_identity=0.97, iddef="pident",
-                         block=BLOCK, scores=True, clusters=True, device="cpu")
+    job = engine.prepare_allpairs(path, file_source(str(fasta), wildcard=False), DNA,
+                                  mode="global", min_identity=0.97, iddef="pident",
+                                  block=BLOCK, scores=True, clusters=True, device="cpu")
+    assert not AllPairsStore.open(path, complete=False).indexed
+    engine.take_sequences(job, InProcess(2, "cpu"))
     tiles = AllPairsStore.open(path, complete=False).tiles
     assert tiles > 4
     for t in range(0, tiles, 2):                          # every other tile done

@@ -4,6 +4,7 @@ pandas read of it."""
 
 from __future__ import annotations
 
+import itertools
 import warnings
 from concurrent.futures import ThreadPoolExecutor
 
@@ -13,6 +14,7 @@ import pytest
 import swath
 from swath.engine.allpairs import forest
 from swath.sequences import sequence_set
+from swath.sequences.pieces import Parsed
 from swath.storage.allpairs import (
     COUNTERS,
     KEPT_FIELDS,
@@ -27,10 +29,25 @@ from tests.helpers import DNA, assert_refused_as_older
 SEQS = ["ACGTACGT", "A", "ACG", "ACGTA", "AC", "ACGTAC", "ACGT"]   # lengths 8 1 3 5 2 6 4
 
 
-def create(tmp_path, seqs=SEQS, block=3, scores=True, clusters=True):
+def create(tmp_path, seqs=SEQS, block=3, scores=True, clusters=True, cuts=(3,)):
+    """A store of ``seqs`` taken in as pieces cut before the records ``cuts``, indexed."""
     sequences = sequence_set(seqs, DNA.alphabet, names=[f"s{i}" for i in range(len(seqs))])
-    return AllPairsStore.create(str(tmp_path / "a.zarr"), sequences, block=block,
-                                scores=scores, clusters=clusters, inputs={"clusters": clusters})
+    edges = [0, *cuts, len(seqs)]
+
+    def fill(store):
+        for k, (first, last) in enumerate(itertools.pairwise(edges)):
+            part = sequences.offsets[first:last + 1]
+            store.write_piece("sequence", k, Parsed.of(
+                sequences.names[first:last], sequences.residues[part[0]:part[-1]],
+                part - part[0]), (k, k + 1), bytes(32))
+
+    store = AllPairsStore.create(str(tmp_path / "a.zarr"), len(edges) - 1, fill, block=block,
+                                 scores=scores, clusters=clusters, inputs={"clusters": clusters},
+                                 sources={"sequence": {"display": "seqs"}})
+    assert not store.indexed
+    store.index(rename=False)
+    assert store.indexed
+    return store
 
 
 def counters(pairs=0, kept=0):
@@ -65,8 +82,8 @@ def test_sequences_are_kept_sorted_by_length_and_read_by_block(tmp_path):
     store = create(tmp_path)
     assert store.order().tolist() == [1, 4, 2, 6, 3, 5, 0]
     assert store.block_order(1).tolist() == [6, 3, 5]
-    assert store.names().tolist() == [f"s{i}" for i in range(7)]        # input order
-    assert store.lengths().tolist() == [len(s) for s in SEQS]
+    assert store.sequence_names().tolist() == [f"s{i}" for i in range(7)]        # input order
+    assert store.sequence_lengths().tolist() == [len(s) for s in SEQS]
     assert (store.tiles, store.block_range(2)) == (6, (6, 7))
     residues, offsets = store.block_sequences(1)
     assert offsets.tolist() == [0, 4, 9, 15]
@@ -144,7 +161,8 @@ def test_damaged_tiles_are_named_and_repaired(tmp_path):
     (root / "cluster" / "c" / "0").write_bytes(b"garbage")
     opened = AllPairsStore.open(root, mode="r+")
     damage = opened.damaged()
-    assert damage == {"tile": [0, blocks.index([2, 5])], "array": ["cluster"]}
+    assert damage == {"tile": [0, blocks.index([2, 5])], "sequence piece": [],
+                      "array": ["cluster"]}
     with pytest.raises(swath.StoreDamaged, match=r"damaged: 2 tiles \(0, 16\); array cluster"):
         opened.check_sound()
     opened.repair(damage)
@@ -192,7 +210,8 @@ def test_finalize_gathers_the_kept_pairs_tile_after_tile_each_tiles_in_input_ord
     assert got["score"].tolist() == [10 * q + t for q, t in want]
     assert got["cigar"].tolist() == [f"{q}={t}X" for q, t in want]
     assert store.pairs(1, 3)["target"].tolist() == [4, 1]
-    assert store.verify() == {"tile": 6, "array": 22}   # 7 inputs, 14 gathered, cluster
+    # 2 pieces; 7 arrays of the index and inputs, 14 gathered, cluster
+    assert store.verify() == {"tile": 6, "sequence piece": 2, "array": 22}
 
 
 def test_the_score_matrix_is_gathered_in_input_order(tmp_path):
@@ -237,7 +256,7 @@ def test_a_damaged_gathered_variable_is_named_and_gathered_again(tmp_path):
     (root / "score_matrix" / "c" / "1" / "2").unlink()
     opened = AllPairsStore.open(root, mode="r+")
     damage = opened.damaged()
-    assert damage == {"tile": [], "array": ["cigar", "score_matrix"]}
+    assert damage == {"tile": [], "sequence piece": [], "array": ["cigar", "score_matrix"]}
     opened.repair(damage)              # both written again by a run: no tile to recompute
     assert opened.done().all() and opened.attrs["complete"] is False
     opened.finalize()
@@ -321,13 +340,19 @@ import numpy as np
 import swath.storage.allpairs as layout
 from swath.scoring import Scoring
 from swath.sequences import sequence_set
+from swath.sequences.pieces import Parsed
 
 layout.PAIR_CHUNK = 1 << 14
 path, blocks, kept = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 rng = np.random.default_rng(blocks)
 n = 64 * blocks
 seqs = sequence_set(["ACGT" * 10] * n, Scoring.dna().alphabet, names=[f"s{i}" for i in range(n)])
-store = layout.AllPairsStore.create(path, seqs, block=64, scores=False, clusters=False)
+store = layout.AllPairsStore.create(
+    path, 1, lambda store: store.write_piece("sequence", 0, Parsed.of(
+        seqs.names, seqs.residues, seqs.offsets), (0, 0), bytes(32)),
+    block=64, scores=False, clusters=False, sources={"sequence": {"display": "seqs"}})
+store.index(rename=False)
+store = layout.AllPairsStore.open(path, mode="r+", complete=False)
 for t in range(store.tiles):
     query = rng.integers(0, n - 1, kept)
     pairs = {name: np.zeros(kept, dtype) for name, dtype in layout.TILE_FIELDS.items()}

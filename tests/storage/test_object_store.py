@@ -57,6 +57,6 @@ def test_an_allpairs_job_on_s3_stopped_and_damaged_resumes_to_the_local_result(
     s3().pipe(f"{root}/cigar/c/0", b"garbage")          # a gathered variable's chunk
     s3().rm(f"{root}/work/kept/1/index/c/0/0")          # a tile's kept pairs
     opened = AllPairsStore.open(store)
-    assert opened.damaged() == {"tile": [1], "array": ["cigar"]}
+    assert opened.damaged() == {"tile": [1], "sequence piece": [], "array": ["cigar"]}
     assert swath.resume(store, device="cpu").to_table() == local.to_table()
     assert swath.verify(store)["tile"] == opened.tiles

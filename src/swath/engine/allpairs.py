@@ -3,7 +3,10 @@
 # n: sequences (sorted by length), B: sequences per block, T: tiles, r x c: the
 # sequences of a tile's block row and block column.
 
-Each tile of the upper triangle of the block matrix not yet done is one task,
+The sequences are taken in piece by piece on the workers (:mod:`swath.engine.intake`;
+each piece kept sorted by length), then one task indexes them (``index_sequences``: the
+order by length, each block's run of each piece, the names checked to be unique, the
+tiles' arrays). Then each tile of the upper triangle of the block matrix not yet done is one task,
 
     swath-allpairs-{run}-{t}  its two blocks read from the store; the length filter (pairs
                               whose lengths alone rule out ``min_identity``); the first
@@ -62,6 +65,7 @@ others, each pair in its own orientation; a kept score matrix then holds both di
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import logging
 import time
@@ -71,6 +75,7 @@ from typing import Any
 import numpy as np
 
 from swath.constants import Mode
+from swath.engine.intake import Inputs, Source, check_pieces, run_id, take_in, write_held
 from swath.engine.stragglers import copies_may_run, first_writer
 from swath.identity import (
     NO_BOUND,
@@ -83,12 +88,13 @@ from swath.identity import (
 from swath.kernels import get_backend
 from swath.progress import Progress
 from swath.scoring import Scoring
-from swath.sequences import SequenceSet, slice_concatenated, take_concatenated
+from swath.sequences import slice_concatenated, take_concatenated
 from swath.storage.allpairs import (
     CIGAR_TEXT,
     COUNTERS,
     LAYOUT,
     NO_SCORE,
+    SIDE,
     TILE_FIELDS,
     VERSION,
     AllPairsStore,
@@ -115,6 +121,12 @@ class AllPairsJob:
     iddef: str | int
     scores: bool
     store_id: str      # the store's creation id: a store replaced since is not written
+    fresh: bool = False    # this process has just made the store: nothing in it is damaged
+
+    @property
+    def inputs(self) -> Inputs:
+        """Where the job's pieces are written."""
+        return Inputs(AllPairsStore, self.store, self.store_id)
 
 
 # ---------------------------------------------------------------------------------
@@ -513,24 +525,60 @@ def clusters(store: AllPairsStore) -> np.ndarray:
 
 
 def run_allpairs(job: AllPairsJob, client: Any, progress: Progress | None = None) -> AllPairsStore:
-    """Run every tile not yet done on ``client`` (a runner of ``engine.cluster`` or a
-    ``distributed.Client``), then the clusters, then the gathers of the tiles' kept pairs
-    (``gather``), then finalize the store; a finished store whose data match their
-    digests is left as it is.
+    """Take in the pieces of the sequences not yet in and index them, run every tile not
+    yet done on ``client`` (a runner of ``engine.cluster`` or a ``distributed.Client``),
+    then the clusters, then the gathers of the tiles' kept pairs (``gather``), then
+    finalize the store; a finished store whose data match their digests is left as it
+    is. A job whose input is refused (a malformed file, a name given twice) leaves no
+    store that it made.
 
-    ``progress("allpairs", tiles done, tiles, pairs done)`` is called at the start and
+    ``progress("pieces", pieces done, pieces, 0)`` as pieces are taken in, then
+    ``progress("allpairs", tiles done, tiles, pairs done)`` at the start of the tiles and
     as each tile finishes.
     """
-    import uuid
+    from swath.errors import InvalidInput, InvalidSequence
+    from swath.storage.creation import discard
 
+    try:
+        return _run(job, client, progress)
+    except (InvalidInput, InvalidSequence):
+        if job.fresh:
+            discard(job.store, job.store_id)
+        raise
+
+
+def take_sequences(job: AllPairsJob, where: Any, progress: Progress | None = None) -> None:
+    """Take in the pieces of the sequences not yet in on ``where`` (a runner of
+    ``engine.cluster``), then index them on a worker (``index_sequences``)."""
+    take_in(job.inputs, job_store(job), where, progress)
+    where.call(index_sequences, job)
+
+
+def index_sequences(job: AllPairsJob) -> None:
+    """Once every piece is in: index them (:meth:`AllPairsStore.index`).
+
+    Raises
+    ------
+    InvalidInput
+        A name given twice, and the job does not rename them.
+    """
+    job_store(job).index(bool(job_store(job).attrs["inputs"]["rename_duplicates"]))
+
+
+def _run(job: AllPairsJob, client: Any, progress: Progress | None) -> AllPairsStore:
     import dask
 
     from swath.engine.cluster import runner
     from swath.storage.locking import store_lock
 
+    where = runner(client)      # one runner: it keeps the gathers off lost copies
     with store_lock(job.store):
         store = job_store(job)
-        store.recompute_damaged()
+        if not job.fresh:
+            store.recompute_damaged()
+        if not store.indexed:
+            take_sequences(job, where, progress)
+            store = job_store(job)
         todo = np.flatnonzero(~store.done()).tolist()
         done = store.tiles - len(todo)
         pairs = int(store.counters()[:, COUNTERS.index("pairs")].sum())
@@ -546,21 +594,20 @@ def run_allpairs(job: AllPairsJob, client: Any, progress: Progress | None = None
             if progress:
                 progress("allpairs", done, store.tiles, pairs)
 
-        run_id = uuid.uuid4().hex[:8]   # keys of an earlier (failed) run must not be reused
+        tag = run_id()
         def tile(t: int, copy: str = "") -> Any:
             return dask.delayed(run_tile, pure=False)(
-                job, t, dask_key_name=f"swath-allpairs-{run_id}-{t}{copy}")
+                job, t, dask_key_name=f"swath-allpairs-{tag}-{t}{copy}")
 
         started = time.perf_counter()
         # a tile straggling on a slow worker may be copied to an idle faster one
-        where = runner(client)      # one runner: it keeps the gathers off lost copies
         where.each([tile(t) for t in todo], finished, copy=lambda i: tile(todo[i], "-copy"))
         ran = time.perf_counter()
         store = AllPairsStore.open(job.store, mode="r+", complete=False)
         store.check_done()
         if store.has_clusters:
             store.write_clusters(clusters(store))
-        store.finalize(gather(job, where, run_id, store.tile_starts()))
+        store.finalize(gather(job, where, tag, store.tile_starts()))
         totals = dict(zip(COUNTERS, store.counters().sum(axis=0).tolist(), strict=True))
         logger.info("%s: %d tiles in %.3f s, %d pairs: %d ruled out by length, %d by score, "
                     "%d traced, %d kept; finalized in %.3f s", job.store, len(todo),
@@ -595,10 +642,12 @@ def gather(job: AllPairsJob, client: Any, run_id: str, starts: np.ndarray
     return digests
 
 
-def prepare_allpairs(store_path: str, sequences: SequenceSet, scoring: Scoring, *, mode: Mode,
+def prepare_allpairs(store_path: str, source: Source, scoring: Scoring, *, mode: Mode,
                      min_identity: float, iddef: str | int, block: int, scores: bool,
-                     clusters: bool, device: str, overwrite: bool = False) -> AllPairsJob:
-    """Create the store of a new all-pairs job, or reopen it if it holds the same job.
+                     clusters: bool, device: str, rename_duplicates: bool = False,
+                     overwrite: bool = False) -> AllPairsJob:
+    """Create the store of a new all-pairs job, ready to take its sequences in (records
+    in memory are in it already), or reopen it if it holds the same job.
 
     ``block`` (the API's ``ALLPAIRS_BLOCK``: 2,048) bounds a task's memory by its tile: about 40
     bytes a pair (scores, bounds, masks), 160 MiB for 2,048 x 2,048, whatever n; n = 10^5
@@ -610,18 +659,30 @@ def prepare_allpairs(store_path: str, sequences: SequenceSet, scoring: Scoring, 
     ------
     OutputExists
         The path holds another job (other sequences, scoring or options) or anything
-        but a swath store, and ``overwrite`` is false (see ``reopen_or_create``).
+        but a swath store, and ``overwrite`` is false (see ``reopen_or_create``); or a
+        store whose input file's pieces taken in differ from the file's now.
     """
     from swath.storage.creation import reopen_or_create
 
-    inputs = {"sequences_sha256": _digest(sequences), "scoring": scoring.to_dict(),
-              "mode": mode, "min_identity": min_identity, "iddef": iddef, "block": block,
-              "scores": scores, "clusters": clusters}
-    reopen_or_create(store_path, LAYOUT, VERSION, inputs, lambda replace: AllPairsStore.create(
-        store_path, sequences, block=block, scores=scores, clusters=clusters, replace=replace,
-        inputs=inputs), what="allpairs", differs="other sequences, scoring or options",
-        overwrite=overwrite)
-    return reopen_allpairs(store_path, device)
+    inputs = {"sequences": source.identity, "rename_duplicates": rename_duplicates,
+              "scoring": scoring.to_dict(), "mode": mode, "min_identity": min_identity,
+              "iddef": iddef, "block": block, "scores": scores, "clusters": clusters}
+    sources = {SIDE: source}
+    created = []
+
+    def create(replace: bool) -> None:
+        pieces = source.bounds if source.bounds is not None else int(source.records is not None)
+        AllPairsStore.create(store_path, pieces, lambda store: write_held(store, sources),
+                             block=block, scores=scores, clusters=clusters, replace=replace,
+                             inputs=inputs, sources={SIDE: source.file or
+                                                     {"display": source.display}})
+        created.append(True)
+
+    reopen_or_create(store_path, LAYOUT, VERSION, inputs, create, what="allpairs",
+                     differs="other sequences, scoring or options", overwrite=overwrite)
+    if not created:
+        check_pieces(AllPairsStore, store_path, sources)
+    return dataclasses.replace(reopen_allpairs(store_path, device), fresh=bool(created))
 
 
 def reopen_allpairs(store_path: str, device: str = "auto") -> AllPairsJob:
@@ -631,11 +692,3 @@ def reopen_allpairs(store_path: str, device: str = "auto") -> AllPairsJob:
     return AllPairsJob(str(store_path), store.scoring, store.mode, device,
                        float(inputs["min_identity"]), inputs["iddef"], bool(inputs["scores"]),
                        str(store.attrs["id"]))
-
-
-def _digest(sequences: SequenceSet) -> str:
-    """SHA-256 of the sequences' names and residues, in input order."""
-    from swath.storage.common import array_digest
-
-    names = np.frombuffer("\n".join(sequences.names).encode(), dtype=np.uint8)
-    return array_digest(names, sequences.offsets, sequences.residues)

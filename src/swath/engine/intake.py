@@ -44,7 +44,7 @@ from swath.sequences.pieces import PIECE_BYTES, Parsed
 from swath.storage.pieces import PieceStore, piece_kind
 
 __all__ = ["Inputs", "Source", "check_pieces", "file_source", "memory_source", "run_id",
-           "take_in", "take_piece", "write_held"]
+           "source", "take_in", "take_piece", "write_held"]
 
 logger = logging.getLogger(__name__)
 
@@ -123,6 +123,14 @@ def memory_source(records: SequenceSet, display: str) -> Source:
     names = np.frombuffer("\n".join(records.names).encode(), dtype=np.uint8)
     identity = {"sha256": array_digest(records.residues, records.offsets, names)}
     return Source(display, identity, records=records)
+
+
+def source(value: str | SequenceSet, display: str, wildcard: bool) -> Source:
+    """An input of a job as the engine takes it in: a file's path (taken in piece by piece
+    on the workers), or records in memory (``display``: what messages call them)."""
+    if isinstance(value, str):
+        return file_source(value, wildcard=wildcard)
+    return memory_source(value, display)
 
 
 def check_pieces(layout: type[PieceStore], store_path: str, sources: dict[str, Source]
@@ -265,7 +273,7 @@ class _Intake:
             if self.progress:
                 self.progress("pieces", self.taken, self.total, 0)
 
-        if self.progress and not self.taken:
+        if self.progress and not self.taken and tasks:
             self.progress("pieces", 0, self.total, 0)
         self.where.each(tasks, done, threads=cores())
         if refused:

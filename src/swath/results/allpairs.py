@@ -82,7 +82,7 @@ class AllPairsResult:
         the job's definition), alignment length, mismatches, gap opens, coordinates
         (0-based, end exclusive), raw score and extended CIGAR."""
         kept = self.store.pairs()
-        names = self.store.names()
+        names = self.store.sequence_names()
         columns = [kept["query"].tolist(), kept["target"].tolist(),
                    names[kept["query"]].tolist(), names[kept["target"]].tolist(),
                    *(kept[name].tolist() for name in TABLE_COLUMNS[4:13]),
@@ -138,7 +138,7 @@ class AllPairsResult:
         >>> res.centroids().tolist()
         [1, 1, 2]
         """
-        return uclust.centroids(self.clusters(), self.store.lengths(), _input_names(self))
+        return uclust.centroids(self.clusters(), self.store.sequence_lengths(), _input_names(self))
 
     def cluster_count(self) -> int | None:
         """How many clusters the store holds, or None for a job without clusters."""
@@ -150,7 +150,7 @@ class AllPairsResult:
         """The kept pairs as the alignment writers take them, in the order of
         :meth:`to_table`: the query of a pair the row's query, with its sequence."""
         kept = self.store.pairs()
-        names, lengths = self.store.names(), self.store.lengths()
+        names, lengths = self.store.sequence_names(), self.store.sequence_lengths()
         i, j = kept["query"], kept["target"]
         inputs = self.store.attrs["inputs"]
         alphabet = self.store.scoring.alphabet
@@ -304,18 +304,13 @@ def text_lines(result: AllPairsResult, options: PrintOptions) -> Iterator[str]:
 
 
 def _input_sequences(result: AllPairsResult) -> list[np.ndarray]:
-    """The stored sequences (codes) in input order; the store keeps them sorted by length."""
-    store = result.store
-    residues, offsets = store.sorted_sequences()
-    by_input: list[np.ndarray] = [np.empty(0, np.uint8)] * store.sequences
-    for s, i in enumerate(store.order().tolist()):
-        by_input[i] = residues[offsets[s]:offsets[s + 1]]
-    return by_input
+    """The stored sequences (codes) in input order."""
+    return result.store.input_sequences()
 
 
 def _input_names(result: AllPairsResult) -> list[str]:
     """The sequences' names, in input order."""
-    return [str(name) for name in result.store.names()]
+    return [str(name) for name in result.store.sequence_names()]
 
 
 def uc_text(result: AllPairsResult, options: PrintOptions) -> Iterator[str]:

@@ -16,16 +16,25 @@ from swath.sequences.encoding import (
     take_concatenated,
 )
 from swath.sequences.readers import Record, iter_records, read_sequences
-from swath.sequences.sets import SequenceSet, duplicate_name, sequence_set, unique_names
+from swath.sequences.sets import (
+    SequenceSet,
+    duplicate_error,
+    duplicate_name,
+    renamed,
+    sequence_set,
+    unique_names,
+)
 
 __all__ = [
     "Record",
     "SequenceLike",
     "SequenceSet",
+    "duplicate_error",
     "duplicate_name",
     "encode_sequence",
     "iter_records",
     "read_sequences",
+    "renamed",
     "sequence_set",
     "slice_concatenated",
     "take_concatenated",

@@ -5,7 +5,7 @@ their records (:func:`unique_names`).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -216,17 +216,43 @@ def unique_names(names: Sequence[str], source: str | None, *, rename: bool = Fal
     if found is None:
         return tuple(names)
     if not rename:
-        name, first, second = found
-        raise InvalidInput(f"{source or 'the input'}: {what} name {name!r} is given twice "
-                           f"(records {first + 1} and {second + 1}): names must be unique (swath "
-                           "makedb and allpairs rename them with --rename-duplicates)")
-    taken, seen, out = set(names), dict[str, int](), []
-    for name in names:
+        raise duplicate_error(found, source, what)
+    out = list(names)
+    for i, name in renamed(list(enumerate(names)), set(names).__contains__).items():
+        out[i] = name
+    return tuple(out)
+
+
+def duplicate_error(found: tuple[str, int, int], source: str | None,
+                    what: str = "sequence") -> InvalidInput:
+    """The refusal of a name given twice (``found`` as :func:`duplicate_name` gives it)."""
+    name, first, second = found
+    return InvalidInput(f"{source or 'the input'}: {what} name {name!r} is given twice "
+                        f"(records {first + 1} and {second + 1}): names must be unique (swath "
+                        "makedb and allpairs rename them with --rename-duplicates)")
+
+
+def renamed(records: Sequence[tuple[int, str]], taken: Callable[[str], bool]
+            ) -> dict[int, str]:
+    """The new names of the second, third, ... record of a name, ``NAME_2``, ``NAME_3``,
+    ..., skipping the names ``taken`` (a name of the input) or made already: by record
+    number. ``records``: (number, name) in input order, all records of a name given more
+    than once (the others are never renamed and need not be there).
+
+    Examples
+    --------
+    >>> renamed([(0, "a"), (1, "a"), (2, "b"), (3, "a")], {"a", "b", "a_2"}.__contains__)
+    {1: 'a_3', 3: 'a_4'}
+    """
+    seen: dict[str, int] = {}
+    made: set[str] = set()
+    out = {}
+    for i, name in records:
         seen[name] = count = seen.get(name, 0) + 1
         if count > 1:
-            while f"{name}_{count}" in taken:
+            while (new := f"{name}_{count}") in made or taken(new):
                 count += 1
             seen[name] = count
-            taken.add(name := f"{name}_{count}")
-        out.append(name)
-    return tuple(out)
+            made.add(new)
+            out[i] = new
+    return out

@@ -75,7 +75,7 @@ through a transposed copy (``work/transposed``) that it deletes.
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, ClassVar, cast
 
@@ -84,18 +84,19 @@ import zarr
 
 from swath.alignment import cigar_strings, pack_cigars, unpacked_cigars
 from swath.errors import StoreIncomplete
-from swath.sequences import SequenceSet, take_concatenated
+from swath.sequences import take_concatenated
 from swath.storage.common import (
-    LayoutStore,
     StorePath,
+    display,
     missing,
     record_digest,
     record_digests,
+    update_attrs,
     value_dtype,
-    write_strings,
     write_whole,
 )
 from swath.storage.integrity import Digest, digest, digest_bytes, digest_strings
+from swath.storage.pieces import PieceStore, piece_kind
 
 LAYOUT = "allpairs"
 # 1: one array per kept field; 2: done marks were flags, not digests; 3: kept pairs only
@@ -103,9 +104,12 @@ LAYOUT = "allpairs"
 # a gathered variable's digest over its values in one run, not over its chunks' digests;
 # 5: the root's pairs sorted by (query, target) across the tiles, no tile's forest;
 # 6: the root's CIGARs as strings, a pair's names copied along ``pair``
-VERSION = 7
+# 7: the sequences sorted whole by the client
+VERSION = 8
 WORK = "work"
-RESIDUE_CHUNK = 1 << 22
+SIDE = "sequence"       # the one input's side (``storage.pieces``)
+RESIDUE_CHUNK = 1 << 18
+NAME_CHUNK = 1 << 16
 PAIR_CHUNK = 1 << 20
 READERS = 16            # threads reading the tiles' arrays (a gather's, the forests)
 GATHER_CHUNKS = 2       # the root's chunks of a kind of variables one gather writes
@@ -151,6 +155,8 @@ GATHERS: dict[str, tuple[str, ...]] = {
     "index": ("query", "target"), "cigar": ("cigar",),
     "values": KEPT_ARRAYS["values"], "identity": ("identity",)}
 MATRIX_DIMENSIONS = ("query_sequence", "target_sequence")
+# the arrays of names, written and digested a chunk at a time
+NAMES = frozenset({"name", *MATRIX_DIMENSIONS})
 
 
 def tile_blocks(blocks: int) -> np.ndarray:
@@ -206,59 +212,125 @@ def _work(name: str) -> str:
     return f"{WORK}/{name}"
 
 
-class AllPairsStore(LayoutStore):
+class AllPairsStore(PieceStore):
     """An all-against-all result store on disk (or behind an fsspec URL)."""
 
     LAYOUT = LAYOUT
     VERSION = VERSION
-    MARKS: ClassVar[dict[str, str]] = {"tile": _work("done")}
+    MARKS: ClassVar[dict[str, str]] = {"tile": _work("done"),
+                                       piece_kind(SIDE): _work(f"{SIDE}_done")}
+    UNIT_NAMES: ClassVar[dict[str, str]] = {piece_kind(SIDE): "pieces of the sequences"}
+    INPUT_KINDS: ClassVar[frozenset[str]] = frozenset({piece_kind(SIDE)})
+    SIDES = (SIDE,)
+    SORTED = True
+    # residues in small chunks: a block reads a run of each piece's
+    PIECE_ARRAYS: ClassVar[dict[str, tuple[Any, int, bool]]] = {
+        **PieceStore.PIECE_ARRAYS, "residues": (np.uint8, RESIDUE_CHUNK, False)}
     # what finalize gathers from the tiles (and the clusters): written again by a run
     GATHERED: ClassVar[frozenset[str]] = frozenset({*PAIR_VARIABLES, "score_matrix"})
     RECOMPUTED: ClassVar[frozenset[str]] = GATHERED | {"cluster"}
 
     @classmethod
-    def create(cls, path: StorePath, sequences: SequenceSet, *, block: int, scores: bool,
+    def create(cls, path: StorePath, pieces: np.ndarray | int,
+               fill: Callable[[AllPairsStore], None], *, block: int, scores: bool,
                clusters: bool, replace: bool = False, **fields: Any) -> AllPairsStore:
-        """Create an empty store for ``sequences`` (input order; kept sorted by length)
-        in blocks of ``block``, with a score matrix if ``scores``, to hold clusters if
-        ``clusters``, whole or not at all (``creating``); ``fields`` go to the root
-        attributes, ``replace`` replaces a store at ``path``."""
-        n = len(sequences)
-        order = np.argsort(sequences.lengths, kind="stable")
-        blocks = -(-n // block)
-        tiles = blocks * (blocks + 1) // 2
+        """Create a store, whole or not at all, ready to take its sequences in (in blocks
+        of ``block``, with a score matrix if ``scores``, to hold clusters if ``clusters``):
+        the done marks of its pieces, ``pieces`` (a plain file's bounds, recorded, or how
+        many pieces there are so far); then ``fill(store)`` writes the records the client
+        holds. ``fields`` go to the root attributes, ``replace`` replaces a store at
+        ``path``."""
 
         def build(group: zarr.Group) -> None:
-            names = np.array(sequences.names, dtype=object)
-            write_strings(group, "name", names, "sequence")
-            write_whole(group, "sequence_length", sequences.lengths.astype(np.int64),
-                        dimension_names=("sequence",), attributes={"coordinates": "name"})
-            write_whole(group, _work("order"), order.astype(np.int64),
-                        dimension_names=("sequence",))
-            lengths = sequences.lengths[order]
-            residues = (np.concatenate([sequences[int(s)] for s in order]).astype(np.uint8)
-                        if n else np.zeros(0, np.uint8))
-            write_whole(group, _work("residues"), residues,
-                        chunks=(min(max(len(residues), 1), RESIDUE_CHUNK),),
-                        dimension_names=("residue",))
-            offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
-            write_whole(group, _work("offsets"), offsets, dimension_names=("sequence_edge",))
-            cls.create_marks(group, "tile", (tiles,), ("tile",))
-            counters = group.create_array(_work("counters"), shape=(tiles, len(COUNTERS)),
-                                          chunks=(1, len(COUNTERS)), dtype=np.int64,
-                                          fill_value=0, dimension_names=("tile", "counter"))
-            counters.attrs["counters"] = list(COUNTERS)
-            group.create_group(_work("kept"))
-            if scores:
-                group.create_array(_work("score"), shape=(n, n), chunks=(block, block),
-                                   dtype=np.int32, fill_value=NO_SCORE,
-                                   dimension_names=("query", "target"))
-                for dimension in MATRIX_DIMENSIONS:
-                    write_strings(group, dimension, names, dimension)
+            cls.make_pieces(group, SIDE, pieces)
+            fill(cls(display(path), group, {}))
 
-        return cls._create(path, dict(sequences=n, block=block, blocks=blocks, tiles=tiles,
-                                      scores=scores, clusters=clusters, **fields),
-                           build, replace=replace)
+        return cls._create(path, dict(block=block, scores=scores, clusters=clusters,
+                                      **fields), build, replace=replace)
+
+    @property
+    def indexed(self) -> bool:
+        """Whether the sequences are all in and indexed (:meth:`index`)."""
+        return "tiles" in self.attrs
+
+    def index(self, rename: bool) -> None:
+        """Once every piece is in: sort the sequences by length, find each block's runs of
+        the pieces' records, write the names (unique: the second, third, ... of a name
+        renamed if ``rename``), lengths and order, and make the tiles' arrays; the
+        attributes ``sequences``, ``blocks`` and ``tiles`` are written last. Done again
+        from the start if interrupted.
+
+        Raises
+        ------
+        InvalidInput
+            A name given twice, and ``rename`` false.
+        """
+        self.index_pieces()
+        source = self.attrs["sources"][SIDE]["display"]
+        renames = self.renames(SIDE, rename, source)
+        lengths = self.lengths(SIDE)
+        n, block = len(lengths), self.block
+        order = np.argsort(lengths, kind="stable")
+        blocks = -(-n // block)
+        tiles = blocks * (blocks + 1) // 2
+        group = self.group
+        self._write_names("name", "sequence", renames)
+        write_whole(group, "sequence_length", lengths, dimension_names=("sequence",),
+                    attributes={"coordinates": "name"}, overwrite=True)
+        write_whole(group, _work("order"), order.astype(np.int64),
+                    dimension_names=("sequence",), overwrite=True)
+        write_whole(group, _work("block_runs"), self._block_runs(order, blocks),
+                    dimension_names=("block_edge", f"{SIDE}_piece"), overwrite=True)
+        self.create_marks(group, "tile", (tiles,), ("tile",), overwrite=True)
+        counters = group.create_array(_work("counters"), shape=(tiles, len(COUNTERS)),
+                                      chunks=(1, len(COUNTERS)), dtype=np.int64,
+                                      fill_value=0, dimension_names=("tile", "counter"),
+                                      overwrite=True)
+        counters.attrs["counters"] = list(COUNTERS)
+        group.create_group(_work("kept"), overwrite=True)
+        if self.has_scores:
+            group.create_array(_work("score"), shape=(n, n), chunks=(block, block),
+                               dtype=np.int32, fill_value=NO_SCORE,
+                               dimension_names=("query", "target"), overwrite=True)
+            for dimension in MATRIX_DIMENSIONS:
+                self._write_names(dimension, dimension, renames)
+        update_attrs(group, sequences=n, blocks=blocks, tiles=tiles,
+                     input_sha256=self.identity(SIDE))
+        self.reload_attrs()
+        self._arrays.clear()
+
+    def _block_runs(self, order: np.ndarray, blocks: int) -> np.ndarray:
+        """``(blocks + 1, K)`` int64: row b, the records of each piece (sorted by length)
+        that lie in the blocks before b; block b is the run ``[runs[b, k], runs[b + 1, k])``
+        of each piece k."""
+        n = len(order)
+        rank = np.empty(n, dtype=np.int64)
+        rank[order] = np.arange(n, dtype=np.int64)
+        cuts = np.minimum(np.arange(blocks + 1, dtype=np.int64) * self.block, n)
+        first = self.piece_records(SIDE)
+        runs = np.zeros((blocks + 1, len(first) - 1), dtype=np.int64)
+        for k in range(len(first) - 1):
+            kept = np.asarray(self.piece(SIDE, k, "order")[...], dtype=np.int64)
+            runs[:, k] = np.searchsorted(rank[first[k] + kept], cuts)
+        return runs
+
+    def _write_names(self, name: str, dimension: str, renames: dict[int, str]) -> None:
+        """The names, renamed as ``renames`` says, in array ``name`` along ``dimension``,
+        a chunk (``NAME_CHUNK``) at a time from the pieces; its digest, of them one chunk
+        after another (``_whole`` reads them back so)."""
+        n = self.count(SIDE)
+        array = self.group.create_array(name, shape=(n,), dtype=str,
+                                        chunks=(max(1, min(n, NAME_CHUNK)),),
+                                        dimension_names=(dimension,), overwrite=True)
+        digest_ = Digest()
+        for first in range(0, n, NAME_CHUNK):
+            names = self.names(SIDE, np.arange(first, min(first + NAME_CHUNK, n)))
+            for i, new in renames.items():
+                if first <= i < first + NAME_CHUNK:
+                    names[i - first] = new
+            array[first:first + len(names)] = names
+            digest_.update(names)
+        record_digest(self.group, name, digest_.value)
 
     @property
     def sequences(self) -> int:
@@ -292,12 +364,12 @@ class AllPairsStore(LayoutStore):
         return b * self.block, min((b + 1) * self.block, self.sequences)
 
     def block_sequences(self, b: int) -> tuple[np.ndarray, np.ndarray]:
-        """Residues and offsets (from 0) of the sequences of block ``b``, read alone."""
-        first, last = self.block_range(b)
-        offsets = np.asarray(self.array(_work("offsets"))[first:last + 1], dtype=np.int64)
-        residues = np.asarray(self.array(_work("residues"))[offsets[0]:offsets[-1]],
-                              dtype=np.uint8)
-        return residues, offsets - offsets[0]
+        """Residues and offsets (from 0) of the sequences of block ``b``, in sorted order,
+        read alone: a run of each piece's."""
+        runs = np.asarray(self.array(_work("block_runs"))[b:b + 2], dtype=np.int64)
+        residues, offsets, numbers = self.sorted_runs(SIDE, runs.T)
+        order = np.lexsort((numbers, np.diff(offsets)))     # by length, then input order
+        return take_concatenated(residues, offsets, order)
 
     def block_order(self, b: int) -> np.ndarray:
         """The input index of every sequence of block ``b``."""
@@ -308,18 +380,22 @@ class AllPairsStore(LayoutStore):
         """The input index of every sorted sequence."""
         return np.asarray(self.array(_work("order"))[:], dtype=np.int64)
 
-    def names(self) -> np.ndarray:
+    def sequence_names(self) -> np.ndarray:
         """The names of the sequences in input order (object array of str)."""
         return np.asarray(self.array("name")[:], dtype=object)
 
-    def lengths(self) -> np.ndarray:
+    def sequence_lengths(self) -> np.ndarray:
         """The lengths of the sequences in input order (int64)."""
         return np.asarray(self.array("sequence_length")[:], dtype=np.int64)
 
-    def sorted_sequences(self) -> tuple[np.ndarray, np.ndarray]:
-        """Residues and offsets of every sequence in sorted order (``order``)."""
-        return (np.asarray(self.array(_work("residues"))[:], dtype=np.uint8),
-                np.asarray(self.array(_work("offsets"))[:], dtype=np.int64))
+    def input_sequences(self) -> list[np.ndarray]:
+        """Every sequence's codes, in input order (block after block)."""
+        by_input: list[np.ndarray] = [np.empty(0, np.uint8)] * self.sequences
+        for b in range(int(self.attrs["blocks"])):
+            residues, offsets = self.block_sequences(b)
+            for s, i in enumerate(self.block_order(b).tolist()):
+                by_input[i] = residues[offsets[s]:offsets[s + 1]]
+        return by_input
 
     def _score_ranges(self, t: int) -> list[tuple[slice, slice]]:
         """The chunks of ``work/score`` tile ``t`` writes: its own and the transposed one."""
@@ -328,6 +404,8 @@ class AllPairsStore(LayoutStore):
         return [(rows, cols)] if bi == bj else [(rows, cols), (cols, rows)]
 
     def unit_values(self, kind: str, t: int) -> list[np.ndarray]:
+        if kind in self.INPUT_KINDS:
+            return self.piece_values(SIDE, t)
         tile = cast(zarr.Group, self.group[_work(f"kept/{t}")])
         values = [np.asarray(cast(zarr.Array, tile[name])[...]) for name in KEPT_ARRAYS]
         if self.has_clusters:
@@ -595,10 +673,10 @@ class AllPairsStore(LayoutStore):
         record_digest(self.group, "score_matrix", digest.value)
 
     def _whole(self, name: str) -> Iterator[np.ndarray]:
-        """An array written whole, as its digest was taken: a gathered one chunk by chunk
-        along its last dimension, any other in one piece."""
+        """An array written whole, as its digest was taken: a gathered one and the names
+        chunk by chunk along their last dimension, any other in one piece."""
         array = self.array(name)
-        if name not in self.GATHERED:
+        if name not in self.GATHERED and name not in NAMES:
             yield np.asarray(array[...])
             return
         step, size = array.chunks[-1], array.shape[-1]

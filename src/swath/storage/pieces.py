@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Iterator
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 import numpy as np
 import zarr
@@ -216,15 +216,58 @@ class PieceStore(LayoutStore):
 
     def names(self, side: str, which: np.ndarray | None = None) -> np.ndarray:
         """Names of the records ``which`` of ``side`` (all by default), as str objects."""
+        return self._gather(side, which, lambda k, local: np.array(
+            self._piece_names(side, k, local), dtype=object), object)
 
-        def read(k: int, local: np.ndarray | None) -> np.ndarray:
-            edges = self.edges(side, k)[:, 1]
-            text = np.asarray(self.piece(side, k, "names")[...], dtype=np.uint8)
-            kept = self._kept_at(side, k, local)
-            kept = np.arange(len(edges) - 1) if kept is None else kept
-            return np.array(decode_names(text, edges[kept], edges[kept + 1]), dtype=object)
+    def _piece_names(self, side: str, k: int, local: np.ndarray | None) -> list[str]:
+        """The names of piece ``k``'s records ``local`` (None: all, in file order)."""
+        edges = self.edges(side, k)[:, 1]
+        text = np.asarray(self.piece(side, k, "names")[...], dtype=np.uint8)
+        kept = self._kept_at(side, k, local)
+        kept = np.arange(len(edges) - 1) if kept is None else kept
+        return decode_names(text, edges[kept], edges[kept + 1])
 
-        return self._gather(side, which, read, object)
+    def renames(self, side: str, rename: bool, source: str) -> dict[int, str]:
+        """The new names of records of ``side`` whose names are given more than once
+        (:func:`~swath.sequences.renamed`), by record number; {} where every name is
+        unique. Holds a hash a record, not its name: only the names whose hashes meet
+        are read.
+
+        Raises
+        ------
+        InvalidInput
+            A name is given twice and ``rename`` is false (as
+            :func:`~swath.sequences.unique_names` says, ``source`` named).
+        """
+        from swath.sequences import duplicate_error, duplicate_name, renamed
+
+        hashes = _joined([np.fromiter(map(hash, self._piece_names(side, k, None)), np.int64)
+                          for k in range(self.pieces(side))], np.int64)
+        by_hash = np.argsort(hashes, kind="stable")
+        ordered = hashes[by_hash]
+        meet = np.flatnonzero(ordered[1:] == ordered[:-1])
+        if not len(meet):
+            return {}
+        numbers = np.unique(np.concatenate([by_hash[meet], by_hash[meet + 1]]))
+        names = self.names(side, numbers).tolist()
+        counts: dict[str, int] = {}
+        for name in names:
+            counts[name] = counts.get(name, 0) + 1
+        given = [(int(i), name) for i, name in zip(numbers, names, strict=True)
+                 if counts[name] > 1]
+        if not given:
+            return {}
+        if not rename:
+            name, first, second = cast(tuple[str, int, int],
+                                       duplicate_name([name for _, name in given]))
+            raise duplicate_error((name, given[first][0], given[second][0]), source)
+
+        def taken(name: str) -> bool:
+            lo, hi = np.searchsorted(ordered, hash(name), side="left"), np.searchsorted(
+                ordered, hash(name), side="right")
+            return bool(lo < hi) and name in self.names(side, np.sort(by_hash[lo:hi])).tolist()
+
+        return renamed(given, taken)
 
     def lengths(self, side: str, which: np.ndarray | None = None) -> np.ndarray:
         """Lengths (int64) of the records ``which`` of ``side`` (all by default)."""

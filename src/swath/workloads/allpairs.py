@@ -41,12 +41,16 @@ WORKLOAD = Workload(name="allpairs", store=store, result=AllPairsResult, reopen=
                     cuda_sources=("traceback.cu",))
 
 
-def allpairs(store: str | None, sequences: SequenceSet, scoring: Scoring, *, client: Any,
-             progress: Progress | None, **options: Any) -> AllPairsResult:
+def allpairs(store: str | None, sequences: str | SequenceSet, scoring: Scoring, *,
+             client: Any, progress: Progress | None, wildcard: bool, **options: Any
+             ) -> AllPairsResult:
     """An all-pairs job run on the engine into ``store`` (or a scratch store the result
-    owns); ``options`` as :func:`~swath.engine.allpairs.prepare_allpairs` takes them."""
+    owns): ``sequences`` a file's path (taken in on the workers) or records in memory;
+    ``options`` as :func:`~swath.engine.allpairs.prepare_allpairs` takes them."""
     from swath.engine.allpairs import prepare_allpairs
+    from swath.engine.intake import source
 
+    taken = source(sequences, "sequences", wildcard)
     return start(WORKLOAD, store, lambda path, _: prepare_allpairs(
-        path, sequences, scoring, **options), client, progress, device=options["device"],
+        path, taken, scoring, **options), client, progress, device=options["device"],
         overwrite=options.get("overwrite", False))

@@ -11,7 +11,6 @@ from swath.results.pairs import PRINTERS, PairsResult
 from swath.workloads import Workload, result_lines, start
 
 if TYPE_CHECKING:
-    from swath.engine.intake import Source
     from swath.engine.pairs import PairsJob
     from swath.progress import Progress
     from swath.scoring import Scoring
@@ -43,26 +42,18 @@ WORKLOAD = Workload(name="pairs", store=store, result=PairsResult, reopen=reopen
                     cuda_sources=("ends.cu", "codes16.cu", "traceback.cu"))
 
 
-def source(value: str | SequenceSet, display: str, wildcard: bool) -> Source:
-    """One side of a job as the engine takes it in: a file's path (taken in piece by piece
-    on the workers), or records in memory."""
-    from swath.engine.intake import file_source, memory_source
-
-    if isinstance(value, str):
-        return file_source(value, wildcard=wildcard)
-    return memory_source(value, display)
-
-
-def align_pairs(store: str | None, queries: Source, targets: Source, pairs: Any,
-                scoring: Scoring, *, client: Any, progress: Progress | None,
-                **options: Any) -> PairsResult:
+def align_pairs(store: str | None, queries: str | SequenceSet, targets: str | SequenceSet,
+                pairs: Any, scoring: Scoring, *, client: Any, progress: Progress | None,
+                wildcard: bool, **options: Any) -> PairsResult:
     """A batched-pairs job run on the engine into ``store`` (or a scratch store the result
-    owns); ``pairs`` and ``options`` as :func:`~swath.engine.pairs.prepare_pairs` takes
-    them."""
+    owns): each side a file's path (taken in on the workers) or records in memory;
+    ``pairs`` and ``options`` as :func:`~swath.engine.pairs.prepare_pairs` takes them."""
+    from swath.engine.intake import source
     from swath.engine.pairs import prepare_pairs
 
+    sides = source(queries, "queries", wildcard), source(targets, "targets", wildcard)
     return start(WORKLOAD, store, lambda path, _: prepare_pairs(
-        path, queries, targets, pairs, scoring, **options), client, progress,
+        path, *sides, pairs, scoring, **options), client, progress,
         device=options["device"], overwrite=options.get("overwrite", False))
 
 
