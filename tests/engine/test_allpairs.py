@@ -381,6 +381,67 @@ def test_one_and_two_sequences(tmp_path):
     assert two.scores()[0, 1] == two.scores()[1, 0] == aln.score
 
 
+def fasta_text(names, seqs, newline="\n", fastq=False):
+    """Records as FASTA (or FASTQ) text, the last without a newline."""
+    if fastq:
+        lines = [line for name, s in zip(names, seqs, strict=True)
+                 for line in (f"@{name}", s, "+", "I" * len(s))]
+    else:
+        lines = [line for name, s in zip(names, seqs, strict=True)
+                 for line in (f">{name} a description", s[:20], s[20:])]
+    return newline.join(lines)
+
+
+@pytest.mark.parametrize("form", ["fasta", "crlf", "gzip fastq"])
+def test_a_file_taken_in_piece_by_piece_gives_the_job_of_its_records_in_memory(
+        form, tmp_path, monkeypatch):
+    """Pieces of about 97 bytes (records straddle most cuts; a gzip file cut as it is
+    read): the same store as the records handed over in memory, whatever the piece."""
+    import gzip
+
+    from swath.engine import intake
+    from swath.sequences import sequence_set
+
+    monkeypatch.setattr(intake, "PIECE_BYTES", 97)
+    seqs = family_set(8, DNA, 30, 60)
+    names = [f"r{i}" for i in range(len(seqs))]
+    text = fasta_text(names, seqs, "\r\n" if form == "crlf" else "\n", "fastq" in form)
+    path = tmp_path / ("s.fq.gz" if "gzip" in form else "s.fa")
+    path.write_bytes(gzip.compress(text.encode()) if "gzip" in form else text.encode())
+    options = {"min_identity": 0.8, "scores": True, "clusters": True}
+    held = run(sequence_set(seqs, DNA.alphabet, names=names), tmp_path, "held.zarr", **options)
+    taken = run(str(path), tmp_path, "taken.zarr", **options)
+    store = AllPairsStore.open(str(tmp_path / "taken.zarr"))
+    assert store.pieces("sequence") > 5
+    assert taken.to_table() == held.to_table() and len(held.to_table()) > 10
+    assert np.array_equal(taken.scores(), held.scores())
+    assert np.array_equal(taken.clusters(), held.clusters())
+    assert store.sequence_names().tolist() == names
+    assert store.input_sequences()[7].tolist() == DNA.alphabet.encode(seqs[7]).tolist()
+
+
+def test_names_given_twice_in_different_pieces_are_refused_or_renamed(tmp_path, monkeypatch):
+    """A name given twice is found across pieces (by hashes of the names, the names
+    themselves read only where hashes meet): refused, naming both records, and no store
+    is left; or renamed as ``unique_names`` renames them."""
+    from swath.engine import intake
+    from swath.sequences import unique_names
+
+    monkeypatch.setattr(intake, "PIECE_BYTES", 64)
+    seqs = family_set(9, DNA, 12, 40)
+    names = ["a", "b", "a_2", "c", "a", "b", "d", "a", "e", "f", "g", "h"]
+    path = tmp_path / "s.fa"
+    path.write_text(fasta_text(names, seqs))
+    with pytest.raises(swath.InvalidInput, match=r"s.fa: sequence name 'a' is given twice "
+                                                 r"\(records 1 and 5\)"):
+        run(str(path), tmp_path, "refused.zarr")
+    assert not (tmp_path / "refused.zarr").exists()
+    renamed = run(str(path), tmp_path, "renamed.zarr", rename_duplicates=True)
+    want = list(unique_names(names, None, rename=True))
+    assert want[4] == "a_3" and want[7] == "a_4" and want[5] == "b_2"
+    assert renamed.store.sequence_names().tolist() == want
+
+
 @pytest.mark.parametrize(("sequences", "options", "message"), [
     ([], {}, "sequences is empty"),
     (["ACGT"], {"min_identity": 0}, "min_identity must be a number in"),

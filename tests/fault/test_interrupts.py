@@ -181,7 +181,7 @@ main(sys.argv[1:], prog_name="swath")
 """
 
 
-def _kill_in_creation(job: Job | PairsJob, tmp_path: Path, points: list[int]) -> None:
+def _kill_in_creation(job: Job | InputsJob, tmp_path: Path, points: list[int]) -> None:
     """Kill the job at the given instants of its store's creation (the n-th array
     created, the last one the rename into place); each re-run finishes identically."""
     script = tmp_path / "kill_at.py"
@@ -207,9 +207,35 @@ def test_kills_during_creation_leave_no_stuck_store(job: Job, tmp_path: Path) ->
     _kill_in_creation(job, tmp_path, every if FULL else [9, CREATION_POINTS])
 
 
-class PairsJob:
-    """A batched-pairs job (120 pairs by name of 100 DNA records, in 10 chunks) and its
-    uninterrupted result, the columns of its store."""
+class InputsJob:
+    """A job whose inputs are files taken in piece by piece, and its uninterrupted
+    result (``columns`` of its store)."""
+
+    root: Path
+    expected: object
+
+    def argv(self, store: Path) -> list[str]:
+        raise NotImplementedError
+
+    @staticmethod
+    def columns(store: Path) -> object:
+        raise NotImplementedError
+
+    def run(self, store: Path) -> Ran:
+        return _swath(*self.argv(store))
+
+    def finish(self, store: Path) -> None:
+        """Resume the store (or run the command again where none was created)."""
+        done = (_swath("resume", str(store), "--device", "cpu", "--no-progress")
+                if store.exists() else self.run(store))
+        assert done.returncode == 0, done.stderr
+        assert self.columns(store) == self.expected
+        assert _swath("verify", str(store)).returncode == 0
+        assert sorted(os.listdir(store.parent)) == [store.name]   # nothing left beside it
+
+
+class PairsJob(InputsJob):
+    """A batched-pairs job (120 pairs by name of 100 DNA records, in 10 chunks)."""
 
     def __init__(self, root: Path) -> None:
         rng = random.Random(3)
@@ -221,30 +247,45 @@ class PairsJob:
             f"q{rng.randrange(100)}\tt{rng.randrange(100)}\n" for _ in range(120)))
         reference = self.run(root / "reference.zarr")
         assert reference.returncode == 0, reference.stderr
-        self.expected = _columns(root / "reference.zarr")
+        self.expected = self.columns(root / "reference.zarr")
 
     def argv(self, store: Path) -> list[str]:
         return ["pairs", str(self.root / "q.fa"), str(self.root / "t.fa"), "--pairs",
                 str(self.root / "pairs.tsv"), "-o", str(store), "--dna", "--chunk", "12",
                 "--device", "cpu", "--no-progress"]
 
-    def run(self, store: Path) -> Ran:
-        return _swath(*self.argv(store))
-
-    def finish(self, store: Path) -> None:
-        """Resume the store (or run the command again where none was created)."""
-        done = (_swath("resume", str(store), "--device", "cpu", "--no-progress")
-                if store.exists() else self.run(store))
-        assert done.returncode == 0, done.stderr
-        assert _columns(store) == self.expected
-        assert _swath("verify", str(store)).returncode == 0
-        assert sorted(os.listdir(store.parent)) == [store.name]   # nothing left beside it
+    @staticmethod
+    def columns(store: Path) -> dict[str, list[object]]:
+        result = swath.open(str(store))
+        assert isinstance(result, swath.PairsResult)
+        return {name: result.column(name).tolist() for name in COLUMNS}
 
 
-def _columns(store: Path) -> dict[str, list[object]]:
-    result = swath.open(str(store))
-    assert isinstance(result, swath.PairsResult)
-    return {name: result.column(name).tolist() for name in COLUMNS}
+class AllPairsJob(InputsJob):
+    """An all-pairs job of 100 DNA records (10 families of mutated copies), with clusters,
+    in blocks of 20."""
+
+    def __init__(self, root: Path) -> None:
+        rng = random.Random(4)
+        self.root = root
+        ancestors = ["".join(rng.choices("ACGT", k=rng.randint(100, 300))) for _ in range(10)]
+        seqs = ["".join(c if rng.random() > 0.02 else rng.choice("ACGT") for c in a)
+                for a in (rng.choice(ancestors) for _ in range(100))]
+        write_fasta(root / "s.fa", [(f"s{i}", s) for i, s in enumerate(seqs)])
+        reference = self.run(root / "reference.zarr")
+        assert reference.returncode == 0, reference.stderr
+        self.expected = self.columns(root / "reference.zarr")
+
+    def argv(self, store: Path) -> list[str]:
+        return ["allpairs", str(self.root / "s.fa"), "-o", str(store), "--dna",
+                "--min-identity", "0.95", "--block", "20", "--clusters", "--device", "cpu",
+                "--no-progress"]
+
+    @staticmethod
+    def columns(store: Path) -> tuple[object, ...]:
+        result = swath.open(str(store))
+        assert isinstance(result, swath.AllPairsResult)
+        return result.to_table(), result.clusters().tolist()
 
 
 @pytest.fixture(scope="module")
@@ -283,24 +324,44 @@ engine.PIECE_BYTES = 2000
 main(sys.argv[1:], prog_name="swath")""")
 
 
-@pytest.mark.slow
-def test_kills_while_pairs_inputs_are_taken_in_resume_identically(pairs_job: PairsJob,
-                                                                   tmp_path: Path) -> None:
-    """Kills while pieces are taken in on threads side by side (each piece makes 3 arrays
-    after the store's 7 and its rename) and while they are indexed (the 76th array): the
-    store is there, unfinished, and its resume finishes it as the uninterrupted job."""
+@pytest.fixture(scope="module")
+def allpairs_job(tmp_path_factory: pytest.TempPathFactory) -> AllPairsJob:
+    return AllPairsJob(tmp_path_factory.mktemp("allpairs"))
+
+
+def _kill_in_pieces(job: InputsJob, tmp_path: Path, points: tuple[int, ...]) -> None:
+    """Kill the job at the given arrays of its store (pieces of 2,000 bytes): the store
+    is there, unfinished, and its resume finishes it as the uninterrupted job."""
     script = tmp_path / "kill_in_pieces.py"
     script.write_text(KILL_IN_PIECES)
-    for point in (9 + 7, 9 + 50, 76):
+    for point in points:
         store = tmp_path / f"at{point}" / "r.zarr"
         store.parent.mkdir()
-        killed = subprocess.run([sys.executable, str(script), *pairs_job.argv(store)],
+        killed = subprocess.run([sys.executable, str(script), *job.argv(store)],
                                 env={**os.environ, "SWATH_KILL_AT": str(point)},
                                 capture_output=True, timeout=600)
         assert killed.returncode == -signal.SIGKILL, killed.stderr
         with pytest.raises(swath.StoreIncomplete):
             swath.open(str(store))
-        pairs_job.finish(store)
+        job.finish(store)
+
+
+@pytest.mark.slow
+def test_kills_while_pairs_inputs_are_taken_in_resume_identically(pairs_job: PairsJob,
+                                                                   tmp_path: Path) -> None:
+    """Kills while pieces are taken in on threads side by side (each piece makes 3 arrays
+    after the store's 7 and its rename) and while they are indexed (the 76th array)."""
+    _kill_in_pieces(pairs_job, tmp_path, (9 + 7, 9 + 50, 76))
+
+
+@pytest.mark.slow
+def test_kills_while_allpairs_inputs_are_taken_in_resume_identically(
+        allpairs_job: AllPairsJob, tmp_path: Path) -> None:
+    """Kills while the 11 pieces are taken in (each makes 4 arrays after the store's 2
+    and its rename), while they are indexed (the 48th array on: the records, the names,
+    the lengths, the order, the blocks' runs, the tiles' marks and counters) and once
+    the tiles write."""
+    _kill_in_pieces(allpairs_job, tmp_path, (3 + 30, 47 + 2, 47 + 9))
 
 
 @pytest.mark.slow
