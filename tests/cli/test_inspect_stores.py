@@ -332,3 +332,20 @@ def test_resume_of_a_finished_store_does_nothing_and_says_so(stores, client, dat
     assert again.output == f"swath: {path} is complete already: nothing to resume\n"
     assert {p: p.stat().st_mtime_ns for p in Path(path).rglob("*") if p.is_file()} == files
     assert printed(path) == before
+
+
+def test_a_closed_pipe_ends_the_printing_quietly(tmp_path: Path) -> None:
+    """``swath inspect STORE | head -1``: the reader closes the pipe after a line; swath
+    ends as a command that SIGPIPE ends (status 141), printing nothing on stderr."""
+    import subprocess
+    import sys
+
+    store = tmp_path / "p.zarr"
+    swath.allpairs(["ACGTACGT" * 4] * 300, scoring=DNA, store=str(store), device="cpu",
+                   min_identity=0.5, block=128)
+    shell = (f"{sys.executable} -m swath inspect {store} --format tsv 2>{tmp_path / 'err'} "
+             "| head -1; echo ${PIPESTATUS[0]}")
+    done = subprocess.run(["bash", "-c", shell], capture_output=True, text=True, timeout=120)
+    first, status = done.stdout.splitlines()
+    assert first.startswith("sequences[0]\tsequences[1]\t100.0") and status == "141"
+    assert (tmp_path / "err").read_text() == ""

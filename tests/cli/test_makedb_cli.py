@@ -110,7 +110,7 @@ def test_progress_and_verbose(tmp_path: Path, fasta: Path) -> None:
     assert result.exit_code == 0, result.output
     assert "swath: reading" in result.stderr
     assert "swath: writing" in result.stderr
-    assert "swath: INFO: swath.storage.database.writer: wrote" in result.stderr
+    assert "swath: info: wrote" in result.stderr
     assert result.stdout == f"{store}: 3 sequences, 10 residues, 1 partition\n"
     quiet = run("makedb", "--no-progress", "--overwrite", str(fasta), str(store))
     assert quiet.exit_code == 0 and quiet.stderr == ""

@@ -81,14 +81,14 @@ def test_debug_log_is_a_timeline(files, tmp_path):
                      str(tmp_path / "r.zarr"), "--device", "cpu", "--no-progress", "-vv")
         assert run.exit_code == 0, run.output
         lines = run.stderr.splitlines()
-        stamped = re.compile(r"swath: +\d+ ms (\S+): (DEBUG|INFO): swath\.")
+        stamped = re.compile(r"swath: +\d+ ms (\S+): (debug|info): swath\.")
         assert lines and all(stamped.match(line) for line in lines), lines
         assert any("partition" in line for line in lines)
         assert {stamped.match(line)[1] for line in lines} >= {"MainThread"}
         run = invoke("search", str(files / "q.fasta"), str(files / "db.swdb"), "-o",
                      str(tmp_path / "s.zarr"), "--device", "cpu", "--no-progress", "-v")
         assert run.exit_code == 0, run.output
-        assert run.stderr.splitlines()[0].startswith("swath: INFO: swath.")
+        assert run.stderr.splitlines()[0].startswith("swath: info: ")
     finally:
         logger.setLevel(level)
         logger.handlers[:] = handlers

@@ -133,3 +133,23 @@ def test_a_refused_jobs_store_is_discarded_only_while_it_is_still_that_jobs(tmp_
     assert (tmp_path / "file.txt").read_text() == "a user's file"
     discard(str(path), "other")
     assert not path.exists()
+
+
+def test_a_database_is_replaced_only_by_a_database(tmp_path: Path) -> None:
+    """``--overwrite`` replaces a result store by another job's, never a database by a
+    result (the database is the user's input to searches: one line names it); the
+    message names the store kind with its article."""
+    import swath
+
+    fasta = tmp_path / "db.fa"
+    fasta.write_text(">a\nMKVLA\n>b\nMKVLW\n")
+    swath.makedb(str(fasta), str(tmp_path / "db.swdb"))
+    with pytest.raises(OutputExists, match=r"db.swdb is a swath database, which only a "
+                                           r"database replaces, not an allpairs store"):
+        swath.allpairs(str(fasta), store=str(tmp_path / "db.swdb"), overwrite=True,
+                       device="cpu")
+    assert found_at(tmp_path / "db.swdb")["layout"] == "database"
+    swath.align("MKV", "MKV", store=str(tmp_path / "a.zarr"), device="cpu")
+    with pytest.raises(OutputExists, match=r"a.zarr is a swath 'alignment' store, not an "
+                                           r"allpairs store \(choose another"):
+        swath.allpairs(str(fasta), store=str(tmp_path / "a.zarr"), device="cpu")

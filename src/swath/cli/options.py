@@ -367,11 +367,20 @@ class _EchoHandler(logging.Handler):
             self.handleError(record)
 
 
-_FORMAT = "swath: %(levelname)s: %(name)s: %(message)s"
-# DEBUG records also say when (milliseconds since Python's logging module was imported,
-# which swath's import does first thing) and on which thread: a command's timeline
-_DEBUG_FORMAT = "swath: %(relativeCreated)6.0f ms %(threadName)s: %(levelname)s: %(name)s: " \
+# a record as the command's other messages read ("swath: warning: ..."); DEBUG records
+# also say when (milliseconds since Python's logging module was imported, which swath's
+# import does first thing), on which thread and from which module: a command's timeline
+_FORMAT = "swath: %(level)s: %(message)s"
+_DEBUG_FORMAT = "swath: %(relativeCreated)6.0f ms %(threadName)s: %(level)s: %(name)s: " \
                 "%(message)s"
+
+
+class _Formatter(logging.Formatter):
+    """``level``: the record's level in lower case."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        record.level = record.levelname.lower()
+        return super().format(record)
 
 
 def setup_logging(verbosity: int) -> None:
@@ -387,8 +396,7 @@ def setup_logging(verbosity: int) -> None:
     if handler is None:
         handler = _EchoHandler()
         logger.addHandler(handler)
-    handler.setFormatter(logging.Formatter(_DEBUG_FORMAT if level == logging.DEBUG
-                                           else _FORMAT))
+    handler.setFormatter(_Formatter(_DEBUG_FORMAT if level == logging.DEBUG else _FORMAT))
 
 
 def _verbose_callback(ctx: click.Context, param: click.Parameter, value: int) -> int:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 import tempfile
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -42,14 +43,24 @@ def out_format(out: str | None, given: str | None, formats: tuple[str, ...],
     return found if found in formats else default
 
 
+#: the exit status where stdout's reader closed the pipe: a shell's for a command that
+#: SIGPIPE ended, as other command-line tools end there (128 + 13)
+CLOSED_PIPE = 141
+
+
 def emit(pieces: Iterable[str], out: str | None, *, replace: bool | None = None) -> None:
     """Print ``pieces`` (text ending with newlines) to stdout, or write them to ``out``:
     into a hidden sibling linked into place when all is written, so a failed command
     leaves no half a file. An existing ``out`` is refused unless ``replace`` (None: the
     command has no --overwrite)."""
     if out is None or out == "-":
-        for text in pieces:
-            click.echo(text, nl=False)
+        try:
+            for text in pieces:
+                click.echo(text, nl=False)
+            sys.stdout.flush()
+        except BrokenPipeError:     # the reader closed the pipe (`| head`): end quietly
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            raise SystemExit(CLOSED_PIPE) from None
         return
     check_out(out, replace=replace)
     folder = os.path.dirname(os.path.abspath(out))

@@ -64,6 +64,17 @@ def found_at(path: StorePath) -> dict[str, Any] | None:
     return dict(attrs) if isinstance(attrs, dict) and "layout" in attrs else {}
 
 
+def an(word: str) -> str:
+    """``word`` after its indefinite article.
+
+    Examples
+    --------
+    >>> an("alignment"), an("pairs")
+    ('an alignment', 'a pairs')
+    """
+    return f"{'an' if word[:1] in 'aeiou' else 'a'} {word}"
+
+
 def _refuse(path: StorePath, why: str) -> OutputExists:
     return OutputExists(f"{display(path)} {why}; swath will not delete or overwrite it "
                         "(choose another output path)")
@@ -92,14 +103,19 @@ def check_output(path: StorePath, layout: str, version: int, *, what: str,
         The path holds a store of this layout written by another swath version (and
         ``overwrite`` is false).
     """
+    from swath.storage.database.layout import LAYOUT as DATABASE
+
     _check_not_cwd(path)
     attrs = found_at(path)
     if attrs == {}:
         raise _refuse(path, "exists and is not a swath store")
+    if attrs is not None and attrs["layout"] == DATABASE != layout:
+        raise _refuse(path, f"is a swath database, which only a database replaces, not "
+                      f"{an(what)} store")
     if attrs is not None and not overwrite:
         if attrs["layout"] != layout:
             raise OutputExists(f"{display(path)} is a swath {attrs['layout']!r} store, not "
-                               f"a {what} store (choose another output path, or "
+                               f"{an(what)} store (choose another output path, or "
                                "--overwrite to replace it)")
         if attrs.get("version") != version:
             raise FormatVersionError(

@@ -256,7 +256,7 @@ def test_cli_device_auto_warns_once_and_computes_on_the_cpu(
     result = align("--device", "auto", "--format", "json")
     assert result.exit_code == 0, result.output
     [line] = result.stderr.splitlines()
-    assert line.startswith("swath: WARNING: swath.kernels: device='auto': computing on the "
+    assert line.startswith("swath: warning: device='auto': computing on the "
                            "CPU, since "), line
     assert '"score": 583' in result.stdout
 
