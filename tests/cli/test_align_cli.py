@@ -276,7 +276,7 @@ def test_verbose_and_progress(dna_files: tuple[str, str]) -> None:
     assert quiet.stderr == ""
     verbose = run("align", *dna_files, "--dna", "-v")
     assert verbose.exit_code == 0
-    assert "INFO" in verbose.stderr and "aligned dq against dt" in verbose.stderr
+    assert "swath: info: " in verbose.stderr and "aligned dq against dt" in verbose.stderr
     progress = run("align", *dna_files, "--dna", "--progress", "--format", "json")
     assert progress.exit_code == 0
     assert "aligning dq (100 residues) against dt" in progress.stderr

@@ -349,3 +349,21 @@ def test_a_closed_pipe_ends_the_printing_quietly(tmp_path: Path) -> None:
     first, status = done.stdout.splitlines()
     assert first.startswith("sequences[0]\tsequences[1]\t100.0") and status == "141"
     assert (tmp_path / "err").read_text() == ""
+
+
+@pytest.mark.parametrize("node", ["work/done", "work/kept/0", "score"])
+def test_metadata_that_cannot_be_read_is_refused_in_one_line(node: str, tmp_path: Path
+                                                             ) -> None:
+    """A store whose zarr.json of an array or group is not JSON: verify, resume and
+    inspect each refuse in one line, exit 2, naming it (nothing in the store changes)."""
+    store = tmp_path / "p.zarr"
+    swath.allpairs(["ACGTACGT" * 4] * 30, scoring=DNA, store=str(store), device="cpu",
+                   min_identity=0.5, block=16)
+    (store / node / "zarr.json").write_text('{"bad')
+    for command in (["verify"], ["resume", "--device", "cpu", "--no-progress"], ["inspect"]):
+        refused = invoke(*command[:1], str(store), *command[1:])
+        assert refused.exit_code == 2, refused.output
+        assert refused.stderr.splitlines() == [
+            f"swath: error: {store}: damaged beyond repair: the metadata (zarr.json) of node "
+            f"{node} cannot be read; run the job again with --overwrite"]
+    assert (store / node / "zarr.json").read_text() == '{"bad'

@@ -372,6 +372,10 @@ class LayoutStore:
                 node = self.group[name]
             except KeyError:
                 raise missing(f"array {name!r}", self.path) from None
+            except (ValueError, TypeError) as error:    # zarr.json that is not metadata
+                raise StoreDamaged(f"{self.path}: damaged: the metadata (zarr.json) of "
+                                   f"{name} cannot be read ({error}); `swath verify "
+                                   f"{self.path}` says more") from None
             if not isinstance(node, zarr.Array):
                 raise missing(f"array {name!r}", self.path)
             self._arrays[name] = node
@@ -476,7 +480,19 @@ class LayoutStore:
         """Per kind of unit (and ``"array"`` for arrays written whole), the done units and
         arrays whose values no longer digest to their marks: deleted, truncated or altered
         chunks; in a finished store, also the units whose mark is lost. Empty lists
-        everywhere for a sound store."""
+        everywhere for a sound store.
+
+        Raises
+        ------
+        StoreDamaged
+            The metadata (``zarr.json``) of a group or array of the store cannot be read:
+            what its chunks hold cannot be known, nothing recomputes it.
+        """
+        broken = unreadable_metadata(self.path)
+        if broken:
+            raise StoreDamaged(f"{self.path}: damaged beyond repair: the metadata (zarr.json) "
+                               f"of {describe_damage({'node': broken})} cannot be read; run "
+                               "the job again with --overwrite")
         found: dict[str, list[Unit]] = {}
         finished = self.attrs.get("complete") is True
         for kind in self.MARKS:
@@ -562,6 +578,25 @@ class LayoutStore:
                             if k not in damaged}
         self.group.attrs[ROOT_KEY] = attrs
         self.attrs["digests"] = attrs["digests"]
+
+
+def unreadable_metadata(path: StorePath) -> list[str]:
+    """The groups and arrays of the store at ``path`` whose metadata (``zarr.json``) is
+    not a JSON object: their paths in the store ("." for its root)."""
+    fs, inner = _filesystem(path)
+    root = inner.rstrip("/")
+    broken = []
+    found = sorted(name for name in fs.find(root) if name.endswith("/zarr.json"))
+    texts = fs.cat(found) if found else {}
+    for name in found:
+        text = texts[name]
+        try:
+            valid = isinstance(json.loads(text), dict)
+        except ValueError:
+            valid = False
+        if not valid:
+            broken.append(os.path.relpath(name[:-len("/zarr.json")], root))
+    return broken
 
 
 def describe_damage(damage: dict[str, list[Unit]], shown: int = 8) -> str:
