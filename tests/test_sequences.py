@@ -585,7 +585,7 @@ PIECE_FILES = {
     "fastq qualities like headers": "@r1\nACGT\n+\n@III\n@r2\nAC\n+\n@I\n@r3\nG\n+\n@\n",
     "fastq crlf, no final newline": "@r1 x\r\nACGT\r\n+\r\nIIII\r\n@r2\r\nacg\r\n+\r\nIII",
     "fastq blank lines": "@r1\nACGT\n+\nIIII\n\n@r2\nAC\n+\nII\n",
-    "odd headers": ">a\x0bb c\nAC\n>d\x00e\nGT\n>f\tg\nA\n",
+    "odd headers": ">a\x0bb c\nAC\n>d~e\nGT\n>f\tg\nA\n",
 }
 
 
@@ -719,3 +719,24 @@ def test_taking_short_and_long_sequences_gives_the_same(mean, dtype):
     assert np.array_equal(again, got) and np.array_equal(again_at, at)
     with pytest.raises(TypeError, match="index must hold integers"):
         take_concatenated(residues, offsets, np.ones(50, dtype=bool))
+
+
+@pytest.mark.parametrize("name", ["q\x1b[31mq0", "q\x07", "q\x7f", "q\u200b"])
+def test_a_name_with_a_character_that_does_not_print_is_refused(name, tmp_path):
+    """A name holding an ANSI escape or another character that does not print would be
+    printed changed (or change the terminal): refused, naming the file's line, whether
+    the file is read whole or in pieces."""
+    from swath.sequences.encoding import translator
+    from swath.sequences.pieces import parse
+
+    text = f">ok\nACGT\n>{name} description\nACGT\n"
+    path = tmp_path / "s.fa"
+    path.write_bytes(text.encode())
+    message = rf"s.fa line 3: name {re.escape(repr(name))} holds a character that does not print"
+    with pytest.raises(InvalidInput, match=message):
+        read_sequences(str(path), DNA)
+    with pytest.raises(InvalidInput, match=message):
+        parse(text.encode(), "fasta", translator(DNA, False), "s.fa", lambda: 1)
+    printable = ">ok\nACGT\n>q1 a description\x1b[0m\nACGT\n"   # a description's are kept
+    assert parse(printable.encode(), "fasta", translator(DNA, False), "s.fa",
+                 lambda: 1).names.tobytes() == b"okq1"

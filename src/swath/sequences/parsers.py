@@ -149,6 +149,10 @@ def _header(header: bytes, marker: str, display: str, line: int) -> tuple[str, s
         raise InvalidInput(f"{display} line {line}: record has an empty name "
                            f"(nothing after {marker!r})")
     words = description.split(maxsplit=1)
+    if not words[0].isprintable():
+        raise InvalidInput(f"{display} line {line}: name {words[0]!r} holds a character that "
+                           "does not print (a control character): names must be printable "
+                           "text")
     # One string object serves as both when the header has no description.
     return (description if len(words) == 1 else words[0]), description
 

@@ -354,10 +354,11 @@ def _records(text: np.ndarray, codes: np.ndarray, heads: np.ndarray, head_ends: 
 def _names(text: np.ndarray, heads: np.ndarray, head_ends: np.ndarray
            ) -> tuple[np.ndarray, np.ndarray] | None:
     """Each header's name (up to its first whitespace), as :class:`Parsed` holds them; None
-    where a header is not ASCII, or has no name right after its marker."""
+    where a header is not ASCII, holds a control character, or has no name right after
+    its marker."""
     starts, lengths = heads + 1, head_ends - heads      # each header and its newline
     header = text[_spans(starts, starts + lengths)]
-    if not len(header) or header.max() >= 0x80:
+    if not len(header) or header.max() >= 0x7f or ((header < 0x20) & ~_SPACES[header]).any():
         return None
     at = np.concatenate([[0], np.cumsum(lengths)[:-1]])
     space = _SPACES[header]
