@@ -1,4 +1,4 @@
-"""The exceptions swath raises.
+"""The exceptions swath raises, and how an OS error names a path.
 
 Every error is a :class:`SwathError`; each specific one also subclasses the builtin
 a caller would naturally catch, so ``except ValueError`` keeps working.
@@ -77,3 +77,12 @@ class StoreLocked(SwathError, RuntimeError):
 
 class UnknownStatistics(SwathError, ValueError):
     """No published Karlin-Altschul parameters for this matrix and gap combination."""
+
+
+def naming(error: OSError, hidden: str, path: str) -> OSError:
+    """``error`` naming ``path`` (the user's) where it names ``hidden``, the sibling swath
+    writes before it puts it in place, or a path in it (a message names what the user
+    asked for, not swath's hidden files)."""
+    if error.filename is not None and str(error.filename).startswith(hidden):
+        return type(error)(error.errno, error.strerror, path)
+    return error

@@ -83,3 +83,20 @@ def test_an_output_that_is_an_input_or_in_the_store_is_refused_even_with_overwri
         assert "an input or the store of this command" in refused.output
         assert len(refused.output.strip().splitlines()) == 1
     assert fasta.read_text() == before and not Path(store).exists()
+
+
+def test_an_out_file_swath_may_not_write_is_named_as_given(fasta, tmp_path, monkeypatch):
+    """--out in a directory swath may not write into: one line naming the file asked for
+    (not the hidden file swath writes first), exit 2."""
+    import os
+    import tempfile
+
+    def refused(prefix, dir):
+        raise PermissionError(13, "Permission denied", os.path.join(dir, f"{prefix}x1y2"))
+
+    monkeypatch.setattr(tempfile, "mkstemp", refused)
+    out = tmp_path / "hits.tsv"
+    result = invoke("align", str(fasta), str(fasta), "--dna", "--device", "cpu", "--out",
+                    str(out))
+    assert result.exit_code == 2
+    assert result.stderr.splitlines() == [f"swath: error: {out}: Permission denied"]

@@ -153,3 +153,19 @@ def test_a_database_is_replaced_only_by_a_database(tmp_path: Path) -> None:
     with pytest.raises(OutputExists, match=r"a.zarr is a swath 'alignment' store, not an "
                                            r"allpairs store \(choose another"):
         swath.allpairs(str(fasta), store=str(tmp_path / "a.zarr"), device="cpu")
+
+
+def test_an_error_names_the_users_path_not_the_hidden_sibling(tmp_path: Path,
+                                                              monkeypatch) -> None:
+    """A directory swath may not write into (here the error a read-only one raises, for
+    root is let write anywhere): the error names the store's path, not the hidden sibling
+    swath builds it in, and nothing is left."""
+    def refused(store, **_):
+        raise PermissionError(13, "Permission denied", os.path.join(str(store), "zarr.json"))
+
+    monkeypatch.setattr(zarr, "open_group", refused)
+    with pytest.raises(PermissionError) as raised, creating(str(tmp_path / "x.zarr"),
+                                                            LAYOUT, VERSION, {}):
+        pass
+    assert raised.value.filename == str(tmp_path / "x.zarr")
+    assert os.listdir(tmp_path) == []

@@ -14,6 +14,7 @@ import click
 
 import swath
 from swath.cli.options import CommandError, command_line
+from swath.errors import naming
 
 __all__ = ["check_out", "emit", "out_format", "out_option", "print_result"]
 
@@ -64,7 +65,11 @@ def emit(pieces: Iterable[str], out: str | None, *, replace: bool | None = None)
         return
     check_out(out, replace=replace)
     folder = os.path.dirname(os.path.abspath(out))
-    handle, partial = tempfile.mkstemp(prefix=f".{os.path.basename(out)}.", dir=folder)
+    hidden = os.path.join(folder, f".{os.path.basename(out)}.")
+    try:
+        handle, partial = tempfile.mkstemp(prefix=os.path.basename(hidden), dir=folder)
+    except OSError as exc:
+        raise naming(exc, hidden, out) from None
     try:
         with os.fdopen(handle, "w") as file:
             for text in pieces:

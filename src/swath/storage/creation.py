@@ -31,7 +31,7 @@ import fsspec
 import zarr
 from fsspec.implementations.local import LocalFileSystem
 
-from swath.errors import FormatVersionError, OutputExists
+from swath.errors import FormatVersionError, OutputExists, naming
 from swath.storage.common import ROOT_KEY, StorePath, display, update_attrs
 from swath.storage.locking import LOCK_NAME, store_lock
 
@@ -261,6 +261,9 @@ def creating(path: StorePath, layout: str, version: int, fields: dict[str, Any],
                     raise _Appeared(f"{target} appeared while swath created a store there "
                                     "(run the command again)") from exc
                 raise
+    except OSError as exc:
+        shutil.rmtree(building, ignore_errors=True)
+        raise naming(exc, building, display(path)) from None
     except BaseException:
         shutil.rmtree(building, ignore_errors=True)
         raise
