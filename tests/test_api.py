@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import doctest
 import json
+import math
 import pickle
 import subprocess
 import sys
@@ -138,9 +139,29 @@ def test_duplicate_names_refused_or_renamed(tmp_path, caplog):
 def test_top_k_beyond_the_database_keeps_every_hit(tmp_path):
     # a billion ranks asked of three targets: three kept, nothing allocated for the rest
     res = swath.search(["MKTAYIAKQR"], ["MKTAYIAKQR", "MKTAYIAKQQ", "WWWW"], top_k=10**9,
-                       device="cpu", store=str(tmp_path / "r.zarr"))
+                       device="cpu", store=str(tmp_path / "r.zarr"), max_evalue=math.inf)
     assert res.store.top_k == 3
     assert [hit.target_id for hit in res.hits(0)] == [0, 1, 2]
+
+
+def test_the_api_and_the_command_line_keep_the_same_e_value_cutoff(caplog, monkeypatch):
+    """Without max_evalue, a local search keeps the hits of e-value at most 10, as blastp
+    and ``swath search`` (WWWW's is larger); a global one has no e-values and says so
+    once."""
+    import swath.api
+
+    monkeypatch.setattr(swath.api, "_NO_EVALUES_SAID", set())
+    targets = ["MKTAYIAKQR", "MKTAYIAKQQ", "WWWW"]
+    res = swath.search(["MKTAYIAKQR"], targets, device="cpu")
+    assert [hit.target_id for hit in res.hits(0)] == [0, 1]
+    assert all(hit.evalue <= 10 for hit in res.hits(0))
+    with caplog.at_level("WARNING", logger="swath"):
+        for _ in range(2):
+            found = swath.search(["MKTAYIAKQR"], targets, device="cpu", mode="semiglobal")
+    assert len(found.hits(0)) == 3
+    said = [r.getMessage() for r in caplog.records if "e-values" in r.getMessage()]
+    assert said == ["semiglobal hits have no e-values or bit scores (Karlin-Altschul "
+                    "statistics are for local alignments): their columns are left empty"]
 
 
 def test_makedb_reports_progress_in_the_one_signature(tmp_path):
@@ -294,3 +315,15 @@ def test_threads_out_of_range_are_refused_and_a_later_change_holds(monkeypatch):
         calls.clear()
         share_tasks(kernel, 100)        # the kernels' next call takes the count
         assert sorted(calls) == [(first, threads) for first in range(threads)]
+
+
+def test_a_protein_search_of_a_database_of_dna_warns(tmp_path, caplog):
+    """A database made of DNA read as protein (makedb without --dna): the search says the
+    database wants --dna, as it says of such queries."""
+    fasta = tmp_path / "dna.fa"
+    fasta.write_text(">a\nACGTACGTAAGT\n>b\nACGGTTACGTAC\n")
+    swath.makedb(str(fasta), str(tmp_path / "dna.swdb"))
+    with caplog.at_level("WARNING", logger="swath"):
+        swath.search(["MKTAYIAKQR"], str(tmp_path / "dna.swdb"), device="cpu")
+    assert any(r.getMessage().startswith(f"{tmp_path / 'dna.swdb'}: the sequences hold only "
+                                         "A, C, G, T and N") for r in caplog.records)

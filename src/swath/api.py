@@ -52,8 +52,9 @@ IN_PROCESS_SEARCH_CELLS = 1 << 33
 # tile (160 MiB), whatever the number of sequences (engine.allpairs.prepare); on A1, blocks
 # of 2,048 measured quicker than of 1,024 (benchmarks/RESULTS.md)
 ALLPAIRS_BLOCK = 2048
-#: ``swath search``'s e-value cutoff where hits have e-values: blastp's (``-evalue 10``)
+#: the e-value cutoff of a search where hits have e-values: blastp's (``-evalue 10``)
 BLAST_MAX_EVALUE = 10.0
+_NO_EVALUES_SAID: set[str] = set()     # the modes a search said once have no e-values
 #: what each workload's printers print (``report``), in the order the command line offers
 FORMATS: dict[str, tuple[str, ...]] = {w.name: w.formats for w in registered()}
 
@@ -315,8 +316,8 @@ def search(queries: SequencesLike, database: SequencesLike, scoring: Scoring | N
         As in :func:`align`.
     max_evalue : float, optional
         Drop hits with a larger e-value: local mode, with statistics (refused otherwise).
-        None keeps every hit (``swath search`` passes blastp's 10 where hits have
-        e-values: :func:`blast_max_evalue`).
+        None, as ``swath search``: blastp's 10 where hits have e-values, no cutoff where
+        they have none (:func:`blast_max_evalue`); ``math.inf`` keeps every hit.
     statistics : dict, optional
         Karlin-Altschul ``lambda_``, ``K``, ``H`` (and optionally ``alpha``, ``beta``) for
         matrix and gap combinations without published parameters; without either, local
@@ -367,6 +368,8 @@ def search(queries: SequencesLike, database: SequencesLike, scoring: Scoring | N
     if not isinstance(database, (str, os.PathLike)):
         database = _sequences(database, scoring, wildcard, "database")
     db_path, db = workload.database(database, scoring, wildcard)
+    if max_evalue is None:
+        max_evalue = blast_max_evalue(scoring, mode, statistics)
     options = {"top_k": top_k, "mode": mode, "device": device, "max_evalue": max_evalue,
                "statistics": _statistics(scoring, mode, statistics, max_evalue)}
     cells = int(qs.offsets[-1]) * db.residues
@@ -402,6 +405,11 @@ def _statistics(scoring: Scoring, mode: str, given: dict[str, float] | None,
             raise InvalidParameter(f"max_evalue applies to local searches: {mode} hits have no "
                                    "e-values (Karlin-Altschul statistics are for local "
                                    "alignments)")
+        if mode not in _NO_EVALUES_SAID:
+            _NO_EVALUES_SAID.add(mode)
+            logger.warning("%s hits have no e-values or bit scores (Karlin-Altschul "
+                           "statistics are for local alignments): their columns are left "
+                           "empty", mode)
         return None
     try:
         return dataclasses.asdict(gapped_parameters(scoring, **(given or {})))

@@ -5,7 +5,6 @@ from __future__ import annotations
 import click
 
 import swath
-from swath.api import blast_max_evalue
 from swath.cli.options import (
     SwathCommand,
     cigar_m_option,
@@ -78,8 +77,6 @@ def search(queries: str, database: str, output: str, top_k: int, max_evalue: flo
     outfmt = out_format(out, outfmt, swath.FORMATS["search"], "tsv", replace=overwrite,
                         inputs=(queries, database, output))
     given = {k: v for k, v in (("lambda_", lambda_), ("K", K), ("H", H)) if v is not None}
-    if max_evalue is None:
-        max_evalue = blast_max_evalue(scoring, mode, given or None)
     with running("search", device, scheduler, workers, progress) as (where, watch):
         result = swath.search(queries, database, scoring=scoring, top_k=top_k, client=where,
                               store=output, mode=mode, device=device, max_evalue=max_evalue,

@@ -57,6 +57,7 @@ def database(value: Any, scoring: Scoring, wildcard: bool) -> tuple[str, Databas
         The database's alphabet is not the scoring's.
     """
     from swath.errors import InvalidParameter, StoreNotFound
+    from swath.sequences.encoding import warn_if_dna
     from swath.storage.common import open_group
     from swath.storage.database import Database, cached_database
 
@@ -74,6 +75,8 @@ def database(value: Any, scoring: Scoring, wildcard: bool) -> tuple[str, Databas
                     out.write(f">{name}\n{scoring.alphabet.decode(codes)}\n")
             path = cached_database(source, scoring.alphabet, wildcard=wildcard)
     opened = Database.open(path)
+    if opened.partitions:       # its shortest targets tell DNA read as protein
+        warn_if_dna(opened.partition(0)[0], opened.alphabet, path)
     if opened.alphabet.letters != scoring.alphabet.letters:
         raise InvalidParameter(
             f"{path} holds residues of the alphabet {opened.alphabet.letters!r}; the scoring "
