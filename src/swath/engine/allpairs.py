@@ -75,7 +75,15 @@ from typing import Any
 import numpy as np
 
 from swath.constants import Mode
-from swath.engine.intake import Inputs, Source, check_pieces, run_id, take_in, write_held
+from swath.engine.intake import (
+    Inputs,
+    Source,
+    discarded_if_refused,
+    prepare_inputs,
+    run_id,
+    take_in,
+    write_held,
+)
 from swath.engine.stragglers import copies_may_run, first_writer
 from swath.identity import (
     NO_BOUND,
@@ -92,11 +100,9 @@ from swath.sequences import slice_concatenated, take_concatenated
 from swath.storage.allpairs import (
     CIGAR_TEXT,
     COUNTERS,
-    LAYOUT,
     NO_SCORE,
     SIDE,
     TILE_FIELDS,
-    VERSION,
     AllPairsStore,
     empty_kept,
     merge_digests,
@@ -536,15 +542,8 @@ def run_allpairs(job: AllPairsJob, client: Any, progress: Progress | None = None
     ``progress("allpairs", tiles done, tiles, pairs done)`` at the start of the tiles and
     as each tile finishes.
     """
-    from swath.errors import InvalidInput, InvalidSequence
-    from swath.storage.creation import discard
-
-    try:
+    with discarded_if_refused(job.inputs, job.fresh):
         return _run(job, client, progress)
-    except (InvalidInput, InvalidSequence):
-        if job.fresh:
-            discard(job.store, job.store_id)
-        raise
 
 
 def take_sequences(job: AllPairsJob, where: Any, progress: Progress | None = None) -> None:
@@ -662,27 +661,17 @@ def prepare_allpairs(store_path: str, source: Source, scoring: Scoring, *, mode:
         but a swath store, and ``overwrite`` is false (see ``reopen_or_create``); or a
         store whose input file's pieces taken in differ from the file's now.
     """
-    from swath.storage.creation import reopen_or_create
-
     inputs = {"sequences": source.identity, "rename_duplicates": rename_duplicates,
               "scoring": scoring.to_dict(), "mode": mode, "min_identity": min_identity,
               "iddef": iddef, "block": block, "scores": scores, "clusters": clusters}
     sources = {SIDE: source}
-    created = []
-
-    def create(replace: bool) -> None:
-        pieces = source.bounds if source.bounds is not None else int(source.records is not None)
-        AllPairsStore.create(store_path, pieces, lambda store: write_held(store, sources),
-                             block=block, scores=scores, clusters=clusters, replace=replace,
-                             inputs=inputs, sources={SIDE: source.file or
-                                                     {"display": source.display}})
-        created.append(True)
-
-    reopen_or_create(store_path, LAYOUT, VERSION, inputs, create, what="allpairs",
-                     differs="other sequences, scoring or options", overwrite=overwrite)
-    if not created:
-        check_pieces(AllPairsStore, store_path, sources)
-    return dataclasses.replace(reopen_allpairs(store_path, device), fresh=bool(created))
+    fresh = prepare_inputs(
+        AllPairsStore, store_path, sources, inputs,
+        lambda pieces, files, replace: AllPairsStore.create(
+            store_path, pieces[SIDE], lambda store: write_held(store, sources), block=block,
+            scores=scores, clusters=clusters, replace=replace, inputs=inputs, sources=files),
+        what="allpairs", differs="other sequences, scoring or options", overwrite=overwrite)
+    return dataclasses.replace(reopen_allpairs(store_path, device), fresh=fresh)
 
 
 def reopen_allpairs(store_path: str, device: str = "auto") -> AllPairsJob:

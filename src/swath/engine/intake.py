@@ -31,8 +31,9 @@ import itertools
 import logging
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,8 +44,9 @@ from swath.sequences import SequenceSet
 from swath.sequences.pieces import PIECE_BYTES, Parsed
 from swath.storage.pieces import PieceStore, piece_kind
 
-__all__ = ["Inputs", "Source", "check_pieces", "file_source", "memory_source", "run_id",
-           "source", "take_in", "take_piece", "write_held"]
+__all__ = ["Inputs", "Source", "check_pieces", "discarded_if_refused", "file_source",
+           "memory_source",
+           "prepare_inputs", "run_id", "source", "take_in", "take_piece", "write_held"]
 
 logger = logging.getLogger(__name__)
 
@@ -131,6 +133,50 @@ def source(value: str | SequenceSet, display: str, wildcard: bool) -> Source:
     if isinstance(value, str):
         return file_source(value, wildcard=wildcard)
     return memory_source(value, display)
+
+
+def prepare_inputs(layout: type[PieceStore], store_path: str, sources: dict[str, Source],
+                   inputs: dict[str, Any],
+                   create: Callable[[dict[str, np.ndarray | int], dict[str, Any], bool], object],
+                   *, what: str, differs: str, overwrite: bool) -> bool:
+    """Create a store of ``layout`` that takes ``sources`` in, or reopen the one at
+    ``store_path`` if it holds the same job (``inputs``: ``reopen_or_create``), refusing
+    one whose files' pieces taken in differ from the files' now (``check_pieces``);
+    whether it was created. ``create(pieces, files, replace)`` makes it: per side, its
+    pieces (a plain file's bounds, or how many there are so far) and what the store
+    records of its file."""
+    from swath.storage.creation import reopen_or_create
+
+    created = []
+
+    def make(replace: bool) -> None:
+        create({side: source.bounds if source.bounds is not None
+                else int(source.records is not None) for side, source in sources.items()},
+               {side: source.file or {"display": source.display}
+                for side, source in sources.items()}, replace)
+        created.append(True)
+
+    reopen_or_create(store_path, layout.LAYOUT, layout.VERSION, inputs, make, what=what,
+                     differs=differs, overwrite=overwrite)
+    if not created:
+        check_pieces(layout, store_path, sources)
+    return bool(created)
+
+
+@contextmanager
+def discarded_if_refused(job: Inputs, fresh: bool) -> Iterator[None]:
+    """Remove the job's store where this process made it (``fresh``) and the job's
+    inputs are refused (a malformed file: running the job again would refuse it again):
+    a refused job leaves no store that it made."""
+    from swath.errors import InvalidInput, InvalidSequence
+    from swath.storage.creation import discard
+
+    try:
+        yield
+    except (InvalidInput, InvalidSequence):
+        if fresh:
+            discard(job.store, job.store_id)
+        raise
 
 
 def check_pieces(layout: type[PieceStore], store_path: str, sources: dict[str, Source]

@@ -30,7 +30,15 @@ import numpy as np
 
 from swath.constants import Mode
 from swath.engine.aligned import alignment_fields
-from swath.engine.intake import Inputs, Source, check_pieces, run_id, take_in, write_held
+from swath.engine.intake import (
+    Inputs,
+    Source,
+    discarded_if_refused,
+    prepare_inputs,
+    run_id,
+    take_in,
+    write_held,
+)
 from swath.kernels import get_backend
 from swath.progress import Progress
 from swath.results.pairs import HeldPairs
@@ -89,8 +97,6 @@ def prepare_pairs(store_path: str, queries: Source, targets: Source, pairs: Any,
         Pairs by index that are not two 1-D integer arrays of one length.
     """
     from swath.storage.common import array_digest
-    from swath.storage.creation import reopen_or_create
-    from swath.storage.pairs import LAYOUT, VERSION
 
     if pairs is None:
         pairing: Any = "position"
@@ -103,23 +109,13 @@ def prepare_pairs(store_path: str, queries: Source, targets: Source, pairs: Any,
     sources = dict(zip(SIDES, (queries, targets), strict=True))
     inputs = {"queries": queries.identity, "targets": targets.identity, "pairs": pairing,
               "scoring": scoring.to_dict(), "mode": mode, "chunk": chunk}
-    created = []
-
-    def create(replace: bool) -> None:
-        pieces = {side: source.bounds if source.bounds is not None
-                  else int(source.records is not None) for side, source in sources.items()}
-        PairsStore.create(store_path, pieces, lambda store: _fill(store, sources, pairs),
-                          replace=replace, paired="position" if pairs is None else "index",
-                          inputs=inputs, sources={side: source.file or
-                                                  {"display": source.display}
-                                                  for side, source in sources.items()})
-        created.append(True)
-
-    reopen_or_create(store_path, LAYOUT, VERSION, inputs, create, what="pairs",
-                     differs="other inputs, pairs or options", overwrite=overwrite)
-    if not created:
-        check_pieces(PairsStore, store_path, sources)
-    return dataclasses.replace(reopen_pairs(store_path, device), fresh=bool(created))
+    fresh = prepare_inputs(
+        PairsStore, store_path, sources, inputs,
+        lambda pieces, files, replace: PairsStore.create(
+            store_path, pieces, lambda store: _fill(store, sources, pairs), replace=replace,
+            paired="position" if pairs is None else "index", inputs=inputs, sources=files),
+        what="pairs", differs="other inputs, pairs or options", overwrite=overwrite)
+    return dataclasses.replace(reopen_pairs(store_path, device), fresh=fresh)
 
 
 def _fill(store: PairsStore, sources: dict[str, Source], pairs: Any) -> None:
@@ -326,15 +322,8 @@ def run_pairs(job: PairsJob, client: Any, progress: Progress | None = None) -> P
     in, ``progress("pairs", pairs done, pairs, cells)`` at the start of the chunks and as
     each is written. A job whose inputs are refused (a malformed file,
     records that are not as many as the pairs want) leaves no store that it made."""
-    from swath.errors import InvalidInput, InvalidSequence
-    from swath.storage.creation import discard
-
-    try:
+    with discarded_if_refused(job.inputs, job.fresh):
         return _run(job, client, progress)
-    except (InvalidInput, InvalidSequence):
-        if job.fresh:
-            discard(job.store, job.store_id)
-        raise
 
 
 def _run(job: PairsJob, client: Any, progress: Progress | None) -> PairsStore:
