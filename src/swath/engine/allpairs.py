@@ -113,6 +113,9 @@ logger = logging.getLogger(__name__)
 DENSE_BOX = 0.9         # a box whose needed pairs fill this fraction is scored whole
 SMALL_BOX = 64 * 64     # a box of at most these pairs is scored whole
 INT32_RANGE = (np.iinfo(np.int32).min, np.iinfo(np.int32).max)
+# gathers side by side in this process, at most: each holds its chunks' values and the
+# tiles at their ends, some hundreds of MB (A2's 16 on 16 cores peaked at 9 GiB)
+GATHER_THREADS = 4
 
 
 @dataclass(frozen=True)
@@ -626,7 +629,7 @@ def gather(job: AllPairsJob, client: Any, run_id: str, starts: np.ndarray
     """Gather the root's variables along ``pair`` from the tiles (``starts``:
     ``AllPairsStore.tile_starts``) as tasks on ``client``, the gathers of ``create_pairs``
     (a few chunks each), which run at once where there are workers for them (in this
-    process, a thread a core: they are host work, not the GPU's); the digest of every
+    process, a thread a core up to ``GATHER_THREADS``: host work, not the GPU's); the digest of every
     chunk of every variable, for ``finalize``."""
     import dask
 
@@ -637,7 +640,8 @@ def gather(job: AllPairsJob, client: Any, run_id: str, starts: np.ndarray
         job, kind, chunks, starts, dask_key_name=f"swath-gather-{run_id}-{k}")
         for k, (kind, chunks) in enumerate(job_store(job).create_pairs())]
     digests: dict[str, dict[int, int]] = {}
-    runner(client).each(tasks, functools.partial(merge_digests, digests), threads=cores())
+    runner(client).each(tasks, functools.partial(merge_digests, digests),
+                        threads=min(cores(), GATHER_THREADS))
     return digests
 
 
