@@ -629,8 +629,8 @@ def gather(job: AllPairsJob, client: Any, run_id: str, starts: np.ndarray
     """Gather the root's variables along ``pair`` from the tiles (``starts``:
     ``AllPairsStore.tile_starts``) as tasks on ``client``, the gathers of ``create_pairs``
     (a few chunks each), which run at once where there are workers for them (in this
-    process, a thread a core up to ``GATHER_THREADS``: host work, not the GPU's); the digest of every
-    chunk of every variable, for ``finalize``."""
+    process, a thread a core up to ``GATHER_THREADS``: host work, not the GPU's); the
+    digest of every chunk of every variable, for ``finalize``."""
     import dask
 
     from swath.engine.cluster import runner
