@@ -44,6 +44,7 @@ import numpy as np
 import zarr
 from zarr.core.array_spec import ArrayConfigParams
 
+from swath.scoring import Alphabet
 from swath.sequences.pieces import Parsed, decode_names
 from swath.storage.common import LayoutStore, write_whole
 
@@ -110,6 +111,11 @@ class PieceStore(LayoutStore):
             if value.size:
                 array[...] = value
         self.mark(piece_kind(side), k, *arrays.values(), *_source_values(source))
+
+    @property
+    def alphabet(self) -> Alphabet:
+        """The alphabet a piece's records are encoded in: the job's scoring's."""
+        return self.scoring.alphabet
 
     def _piece_spec(self, name: str) -> tuple[Any, int, bool]:
         return self.PIECE_ARRAYS.get(name, (np.int64, 1 << 20, True))
