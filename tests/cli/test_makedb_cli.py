@@ -108,9 +108,9 @@ def test_progress_and_verbose(tmp_path: Path, fasta: Path) -> None:
     store = tmp_path / "db.swdb"
     result = run("makedb", "--progress", "-v", str(fasta), str(store))
     assert result.exit_code == 0, result.output
-    assert "swath: reading" in result.stderr
+    assert "swath: taking inputs in" in result.stderr
     assert "swath: writing" in result.stderr
-    assert "swath: INFO: swath.storage.database.writer: wrote" in result.stderr
+    assert "swath: INFO: swath.engine.database: wrote" in result.stderr
     assert result.stdout == f"{store}: 3 sequences, 10 residues, 1 partition\n"
     quiet = run("makedb", "--no-progress", "--overwrite", str(fasta), str(store))
     assert quiet.exit_code == 0 and quiet.stderr == ""

@@ -43,8 +43,9 @@ def makedb(source: str, store: str, dna: bool, wildcard: bool, partition_residue
 
     DB.fasta is FASTA or FASTQ, plain or gzip. Its sequences are encoded, sorted
     by length and cut into partitions of about equal residues. DB.swdb is a local
-    path or an fsspec URL (file://, s3://, ...). All residues are held in memory
-    while the store is written.
+    path or an fsspec URL (file://, s3://, ...). DB.fasta is taken in as pieces,
+    each parsed by a task of its own, then each partition is written by a task: no
+    process holds all residues.
 
     \b
     Examples:
