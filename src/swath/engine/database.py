@@ -17,12 +17,12 @@ they come) and makes the store, which appears at its path only once finished
                                       each partition's targets lie in each piece
     swath-partition-{run}-{p}         write partition p's row from its run of each
                                       piece's residues: its digest
-    swath-names-{run}-{i}             write a run of chunks of the names from the pieces
+    swath-names-{run}-{i}             write chunk i of the names from the pieces
     (one call)                        digest the names
 
 (:mod:`swath.storage.database.writer` says what each writes), so that the client holds no
 residue and no name, and a task's memory is bounded by its piece, its partition or its
-run of names; the index holds a few int64 a sequence. Unlike a job's store, a database's
+chunk of names; the index holds a few int64 a sequence. Unlike a job's store, a database's
 is not resumed: a build stopped midway leaves nothing at its path.
 """
 
@@ -55,10 +55,6 @@ from swath.storage.locking import store_lock
 __all__ = ["cached_database", "write_database"]
 
 logger = logging.getLogger(__name__)
-
-#: records a names task writes (whole chunks of ``names``)
-NAMES_TASK = 1 << 18
-
 
 def write_database(source: str | os.PathLike[str], store: str | os.PathLike[str],
                    alphabet: Alphabet, *, wildcard: bool = False,
@@ -172,29 +168,30 @@ def _build(group: Any, path: str, planned: Source, where: Runner, size: int, ren
     take_in(job, build, where, progress)
     check_unchanged(planned)
     where.call(index_database, job, size, rename)
-    indexed = DatabaseBuild.open(path).attrs
-    marks = _write_rows(job, indexed["partitions"], indexed["sequences"], where, progress)
+    marks = _write_rows(job, DatabaseBuild.open(path), where, progress)
     where.call(digest_names, job)
     return build.finish(marks)
 
 
-def _write_rows(job: Inputs, partitions: int, sequences: int, where: Runner,
+def _write_rows(job: Inputs, indexed: DatabaseBuild, where: Runner,
                 progress: Progress | None) -> list[int]:
-    """Run the partitions' and the names' tasks; the partitions' digests. A task's error
-    is raised once every task has ended (none is left writing into a store being
-    removed)."""
+    """Run the tasks of the partitions and of the chunks of names of an ``indexed`` build;
+    the partitions' digests. A task's error is raised once every task has ended (none is
+    left writing into a store being removed)."""
     import dask
 
     from swath.kernels.cores import cores
 
+    partitions, sequences = indexed.attrs["partitions"], indexed.attrs["sequences"]
+    step = indexed.array("names").chunks[0]
     tag = run_id()
     tasks = [dask.delayed(_unit, pure=False)(p, write_partition, job, p,
                                              dask_key_name=f"swath-partition-{tag}-{p}")
              for p in range(partitions)]
     tasks += [dask.delayed(_unit, pure=False)(partitions + i, write_names, job, first,
-                                              min(first + NAMES_TASK, sequences),
+                                              min(first + step, sequences),
                                               dask_key_name=f"swath-names-{tag}-{i}")
-              for i, first in enumerate(range(0, sequences, NAMES_TASK))]
+              for i, first in enumerate(range(0, sequences, step))]
     marks = [0] * partitions
     failed: list[tuple[int, BaseException]] = []
     written = 0
@@ -223,7 +220,7 @@ def _unit(i: int, function: Callable[..., Any], *args: Any
     has ended: :func:`_write_rows`)."""
     try:
         return i, function(*args), None
-    except BaseException as error:    # a test's KeyboardInterrupt too: none is left
+    except BaseException as error:    # KeyboardInterrupt too, raised in a task: none left
         return i, None, error
 
 

@@ -19,8 +19,8 @@ twice, and writes
     work/renames        their new names (str)
 
 Then a task a partition writes its row of ``residues`` from its run of each piece
-(:meth:`DatabaseBuild.write_partition`) and a task a run of chunks of ``names`` writes
-them (:meth:`DatabaseBuild.write_names`); once all are written, ``work`` goes and the store
+(:meth:`DatabaseBuild.write_partition`) and a task a chunk of ``names`` writes it
+(:meth:`DatabaseBuild.write_names`); once all are written, ``work`` goes and the store
 is marked complete (:meth:`DatabaseBuild.finish`). No process holds all residues or all
 names: the index holds a few int64 a sequence (its lengths, sorted order and the hashes of
 its names), a partition's task its partition.
@@ -335,8 +335,8 @@ class DatabaseBuild(PieceStore):
         return partition_digest(row[:size], starts, ids)
 
     def write_names(self, first: int, last: int) -> None:
-        """Write the names of records ``first:last`` (whole chunks of ``names``, but the
-        last), renamed where ``work/renamed`` says."""
+        """Write the names of records ``first:last`` (a chunk of ``names``), renamed where
+        ``work/renamed`` says."""
         names = self.names(SIDE, np.arange(first, last))
         renamed = np.asarray(self.array("work/renamed")[...], dtype=np.int64)
         lo, hi = np.searchsorted(renamed, [first, last])
