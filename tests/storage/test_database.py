@@ -603,6 +603,51 @@ def test_built_on_a_dask_cluster(tmp_path: Path, fasta: Path, client: Any,
                        whole_file_database(fasta, PROTEIN, 1000, piece_bytes=1000))
 
 
+PEAK_MEMORY = """
+import sys
+import swath.engine.intake
+from swath.engine.database import write_database
+from swath.scoring import Scoring
+
+def peak():     # the process's own (ru_maxrss keeps its parent's across exec)
+    return next(int(line.split()[1]) for line in open("/proc/self/status")
+                if line.startswith("VmHWM"))
+
+swath.engine.intake.PIECE_BYTES = 1 << 20
+source, store = sys.argv[1:3]
+before = peak()
+write_database(source, store, Scoring.protein().alphabet, partition_residues=1 << 20)
+print(before, peak())
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/status")
+def test_a_builds_memory_is_bounded_by_its_pieces_and_partitions(tmp_path: Path) -> None:
+    """Eight times the sequences (5 to 40 MB of residues, pieces of 1 MiB, partitions of
+    1 M residues, in a process of its own): the build's peak memory grows by less than
+    16 MB (its index holds under 100 bytes a sequence), not by the 35 MB of residues
+    more (which the build that read the whole file grew by, and more)."""
+    script = tmp_path / "peak.py"
+    script.write_text(PEAK_MEMORY)
+    rng = np.random.default_rng(6)
+    grown = []
+    for count in (5_000, 40_000):
+        codes = np.frombuffer(AMINO.encode(), np.uint8)[rng.integers(0, 20, (count, 1000))]
+        path = tmp_path / f"db{count}.fa"
+        path.write_bytes(b"".join(b">s%d\n%s\n" % (i, row.tobytes())
+                                  for i, row in enumerate(codes)))
+        del codes
+        done = subprocess.run([sys.executable, str(script), str(path),
+                               str(tmp_path / f"db{count}.swdb")],
+                              capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, done.stderr
+        before, peak = map(int, done.stdout.split())
+        grown.append(peak - before)          # kilobytes the build added to the peak
+        assert Database.open(tmp_path / f"db{count}.swdb").sequences == count
+    assert grown[1] - grown[0] < 16 * 1024, grown
+
+
 # ---------------------------------------------------------------------------------
 # Errors on open
 
