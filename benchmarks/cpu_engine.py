@@ -24,9 +24,9 @@ import numpy as np
 
 import swath
 from swath.engine.cluster import connect
+from swath.engine.database import write_database
 from swath.kernels.cpu import score_many
 from swath.sequences import read_sequences, sequence_set
-from swath.storage.database import write_database
 
 
 def main() -> None:

@@ -109,7 +109,7 @@ def test_import_is_light():
                                     "swath.testing", "swath.kernels",
                                     "swath.sequences.readers", "swath.sequences.encoding",
                                     "swath.storage.integrity", "swath.storage.allpairs",
-                                    "swath.engine.allpairs"])
+                                    "swath.engine.allpairs", "swath.engine.database"])
 def test_docstring_examples_run(module):
     import importlib
 
@@ -171,8 +171,8 @@ def test_makedb_reports_progress_in_the_one_signature(tmp_path):
     info = swath.makedb(fasta, str(tmp_path / "db.swdb"), partition_residues=5,
                         progress=lambda *args: calls.append(args))
     assert (info.sequences, info.residues, info.partitions) == (3, 10, 2)
-    assert calls[0] == ("read", 3, None, 0)
-    assert [c for c in calls if c[0] == "write"] == [("write", 1, 2, 0), ("write", 2, 2, 0)]
+    assert calls[:2] == [("pieces", 0, 1, 0), ("pieces", 1, 1, 0)]
+    assert calls[2:] == [("write", 0, 2, 0), ("write", 1, 2, 0), ("write", 2, 2, 0)]
     res = swath.search(["MKVLA"], str(tmp_path / "db.swdb"), top_k=1, device="cpu",
                        store=str(tmp_path / "r.zarr"))
     assert res.hits(0)[0].target_name == "a"

@@ -699,15 +699,20 @@ def _pairing(pairs: Any) -> Any:
 def makedb(fasta: str | os.PathLike[str], path: str, scoring: Scoring | None = None, *,
            wildcard: bool = False, partition_residues: int | None = None,
            overwrite: bool = False, rename_duplicates: bool = False,
-           progress: Progress | None = None) -> DatabaseInfo:
+           progress: Progress | None = None, client: Any = None) -> DatabaseInfo:
     """Prepare a database store (Zarr) for searches: encoded, sorted by length, and cut
     into partitions of about equal residues.
+
+    The file is cut into pieces of whole records, each parsed, encoded and written by a
+    task of its own, then each partition by a task (a gzip file is read once, streaming,
+    its pieces handed out as they come): no process holds all residues or all names. The
+    store appears at ``path`` only once finished.
 
     Parameters
     ----------
     fasta : str or os.PathLike
-        The sequences: FASTA or FASTQ, plain or gzip (a local file). All residues are
-        held in memory while the store is written.
+        The sequences: FASTA or FASTQ, plain or gzip (a local file; on a cluster, one
+        the workers read at the same path).
     path : str
         Where to write the store: a local path or an fsspec URL.
     scoring : Scoring, optional
@@ -725,18 +730,24 @@ def makedb(fasta: str | os.PathLike[str], path: str, scoring: Scoring | None = N
         Rename the second, third, ... record of a name ``NAME_2``, ``NAME_3``, ...;
         otherwise a name given twice is refused (hits would be ambiguous).
     progress : callable, optional
-        ``progress("read", sequences read, None, 0)``, then ``progress("write",
-        partitions written, partitions, 0)``.
+        ``progress("pieces", pieces taken in, pieces (None while a gzip file is read),
+        0)``, then ``progress("write", partitions written, partitions, 0)``.
+    client : distributed.Client or Cluster, optional
+        The Dask cluster to run on, or a :class:`Cluster` to reach or start for this
+        call; default: this process, its pieces and partitions on a thread a core.
 
     Returns
     -------
     DatabaseInfo
-        ``path``, ``sequences``, ``residues``, ``partitions`` and the source's ``sha256``.
+        ``path``, ``sequences``, ``residues``, ``partitions`` and the source's identity
+        ``sha256`` (the SHA-256 of its pieces' spans and SHA-256s).
 
     Raises
     ------
     InputNotFound, InvalidInput, InvalidSequence
         The source cannot be read or is malformed (file and line named).
+    InputChanged
+        The source changed while it was read.
     InvalidParameter
         ``path`` holds a store and ``overwrite`` is not set, or something other than a
         database.
@@ -752,7 +763,7 @@ def makedb(fasta: str | os.PathLike[str], path: str, scoring: Scoring | None = N
     """
     from swath.workloads.search import make_database
 
-    return make_database(fasta, path, _scoring(scoring), progress=progress,
+    return make_database(fasta, path, _scoring(scoring), progress=progress, client=client,
                          partition_residues=partition_residues, wildcard=wildcard,
                          overwrite=overwrite, rename_duplicates=rename_duplicates)
 

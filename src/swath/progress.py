@@ -6,8 +6,8 @@ of ``phase`` (counting those done before a resume; ``total`` None while unknown)
 ``"search"`` (cells of a search: query residues times database residues), ``"allpairs"``
 (tiles of an all-pairs job; work: pairs), ``"pieces"`` (the pieces of a batched-pairs
 job's inputs, taken in) and ``"pairs"`` (its pairs; work: cells), a long pair's
-``"tiles"`` (work: cells), ``"splits"`` and ``"segments"``, and a database's ``"read"``
-(sequences) and ``"write"`` (partitions) (``swath.makedb``).
+``"tiles"`` (work: cells), ``"splits"`` and ``"segments"``, and a database's ``"pieces"``
+(of its source, taken in) and ``"write"`` (partitions) (``swath.makedb``).
 """
 
 from collections.abc import Callable

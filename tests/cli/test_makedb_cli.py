@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -108,12 +109,29 @@ def test_progress_and_verbose(tmp_path: Path, fasta: Path) -> None:
     store = tmp_path / "db.swdb"
     result = run("makedb", "--progress", "-v", str(fasta), str(store))
     assert result.exit_code == 0, result.output
-    assert "swath: reading" in result.stderr
+    assert "swath: taking inputs in" in result.stderr
     assert "swath: writing" in result.stderr
     assert "swath: info: wrote" in result.stderr
     assert result.stdout == f"{store}: 3 sequences, 10 residues, 1 partition\n"
     quiet = run("makedb", "--no-progress", "--overwrite", str(fasta), str(store))
     assert quiet.exit_code == 0 and quiet.stderr == ""
+
+
+def test_on_a_dask_scheduler(tmp_path: Path, fasta: Path, cluster: Any) -> None:
+    """--scheduler: the pieces and partitions taken in and written by its workers, the
+    same store; one that cannot be reached is one line."""
+    here, there = tmp_path / "here.swdb", tmp_path / "there.swdb"
+    assert run("makedb", "--partition-residues", "4", str(fasta), str(here)).exit_code == 0
+    result = run("makedb", "--partition-residues", "4", "--scheduler",
+                 cluster.scheduler_address, str(fasta), str(there))
+    assert result.exit_code == 0, result.output
+    assert result.stdout == f"{there}: 3 sequences, 10 residues, 3 partitions\n"
+    for name in ("residues", "order", "names"):
+        np.testing.assert_array_equal(Database.open(there).array(name)[...],
+                                      Database.open(here).array(name)[...])
+    assert_one_line_error(run("makedb", "--scheduler", "tcp://127.0.0.1:1", str(fasta),
+                              str(tmp_path / "x.swdb")), "cannot reach a Dask scheduler")
+    assert not (tmp_path / "x.swdb").exists()
 
 
 def test_default_partition_size_matches_the_store_module() -> None:

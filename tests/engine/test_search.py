@@ -16,9 +16,9 @@ from distributed.comm.core import CommClosedError
 
 import swath
 from swath.alignment import ops_cigar
+from swath.engine.database import write_database
 from swath.results.search import SearchResult
 from swath.statistics import gapped_parameters, search_evalue
-from swath.storage.database import write_database
 from swath.storage.results import SearchStore
 from tests.helpers import PROTEIN, assert_refused_as_older, lose_worker_at, write_fasta
 

@@ -15,8 +15,8 @@ import zarr
 from click.testing import CliRunner
 
 from swath.cli import main
+from swath.engine.database import write_database
 from swath.scoring import Scoring
-from swath.storage.database import write_database
 
 GOOD_PROTEIN = ">q1\nMKTAYIAKQRQISFVKSHFSRQ\n>q2\nMKVLAAGIVGLLLA\n"
 GOOD_DNA = ">a\nACGTACGTACGTTGCA\n>b\nACGTACGAACGTTGCA\n>c\nTTGTACGTACGTTGCA\n"

@@ -34,7 +34,6 @@ _BARS = {
     "tiles": _Bar("swath tiles", "tile", "cells"),
     "splits": _Bar("swath splits", "split"),
     "segments": _Bar("swath segments", "segment"),
-    "read": _Bar("swath: reading", " seq", scale=True),
     "write": _Bar("swath: writing", " partition", scale=True),
 }
 

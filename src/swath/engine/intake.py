@@ -44,9 +44,9 @@ from swath.sequences import SequenceSet
 from swath.sequences.pieces import PIECE_BYTES, Parsed
 from swath.storage.pieces import PieceStore, piece_kind
 
-__all__ = ["Inputs", "Source", "check_pieces", "discarded_if_refused", "file_source",
-           "memory_source",
-           "prepare_inputs", "run_id", "source", "take_in", "take_piece", "write_held"]
+__all__ = ["Inputs", "Source", "check_pieces", "check_unchanged", "discarded_if_refused",
+           "file_source", "memory_source", "prepare_inputs", "run_id", "source", "take_in",
+           "take_piece", "write_held"]
 
 logger = logging.getLogger(__name__)
 
@@ -240,7 +240,7 @@ def take_piece(job: Inputs, side: str, k: int, start: int, end: int, line: int |
     if data is None:
         data = read_range(path, start, end)
     sha = hashlib.sha256(data).digest()
-    alphabet = store.scoring.alphabet
+    alphabet = store.alphabet
     parsed = parse(data, file["format"], translator(alphabet, file["wildcard"]),
                    file["display"], (lambda: line) if line is not None
                    else (lambda: line_of(path, start)))
@@ -349,6 +349,14 @@ def _take_streamed(intake: _Intake, store: PieceStore, side: str, file: dict[str
                          for k, (start, line, data) in batch
                          if k >= len(done) or not done[k]])
     update_attrs(store.group, streamed=[*store.attrs.get("streamed", []), side])
+
+
+def check_unchanged(source: Source) -> None:
+    """Refuse a file whose size or time of change is not what it was when ``source`` was
+    planned (``InputChanged``): once its pieces are all in, none was read from a file
+    changed meanwhile."""
+    if source.file is not None:
+        _check_unchanged(source.file)
 
 
 def _check_unchanged(file: dict[str, Any]) -> None:

@@ -20,8 +20,9 @@ from swath.sequences.sets import (
     SequenceSet,
     duplicate_error,
     duplicate_name,
-    renamed,
+    name_hashes,
     sequence_set,
+    suffixed,
     unique_names,
 )
 
@@ -33,10 +34,11 @@ __all__ = [
     "duplicate_name",
     "encode_sequence",
     "iter_records",
+    "name_hashes",
     "read_sequences",
-    "renamed",
     "sequence_set",
     "slice_concatenated",
+    "suffixed",
     "take_concatenated",
     "unique_names",
 ]

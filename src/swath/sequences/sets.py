@@ -15,7 +15,13 @@ from swath.errors import InvalidInput, InvalidParameter
 from swath.scoring import Alphabet
 from swath.sequences.encoding import SequenceLike, check_codes, translator
 
-__all__ = ["SequenceSet", "duplicate_name", "sequence_set", "unique_names"]
+__all__ = ["SequenceSet", "duplicate_error", "duplicate_name", "name_hashes", "sequence_set",
+           "suffixed", "unique_names"]
+
+# name_hashes: a name's bytes times powers of an odd number, then splitmix64's finalizer
+_HASH_BASE = np.uint64(0x100000001B3)
+_HASH_LENGTH = np.uint64(0x9E3779B97F4A7C15)
+_HASH_MIX = ((30, np.uint64(0xBF58476D1CE4E5B9)), (27, np.uint64(0x94D049BB133111EB)))
 
 
 @dataclass(frozen=True, eq=False)
@@ -199,7 +205,7 @@ def duplicate_name(names: Sequence[str]) -> tuple[str, int, int] | None:
 def unique_names(names: Sequence[str], source: str | None, *, rename: bool = False,
                  what: str = "sequence") -> tuple[str, ...]:
     """``names`` if they are unique; with ``rename``, the second, third, ... record of a
-    name as ``NAME_2``, ``NAME_3``, ... (skipping names already taken).
+    name as ``NAME_2``, ``NAME_3``, ... (skipping names already taken: :func:`suffixed`).
 
     Raises
     ------
@@ -216,43 +222,69 @@ def unique_names(names: Sequence[str], source: str | None, *, rename: bool = Fal
     if found is None:
         return tuple(names)
     if not rename:
-        raise duplicate_error(found, source, what)
-    out = list(names)
-    for i, name in renamed(list(enumerate(names)), set(names).__contains__).items():
-        out[i] = name
+        raise duplicate_error(*found, source, what)
+    records: dict[str, list[int]] = {}
+    for i, name in enumerate(names):
+        records.setdefault(name, []).append(i)
+    out, given = list(names), set(names)
+    for name, found_at in records.items():
+        for record, new in zip(found_at[1:], suffixed(name, len(found_at), given.__contains__),
+                               strict=True):
+            out[record] = new
     return tuple(out)
 
 
-def duplicate_error(found: tuple[str, int, int], source: str | None,
+def duplicate_error(name: str, first: int, second: int, source: str | None,
                     what: str = "sequence") -> InvalidInput:
-    """The refusal of a name given twice (``found`` as :func:`duplicate_name` gives it)."""
-    name, first, second = found
+    """The refusal of ``name``, given twice (records ``first`` and ``second``, 0-based) in
+    ``source``."""
     return InvalidInput(f"{source or 'the input'}: {what} name {name!r} is given twice "
                         f"(records {first + 1} and {second + 1}): names must be unique (swath "
                         "makedb and allpairs rename them with --rename-duplicates)")
 
 
-def renamed(records: Sequence[tuple[int, str]], taken: Callable[[str], bool]
-            ) -> dict[int, str]:
-    """The new names of the second, third, ... record of a name, ``NAME_2``, ``NAME_3``,
-    ..., skipping the names ``taken`` (a name of the input) or made already: by record
-    number. ``records``: (number, name) in input order, all records of a name given more
-    than once (the others are never renamed and need not be there).
+def suffixed(name: str, count: int, given: Callable[[str], bool]) -> list[str]:
+    """The new names of the second to the ``count``-th record named ``name``: ``NAME_2``,
+    ``NAME_3``, ..., each past the last, skipping those that are names ``given`` in the
+    input. Only the input's names need asking for: a name made so is ``name`` and a number
+    after its last ``_``, which no name made so from another name is.
 
     Examples
     --------
-    >>> renamed([(0, "a"), (1, "a"), (2, "b"), (3, "a")], {"a", "b", "a_2"}.__contains__)
-    {1: 'a_3', 3: 'a_4'}
+    >>> suffixed("a", 3, {"a", "a_2"}.__contains__)
+    ['a_3', 'a_4']
     """
-    seen: dict[str, int] = {}
-    made: set[str] = set()
-    out = {}
-    for i, name in records:
-        seen[name] = count = seen.get(name, 0) + 1
-        if count > 1:
-            while (new := f"{name}_{count}") in made or taken(new):
-                count += 1
-            seen[name] = count
-            made.add(new)
-            out[i] = new
+    out, suffix = [], 1
+    for _ in range(count - 1):
+        suffix += 1
+        while given(f"{name}_{suffix}"):
+            suffix += 1
+        out.append(f"{name}_{suffix}")
     return out
+
+
+def name_hashes(text: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """A 64-bit hash (uint64) of each name given as UTF-8 bytes, name ``i`` being
+    ``text[offsets[i]:offsets[i + 1]]`` (``offsets`` ascending): the same in every process
+    (Python's hash of a str is not). Names whose hashes differ differ; names whose hashes
+    are equal are most likely equal (read them to know).
+
+    Examples
+    --------
+    >>> found = name_hashes(np.frombuffer(b"abab", np.uint8), np.array([0, 2, 4, 4]))
+    >>> bool(found[0] == found[1]), bool(found[0] == found[2])
+    (True, False)
+    """
+    offsets = np.asarray(offsets, dtype=np.int64)
+    lengths = np.diff(offsets)
+    at = offsets - offsets[0]
+    # sum of byte j of a name times B**j, modulo 2**64 (uint64 arrays wrap silently)
+    position = np.arange(int(at[-1]), dtype=np.int64) - np.repeat(at[:-1], lengths)
+    powers = np.cumprod(np.full(int(lengths.max(initial=0)) + 1, _HASH_BASE, np.uint64))
+    powers = np.concatenate([[np.uint64(1)], powers[:-1]])
+    terms = text[offsets[0]:offsets[-1]].astype(np.uint64) * powers[position]
+    sums = np.concatenate([np.zeros(1, np.uint64), np.cumsum(terms, dtype=np.uint64)])
+    mixed = sums[at[1:]] - sums[at[:-1]] + lengths.astype(np.uint64) * _HASH_LENGTH
+    for shift, factor in _HASH_MIX:     # splitmix64's finalizer: every bit moves every bit
+        mixed = (mixed ^ (mixed >> np.uint64(shift))) * factor
+    return mixed ^ (mixed >> np.uint64(31))

@@ -5,6 +5,6 @@ version (:mod:`swath.storage.common`); :mod:`swath.storage.database` holds the
 database layout written by ``swath makedb``.
 """
 
-from swath.storage.database import Database, DatabaseInfo, write_database
+from swath.storage.database import Database, DatabaseInfo
 
-__all__ = ["Database", "DatabaseInfo", "write_database"]
+__all__ = ["Database", "DatabaseInfo"]

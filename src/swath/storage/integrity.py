@@ -18,7 +18,8 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-__all__ = ["Digest", "check", "digest", "digest_bytes", "digest_strings"]
+__all__ = ["Digest", "check", "digest", "digest_bytes", "digest_string_chunks",
+           "digest_strings", "utf8_bytes"]
 
 _K = TypeVar("_K")
 
@@ -119,6 +120,29 @@ def digest_strings(text: np.ndarray, lengths: np.ndarray) -> int:
     """
     total = Digest()
     total._feed(_string_parts((len(lengths),), lengths, np.ascontiguousarray(text).data))
+    return total.value
+
+
+def digest_string_chunks(count: int,
+                         chunks: Callable[[], Iterable[tuple[bytes, np.ndarray]]]) -> int:
+    """:func:`digest` of a 1-D array of ``count`` strings given a chunk at a time, each as
+    its strings' UTF-8 bytes and their lengths (:func:`utf8_bytes`): the same value, never
+    holding them all. ``chunks()`` is gone through twice (the digest reads every length
+    before any byte).
+
+    Examples
+    --------
+    >>> names = np.array(["a", "bc", "é"], dtype=object)
+    >>> found = digest_string_chunks(3, lambda: (utf8_bytes(names[i:i + 2]) for i in (0, 2)))
+    >>> found == digest(names)
+    True
+    """
+    total = Digest()
+    total._feed([repr((count,)).encode(), b"str"])
+    for _, lengths in chunks():
+        total._feed([np.ascontiguousarray(lengths, dtype=np.int64).view(np.uint8).data])
+    for data, _ in chunks():
+        total._feed([data])
     return total.value
 
 

@@ -38,12 +38,13 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Iterator
-from typing import Any, ClassVar, cast
+from typing import Any, ClassVar
 
 import numpy as np
 import zarr
 from zarr.core.array_spec import ArrayConfigParams
 
+from swath.scoring import Alphabet
 from swath.sequences.pieces import Parsed, decode_names
 from swath.storage.common import LayoutStore, write_whole
 
@@ -110,6 +111,11 @@ class PieceStore(LayoutStore):
             if value.size:
                 array[...] = value
         self.mark(piece_kind(side), k, *arrays.values(), *_source_values(source))
+
+    @property
+    def alphabet(self) -> Alphabet:
+        """The alphabet a piece's records are encoded in: the job's scoring's."""
+        return self.scoring.alphabet
 
     def _piece_spec(self, name: str) -> tuple[Any, int, bool]:
         return self.PIECE_ARRAYS.get(name, (np.int64, 1 << 20, True))
@@ -228,10 +234,10 @@ class PieceStore(LayoutStore):
         return decode_names(text, edges[kept], edges[kept + 1])
 
     def renames(self, side: str, rename: bool, source: str) -> dict[int, str]:
-        """The new names of records of ``side`` whose names are given more than once
-        (:func:`~swath.sequences.renamed`), by record number; {} where every name is
-        unique. Holds a hash a record, not its name: only the names whose hashes meet
-        are read.
+        """The new names of the records of ``side`` whose names are given more than once
+        (:func:`~swath.sequences.unique_names`'s), by record number; {} where every name
+        is unique. Found from the names' hashes (:func:`~swath.sequences.name_hashes`, 8
+        bytes a record): only names whose hashes are alike are read.
 
         Raises
         ------
@@ -239,35 +245,44 @@ class PieceStore(LayoutStore):
             A name is given twice and ``rename`` is false (as
             :func:`~swath.sequences.unique_names` says, ``source`` named).
         """
-        from swath.sequences import duplicate_error, duplicate_name, renamed
+        from swath.sequences import duplicate_error, name_hashes, suffixed
 
-        hashes = _joined([np.fromiter(map(hash, self._piece_names(side, k, None)), np.int64)
-                          for k in range(self.pieces(side))], np.int64)
+        hashes = self._name_hashes(side)
         by_hash = np.argsort(hashes, kind="stable")
         ordered = hashes[by_hash]
-        meet = np.flatnonzero(ordered[1:] == ordered[:-1])
-        if not len(meet):
-            return {}
-        numbers = np.unique(np.concatenate([by_hash[meet], by_hash[meet + 1]]))
-        names = self.names(side, numbers).tolist()
-        counts: dict[str, int] = {}
-        for name in names:
-            counts[name] = counts.get(name, 0) + 1
-        given = [(int(i), name) for i, name in zip(numbers, names, strict=True)
-                 if counts[name] > 1]
-        if not given:
-            return {}
-        if not rename:
-            name, first, second = cast(tuple[str, int, int],
-                                       duplicate_name([name for _, name in given]))
-            raise duplicate_error((name, given[first][0], given[second][0]), source)
+        alike = np.flatnonzero(ordered[1:] == ordered[:-1])
+        records = np.unique(np.concatenate([by_hash[alike], by_hash[alike + 1]]))
+        given: dict[str, list[int]] = {}
+        for record, name in zip(records.tolist(), self.names(side, records).tolist(),
+                                strict=True):
+            given.setdefault(name, []).append(record)
+        twice = {name: found for name, found in given.items() if len(found) > 1}
+        if twice and not rename:
+            name, found = min(twice.items(), key=lambda item: item[1][1])
+            raise duplicate_error(name, found[0], found[1], source)
 
         def taken(name: str) -> bool:
-            lo, hi = np.searchsorted(ordered, hash(name), side="left"), np.searchsorted(
-                ordered, hash(name), side="right")
-            return bool(lo < hi) and name in self.names(side, np.sort(by_hash[lo:hi])).tolist()
+            text = np.frombuffer(name.encode(), dtype=np.uint8)
+            key = name_hashes(text, np.array([0, len(text)]))[0]
+            lo, hi = (int(np.searchsorted(ordered, key, side)) for side in ("left", "right"))
+            return hi > lo and name in self.names(side, np.sort(by_hash[lo:hi])).tolist()
 
-        return renamed(given, taken)
+        return {record: new for name, found in twice.items()
+                for record, new in zip(found[1:], suffixed(name, len(found), taken),
+                                       strict=True)}
+
+    def _name_hashes(self, side: str) -> np.ndarray:
+        """The hash of every record's name of ``side`` (uint64), in the input's order."""
+        from swath.sequences import name_hashes
+
+        first = self.piece_records(side)
+        hashes = np.empty(int(first[-1]), dtype=np.uint64)
+        for k in range(len(first) - 1):
+            text = np.asarray(self.piece(side, k, "names")[...], dtype=np.uint8)
+            found = name_hashes(text, self.edges(side, k)[:, 1])
+            where = self._kept_at(side, k, None)
+            hashes[first[k]:first[k + 1]] = found if where is None else found[where]
+        return hashes
 
     def lengths(self, side: str, which: np.ndarray | None = None) -> np.ndarray:
         """Lengths (int64) of the records ``which`` of ``side`` (all by default)."""

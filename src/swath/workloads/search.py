@@ -49,17 +49,18 @@ WORKLOAD = Workload(name="search", store=store, result=SearchResult, reopen=reop
 def database(value: Any, scoring: Scoring, wildcard: bool) -> tuple[str, Database]:
     """The database store a search reads, and it opened: ``value`` itself where it is one
     (a path or URL), else the store made from its sequences (a FASTA path, or sequences
-    in memory) once and kept in swath's cache (``storage.database.cached_database``).
+    in memory) once and kept in swath's cache (``engine.database.cached_database``).
 
     Raises
     ------
     InvalidParameter
         The database's alphabet is not the scoring's.
     """
+    from swath.engine.database import cached_database
     from swath.errors import InvalidParameter, StoreNotFound
     from swath.sequences.encoding import warn_if_dna
     from swath.storage.common import open_group
-    from swath.storage.database import Database, cached_database
+    from swath.storage.database import Database
 
     if isinstance(value, (str, os.PathLike)):
         try:
@@ -86,23 +87,16 @@ def database(value: Any, scoring: Scoring, wildcard: bool) -> tuple[str, Databas
 
 
 def make_database(fasta: str | os.PathLike[str], path: str, scoring: Scoring, *,
-                  progress: Progress | None, partition_residues: int | None,
-                  **options: Any) -> DatabaseInfo:
-    """Write a database store from ``fasta`` (``options`` as
-    :func:`~swath.storage.database.write_database` takes them); ``progress`` as every job
-    reports (its stages ``"read"`` and ``"write"``)."""
-    from swath.storage.database import DEFAULT_PARTITION_RESIDUES, write_database
-
-    stages = None
-    if progress is not None:
-        told = progress
-
-        def stages(stage: str, done: int, total: int | None) -> None:
-            told(stage, done, total, 0)
+                  partition_residues: int | None, **options: Any) -> DatabaseInfo:
+    """Write a database store from ``fasta`` on the workers (``options`` as
+    :func:`~swath.engine.database.write_database` takes them: its ``client`` and
+    ``progress`` too)."""
+    from swath.engine.database import write_database
+    from swath.storage.database import DEFAULT_PARTITION_RESIDUES
 
     return write_database(fasta, path, scoring.alphabet,
                           partition_residues=partition_residues or DEFAULT_PARTITION_RESIDUES,
-                          progress=stages, **options)
+                          **options)
 
 
 def search(store: str | None, queries: SequenceSet, database_path: str, scoring: Scoring, *,

@@ -1,19 +1,15 @@
-"""Database stores made from FASTA/FASTQ files on first use and kept for reuse
-(:func:`cached_database`, in :func:`cache_dir`)."""
+"""Where database stores made from FASTA/FASTQ files on first use are kept for reuse
+(:func:`cached_path`, in :func:`cache_dir`; ``swath.engine.database.cached_database``
+makes them)."""
 
 from __future__ import annotations
 
 import hashlib
-import logging
 import os
 
-from swath.errors import OutputExists
 from swath.scoring import Alphabet
-from swath.storage.database.writer import file_sha256, write_database
 
-__all__ = ["cache_dir", "cached_database"]
-
-logger = logging.getLogger(__name__)
+__all__ = ["cache_dir", "cached_path", "file_sha256"]
 
 
 def cache_dir() -> str:
@@ -25,26 +21,18 @@ def cache_dir() -> str:
     return os.path.join(base, "swath")
 
 
-def cached_database(source: str | os.PathLike[str], alphabet: Alphabet, *,
-                    wildcard: bool = False) -> str:
-    """The database store of FASTA/FASTQ ``source``, made on first use and kept in
-    :func:`cache_dir` under the file's SHA-256 and the encoding.
-
-    A search against a FASTA file then encodes it once, however often it runs, and its
-    result store stays resumable (it names this store, which outlives the process).
-    """
+def cached_path(source: str | os.PathLike[str], alphabet: Alphabet, wildcard: bool) -> str:
+    """Where the database store of FASTA/FASTQ ``source`` is kept in :func:`cache_dir`:
+    under the file's SHA-256 and the encoding."""
     key = hashlib.sha256(f"{alphabet.letters}|{alphabet.wildcard}|{wildcard}".encode())
-    path = os.path.join(cache_dir(), "databases",
+    return os.path.join(cache_dir(), "databases",
                         f"{file_sha256(source)[:32]}-{key.hexdigest()[:8]}.swdb")
-    if os.path.exists(os.path.join(path, "zarr.json")):
-        logger.info("%s: the database store made earlier, %s", source, path)
-        return path
-    try:
-        info = write_database(source, path, alphabet, wildcard=wildcard)
-    except OutputExists:
-        if not os.path.exists(os.path.join(path, "zarr.json")):
-            raise
-        return path                # another process made it meanwhile
-    logger.info("%s: made the database store %s (%d sequences)", source, path,
-                info.sequences)
-    return path
+
+
+def file_sha256(path: str | os.PathLike[str]) -> str:
+    """Hex SHA-256 digest of a file's bytes."""
+    hasher = hashlib.sha256()
+    with open(path, "rb") as stream:
+        while block := stream.read(1 << 20):
+            hasher.update(block)
+    return hasher.hexdigest()

@@ -29,7 +29,15 @@ attributes::
                "created_by": "swath 0.1.0", "complete": true}}
 
 ``wildcard`` says whether letters outside the alphabet were mapped to the
-alphabet's wildcard letter ``alphabet_wildcard`` when the store was written.
+alphabet's wildcard letter ``alphabet_wildcard`` when the store was written. ``sha256``
+is the source's identity: the SHA-256 of its pieces' byte spans (of its decompressed
+text) and their SHA-256s, in order (the pieces it was built from,
+:meth:`~swath.storage.pieces.PieceStore.identity`); a store written before that holds the
+SHA-256 of the source file's bytes. A search records it, and refuses a database rebuilt
+from another source.
+
+While it is built (``swath makedb``, :mod:`swath.storage.database.writer`) the store holds
+a subgroup ``work`` too, removed before the store is marked complete.
 
 The digest of each partition (:func:`partition_digest`: its residues, where its targets
 start and their record ids) is in the attribute ``partition_digests``, one a partition,
@@ -41,8 +49,11 @@ digests reads without the check.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
+from swath.scoring import Alphabet
 from swath.storage.integrity import digest
 
 __all__ = [
@@ -52,6 +63,7 @@ __all__ = [
     "PAD",
     "VERSION",
     "partition_digest",
+    "stored_alphabet",
 ]
 
 LAYOUT = "database"
@@ -71,3 +83,8 @@ def partition_digest(residues: np.ndarray, starts: np.ndarray, ids: np.ndarray) 
     start (int64) and their record ids (int64)."""
     return digest(residues.astype(np.uint8, copy=False), starts.astype(np.int64, copy=False),
                   ids.astype(np.int64, copy=False))
+
+
+def stored_alphabet(attrs: dict[str, Any]) -> Alphabet:
+    """The alphabet a store's residues are encoded in, from its ``"swath"`` attributes."""
+    return Alphabet(attrs["alphabet"], attrs.get("alphabet_wildcard"))

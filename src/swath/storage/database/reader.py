@@ -18,7 +18,7 @@ import numpy as np
 from swath.errors import StoreDamaged, StoreIncomplete
 from swath.scoring import Alphabet
 from swath.storage.common import LayoutStore, StorePath, missing
-from swath.storage.database.layout import ARRAYS, LAYOUT, PAD, VERSION
+from swath.storage.database.layout import ARRAYS, LAYOUT, PAD, VERSION, stored_alphabet
 from swath.storage.integrity import digest
 
 __all__ = ["Database"]
@@ -44,7 +44,7 @@ class Database(LayoutStore):
     >>> fasta = os.path.join(tmp, "db.fasta")
     >>> _ = open(fasta, "w").write(">a\\nMKVLA\\n>b\\nWW\\n>c\\nMKV\\n")
     >>> protein = Scoring.protein().alphabet
-    >>> from swath.storage.database import write_database
+    >>> from swath.engine.database import write_database
     >>> _ = write_database(fasta, os.path.join(tmp, "db.swdb"), protein)
     >>> db = Database.open(os.path.join(tmp, "db.swdb"))
     >>> db.sequences, db.residues, db.partitions
@@ -137,7 +137,7 @@ class Database(LayoutStore):
     @property
     def alphabet(self) -> Alphabet:
         """The alphabet the residues are encoded in."""
-        return Alphabet(self.attrs["alphabet"], self.attrs.get("alphabet_wildcard"))
+        return stored_alphabet(self.attrs)
 
     @property
     def wildcard(self) -> bool:
@@ -151,7 +151,8 @@ class Database(LayoutStore):
 
     @property
     def sha256(self) -> str:
-        """Hex SHA-256 digest of the source file's bytes."""
+        """The source's identity: a hex SHA-256 (of its pieces' spans and SHA-256s,
+        :mod:`~swath.storage.database.layout`)."""
         return str(self.attrs["sha256"])
 
     @cached_property
