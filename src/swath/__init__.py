@@ -29,6 +29,7 @@ from swath.constants import MODES
 from swath.engine.cluster import Cluster
 from swath.errors import (
     BackendUnavailable,
+    ClusterNotStarted,
     FormatVersionError,
     GpuOutOfMemory,
     GpuUnavailable,
@@ -93,6 +94,7 @@ __all__ = [
     "Alphabet",
     "BackendUnavailable",
     "Cluster",
+    "ClusterNotStarted",
     "FormatVersionError",
     "GpuOutOfMemory",
     "GpuUnavailable",

@@ -75,6 +75,11 @@ class StoreLocked(SwathError, RuntimeError):
     """Another job is writing the store."""
 
 
+class ClusterNotStarted(SwathError, RuntimeError):
+    """The local Dask cluster a job starts did not start, twice (a worker died as it
+    started): nothing ran; the command can be run again."""
+
+
 class UnknownStatistics(SwathError, ValueError):
     """No published Karlin-Altschul parameters for this matrix and gap combination."""
 

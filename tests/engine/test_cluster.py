@@ -92,3 +92,37 @@ def test_runners_report_each_result_and_raise_task_errors(kind, request):
     where = runner(request.getfixturevalue("client"))
     assert isinstance(where, OnCluster) and runner(where) is where
     check(where)
+
+
+def test_a_local_cluster_that_fails_to_start_is_started_again_then_refused_in_a_line(
+        monkeypatch, caplog):
+    """A worker killed as the local cluster starts (Dask's "Nanny failed to start"): the
+    cluster is started once more; failing twice, one line says to run the command again."""
+    import distributed
+
+    from swath.errors import ClusterNotStarted
+
+    tries = []
+    real = distributed.LocalCluster
+
+    def flaky(**options):
+        tries.append(options["n_workers"])
+        if len(tries) == 1:
+            raise RuntimeError("Nanny failed to start.\nmore lines of a traceback")
+        return real(**options | {"processes": False})
+
+    monkeypatch.setattr(distributed, "LocalCluster", flaky)
+    found, own = connect(workers=2, device="cpu", processes=False)
+    assert own and isinstance(found, OnCluster) and tries == [2, 2]
+    started = found.client.cluster
+    found.client.close()
+    started.close()
+    assert "did not start (Nanny failed to start.): starting it again" in caplog.text
+
+    def broken(**options):
+        raise RuntimeError("Nanny failed to start.")
+
+    monkeypatch.setattr(distributed, "LocalCluster", broken)
+    with pytest.raises(ClusterNotStarted, match=r"^the local Dask cluster did not start, twice "
+                                                r"\(Nanny failed to start.\); nothing ran"):
+        connect(workers=2, device="cpu", processes=False)

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from swath.engine.stragglers import Stragglers
-from swath.errors import InvalidParameter
+from swath.errors import ClusterNotStarted, InvalidParameter
 
 logger = logging.getLogger(__name__)
 
@@ -312,19 +312,42 @@ def connect(scheduler: str | None = None, workers: int | None = None, device: st
             logger.warning("%d GPUs present but dask-cuda is not installed: using one, in "
                            "this process (pip install 'swath[gpu]' for all)", gpus)
             return InProcess(1 if tile_tasks else threads_per_gpu, "GPU"), False
-        cluster = LocalCUDACluster(n_workers=workers or gpus,
-                                   threads_per_worker=1 if tile_tasks else threads_per_gpu,
-                                   silence_logs=WORKER_LOGS)
+        cluster = started(lambda: LocalCUDACluster(
+            n_workers=workers or gpus, threads_per_worker=1 if tile_tasks else threads_per_gpu,
+            silence_logs=WORKER_LOGS))
         return OnCluster(Client(cluster, set_as_default=False)), True
     n = workers or 1
     share = max(1, threads // n)
     # worker processes get their share of the cores for their kernels (workers that are
     # threads of this process keep its count: each task's kernels take as many)
     extra = {"env": {THREADS_VARIABLE: str(share)}} if processes else {}
-    cluster = LocalCluster(n_workers=n, threads_per_worker=share if tile_tasks else 1,
-                           processes=processes, dashboard_address=":0",
-                           silence_logs=WORKER_LOGS, **extra)
+    cluster = started(lambda: LocalCluster(
+        n_workers=n, threads_per_worker=share if tile_tasks else 1, processes=processes,
+        dashboard_address=":0", silence_logs=WORKER_LOGS, **extra))
     return OnCluster(Client(cluster, set_as_default=False)), True
+
+
+def started(cluster: Callable[[], Any]) -> Any:
+    """The local cluster ``cluster()`` starts; started once more where it failed (a worker
+    killed as it started: Dask's "Nanny failed to start").
+
+    Raises
+    ------
+    ClusterNotStarted
+        It failed twice: one line, the last failure's first.
+    """
+    for attempt in range(2):
+        try:
+            return cluster()
+        except Exception as exc:    # Dask's RuntimeError, TimeoutError, CommClosedError
+            reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            if attempt:
+                raise ClusterNotStarted(
+                    f"the local Dask cluster did not start, twice ({reason}); nothing ran: "
+                    "run the command again (a store it began is resumed)") from None
+            logger.warning("the local Dask cluster did not start (%s): starting it again",
+                           reason)
+    raise AssertionError("unreachable")
 
 
 def _refused(scheduler: str) -> None:
