@@ -44,6 +44,7 @@ from swath.errors import (
     StoreLocked,
     StoreNotFound,
     SwathError,
+    UnguardedMain,
     UnknownStatistics,
 )
 from swath.kernels import DEVICES
@@ -113,6 +114,7 @@ __all__ = [
     "StoreLocked",
     "StoreNotFound",
     "SwathError",
+    "UnguardedMain",
     "UnknownStatistics",
     "__version__",
     "align",

@@ -75,5 +75,10 @@ class StoreLocked(SwathError, RuntimeError):
     """Another job is writing the store."""
 
 
+class UnguardedMain(SwathError, RuntimeError):
+    """A script starts worker processes from its top level, outside
+    ``if __name__ == "__main__":`` (each new process would run it again)."""
+
+
 class UnknownStatistics(SwathError, ValueError):
     """No published Karlin-Altschul parameters for this matrix and gap combination."""
