@@ -24,6 +24,8 @@ extensions = [
 ]
 source_suffix = {".md": "markdown", ".rst": "restructuredtext"}
 exclude_patterns = ["_build"]
+# options stay as typed: no "--top-k" turned into an en dash, no curly quotes in commands
+smartquotes = False
 myst_heading_anchors = 3
 myst_enable_extensions = ["colon_fence"]
 

@@ -163,7 +163,8 @@ def test_examples(page: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
         assert commands_run >= 4, "the README's quick start: a command per workload"
 
 
-@pytest.mark.parametrize("module", ["swath.engine.cluster", "swath.results.allpairs",
+@pytest.mark.parametrize("module", ["swath.engine.cluster", "swath.results.search",
+                                    "swath.results.allpairs",
                                     "swath.results.pairs", "swath.results.longpair"])
 def test_api_reference_examples(module: str, tmp_path: Path,
                                 monkeypatch: pytest.MonkeyPatch) -> None:
