@@ -45,6 +45,7 @@ from swath.errors import (
     StoreLocked,
     StoreNotFound,
     SwathError,
+    UnguardedMain,
     UnknownStatistics,
 )
 from swath.kernels import DEVICES
@@ -115,6 +116,7 @@ __all__ = [
     "StoreLocked",
     "StoreNotFound",
     "SwathError",
+    "UnguardedMain",
     "UnknownStatistics",
     "__version__",
     "align",

@@ -345,10 +345,10 @@ def search(queries: SequencesLike, database: SequencesLike, scoring: Scoring | N
     Examples
     --------
     >>> import swath
-    >>> res = swath.search(["MKTAYIAKQR"], ["MKTAYIAKQR", "GGGGGGG"], top_k=1,
-    ...                    max_evalue=10)  # doctest: +SKIP
-    >>> res.hits(0)[0].target_id  # doctest: +SKIP
-    0
+    >>> res = swath.search(["MKTAYIAKQR"], ["GGGGGGG", "PPMKTAYIAKQRPP"], top_k=1)
+    >>> hit = res.hits(0)[0]
+    >>> hit.target_id, hit.target_name, hit.score, hit.alignment.target_start
+    (1, 'database[1]', 49, 2)
     """
     from swath.workloads import search as workload
 

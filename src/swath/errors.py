@@ -80,6 +80,11 @@ class ClusterNotStarted(SwathError, RuntimeError):
     started): nothing ran; the command can be run again."""
 
 
+class UnguardedMain(SwathError, RuntimeError):
+    """A script starts worker processes from its top level, outside
+    ``if __name__ == "__main__":`` (each new process would run it again)."""
+
+
 class UnknownStatistics(SwathError, ValueError):
     """No published Karlin-Altschul parameters for this matrix and gap combination."""
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 
 import dask
 import pytest
@@ -126,3 +128,35 @@ def test_a_local_cluster_that_fails_to_start_is_started_again_then_refused_in_a_
     with pytest.raises(ClusterNotStarted, match=r"^the local Dask cluster did not start, twice "
                                                 r"\(Nanny failed to start.\); nothing ran"):
         connect(workers=2, device="cpu", processes=False)
+
+
+def test_a_script_that_starts_workers_unguarded_is_told_to_guard(tmp_path):
+    """Worker processes are spawned and import the main script again: a script whose top
+    level starts a local cluster outside ``if __name__ == "__main__":`` gets one line
+    saying so, before any process starts (not multiprocessing's bootstrapping essay in
+    each worker, then "Nanny failed to start"); the same call under the guard, or in a
+    function the guard calls, is left alone."""
+    fasta = tmp_path / "seqs.fasta"
+    fasta.write_text(">a\nACGTACGTAC\n>b\nACGTACGTTC\n")
+    job = (f"swath.allpairs({str(fasta)!r}, scoring=swath.Scoring.dna(), "
+           "client=swath.Cluster(workers=2))")
+    script = tmp_path / "unguarded.py"
+    script.write_text(f"import swath\n\n{job}\n")
+    done = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 1
+    assert done.stderr.splitlines()[-1] == (
+        "swath.errors.UnguardedMain: unguarded.py line 3: swath starts a cluster of 2 "
+        "worker processes here, and each imports unguarded.py again: put the code that "
+        "starts the job under 'if __name__ == \"__main__\":'"), done.stderr
+    assert "bootstrapping" not in done.stderr and "Nanny" not in done.stderr
+
+    # the check alone, not a cluster: silent under the guard, in either spelling
+    check = "swath.engine.cluster._refuse_unguarded_main('a cluster')"
+    script.write_text("import swath.engine.cluster\n\n"
+                      f"def main():\n    {check}\n\n"
+                      f"if __name__ == '__main__':\n    main()\n"
+                      f"if '__main__' == __name__:\n    {check}\n    print('guarded')\n")
+    done = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=120)
+    assert (done.returncode, done.stdout) == (0, "guarded\n"), done.stderr

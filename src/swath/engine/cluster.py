@@ -13,16 +13,20 @@ threads its tasks want.
 
 from __future__ import annotations
 
+import ast
 import logging
+import os
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from types import FrameType
 from typing import Any, Protocol
 
 from swath.engine.stragglers import Stragglers
-from swath.errors import ClusterNotStarted, InvalidParameter
+from swath.errors import ClusterNotStarted, InvalidParameter, UnguardedMain
 
 logger = logging.getLogger(__name__)
 
@@ -312,6 +316,7 @@ def connect(scheduler: str | None = None, workers: int | None = None, device: st
             logger.warning("%d GPUs present but dask-cuda is not installed: using one, in "
                            "this process (pip install 'swath[gpu]' for all)", gpus)
             return InProcess(1 if tile_tasks else threads_per_gpu, "GPU"), False
+        _refuse_unguarded_main(f"a cluster of {workers or gpus} GPU workers")
         cluster = started(lambda: LocalCUDACluster(
             n_workers=workers or gpus, threads_per_worker=1 if tile_tasks else threads_per_gpu,
             silence_logs=WORKER_LOGS))
@@ -321,6 +326,8 @@ def connect(scheduler: str | None = None, workers: int | None = None, device: st
     # worker processes get their share of the cores for their kernels (workers that are
     # threads of this process keep its count: each task's kernels take as many)
     extra = {"env": {THREADS_VARIABLE: str(share)}} if processes else {}
+    if processes:
+        _refuse_unguarded_main(f"a cluster of {n} worker processes")
     cluster = started(lambda: LocalCluster(
         n_workers=n, threads_per_worker=share if tile_tasks else 1, processes=processes,
         dashboard_address=":0", silence_logs=WORKER_LOGS, **extra))
@@ -348,6 +355,56 @@ def started(cluster: Callable[[], Any]) -> Any:
             logger.warning("the local Dask cluster did not start (%s): starting it again",
                            reason)
     raise AssertionError("unreachable")
+
+
+def _refuse_unguarded_main(what: str) -> None:
+    """Raise :class:`UnguardedMain` where this process's main script starts worker
+    processes from its top level outside ``if __name__ == "__main__":``. Dask starts
+    them by spawning (``distributed.worker.multiprocessing-method``), and each imports the
+    script again: the call would start processes again in each, which multiprocessing
+    stops with a RuntimeError about the bootstrapping phase, and the cluster with "Nanny
+    failed to start". Said here in one line, before any process starts."""
+    import dask
+
+    main = sys.modules.get("__main__")
+    path = getattr(main, "__file__", None)
+    name = getattr(getattr(main, "__spec__", None), "name", None) or ""
+    # a session without a script (a shell, Jupyter) or ``python -m package`` (a package's
+    # __main__ is not run again) is not imported by the new processes
+    if main is None or path is None or name.endswith("__main__") \
+            or dask.config.get("distributed.worker.multiprocessing-method", "spawn") == "fork":
+        return
+    frame: FrameType | None = sys._getframe(1)
+    while frame is not None and not (frame.f_globals is vars(main)
+                                     and frame.f_code.co_name == "<module>"):
+        frame = frame.f_back
+    if frame is None:
+        return
+    line = frame.f_lineno
+    try:
+        with open(path, encoding="utf-8") as source:
+            tree = ast.parse(source.read(), path)
+    except (OSError, SyntaxError, ValueError):
+        return
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and _is_main_test(node.test) \
+                and node.lineno <= line <= (node.end_lineno or line):
+            return
+    script = os.path.basename(path)
+    raise UnguardedMain(
+        f"{script} line {line}: swath starts {what} here, and each imports {script} "
+        "again: put the code that starts the job under "
+        "'if __name__ == \"__main__\":'")
+
+
+def _is_main_test(test: ast.expr) -> bool:
+    """Whether ``test`` is ``__name__ == "__main__"`` (either way round)."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1
+            and isinstance(test.ops[0], ast.Eq)):
+        return False
+    sides = {ast.dump(test.left), ast.dump(test.comparators[0])}
+    return sides == {ast.dump(ast.Name("__name__", ast.Load())),
+                     ast.dump(ast.Constant("__main__"))}
 
 
 def _refused(scheduler: str) -> None:

@@ -83,8 +83,12 @@ class SearchResult:
 
     Examples
     --------
-    >>> res = swath.search(queries, database, top_k=5)  # doctest: +SKIP
-    >>> res.hits(0)[0].alignment.cigar                   # doctest: +SKIP
+    >>> import swath
+    >>> res = swath.search(["MNRGDRTHFQVDAIG"], ["PPMNRGDRTHFQVDAIGKK", "MNRG"], top_k=5)
+    >>> [(hit.target_name, hit.score) for hit in res.hits(0)]
+    [('database[0]', 81), ('database[1]', 22)]
+    >>> res.hits(0)[0].alignment.cigar
+    '15='
     """
 
     def __init__(self, store: str | HeldHits) -> None:
