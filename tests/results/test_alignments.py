@@ -414,3 +414,21 @@ def test_evalues_print_as_blastp_prints_them(value, printed):
 ])
 def test_bit_scores_print_as_blastp_prints_them(value, printed):
     assert blast_bitscore(value) == printed
+
+
+@needs_samtools
+def test_query_names_sam_does_not_allow_are_rewritten_with_a_warning(tmp_path, caplog):
+    """A QNAME is 1 to 254 of the characters ! to ? and A to ~: a longer name, or one with
+    ``@`` or a letter beyond ASCII, is written with each other character as ``_`` and cut
+    at 254, once warned of; samtools reads every record back (its own check of long names
+    included), and the names it may keep stay as they are."""
+    long = "q" * 300
+    aln = swath.Alignment(8, 0, 4, 0, 4, "4=", "local")
+    rows = rows_of([(long, "ACGT", "r1", "ACGT", aln), ("x@y", "ACGT", "r1", "ACGT", aln),
+                    ("é1", "ACGT", "r1", "ACGT", aln), ("ok|1:2", "ACGT", "r1", "ACGT", aln)])
+    with caplog.at_level("WARNING", logger="swath"):
+        records = read_back(sam_file(tmp_path / "n.sam", rows, PrintOptions()))
+    assert [r[0] for r in records] == ["q" * 254, "x_y", "_1", "ok|1:2"]
+    [said] = [r.getMessage() for r in caplog.records]
+    assert said.startswith("3 query names are not a SAM QNAME (1 to 254 of the characters ! "
+                           "to ? and A to ~): written with each other character as _")

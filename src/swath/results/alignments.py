@@ -27,6 +27,8 @@ yielded in pieces of at most :data:`BLOCK_ROWS` rows, each ending with a newline
 
 from __future__ import annotations
 
+import logging
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
@@ -47,6 +49,12 @@ SAM_VERSION = "1.6"
 MAPQ = 255                 # SAM and PAF: mapping quality not available
 SECONDARY = 256
 UNMAPPED = 4
+# a QNAME as the SAM specification allows it: 1 to 254 of the characters ! to ? and A to ~
+_QNAME = re.compile(r"[!-?A-~]{1,254}")
+_NOT_QNAME = re.compile(r"[^!-?A-~]")
+QNAME_LENGTH = 254
+
+logger = logging.getLogger(__name__)
 TABULAR_COLUMNS = ("qseqid", "sseqid", "pident", "length", "mismatch", "gapopen", "qstart",
                    "qend", "sstart", "send", "evalue", "bitscore", "score", "cigar")
 
@@ -269,12 +277,34 @@ def _blocks(rows: AlignedRows) -> Iterator[slice]:
         yield slice(at, min(at + BLOCK_ROWS, len(rows)))
 
 
+def sam_qnames(names: np.ndarray) -> tuple[np.ndarray, list[tuple[str, str]]]:
+    """``names`` as SAM's QNAME field allows them (1 to 254 of the characters ``!`` to
+    ``?`` and ``A`` to ``~``): a name that is not one written with each other character
+    as ``_`` and cut at 254 characters; with the names so rewritten, (before, after).
+
+    Examples
+    --------
+    >>> names, rewritten = sam_qnames(np.array(["r1", "r@2 x"], dtype=object))
+    >>> names.tolist(), rewritten
+    (['r1', 'r_2_x'], [('r@2 x', 'r_2_x')])
+    """
+    bad = [i for i, name in enumerate(names.tolist()) if not _QNAME.fullmatch(name)]
+    if not bad:
+        return names, []
+    out = names.astype(object)
+    for i in bad:
+        out[i] = _NOT_QNAME.sub("_", str(names[i]))[:QNAME_LENGTH] or "_"
+    return out, [(str(names[i]), str(out[i])) for i in bad]
+
+
 def sam_lines(rows: AlignedRows, options: PrintOptions) -> Iterator[str]:
-    """SAM records of ``rows``, one a row, without the header (:func:`sam_header`)."""
+    """SAM records of ``rows``, one a row, without the header (:func:`sam_header`); query
+    names as SAM allows them (:func:`sam_qnames`)."""
     mapped = _mapped(rows)
     primary = primary_rows(rows, mapped) if rows.primary is None else rows.primary
     flag = np.where(mapped, np.where(primary, 0, SECONDARY), UNMAPPED)
     sequence = rows.query_sequence
+    rewritten: list[tuple[str, str]] = []
     for b in _blocks(rows):
         on = mapped[b]
         runs = cigar_run_arrays(rows.cigar[b])
@@ -290,11 +320,18 @@ def sam_lines(rows: AlignedRows, options: PrintOptions) -> Iterator[str]:
              for i, first in zip(range(b.start, b.stop), primary[b].tolist(), strict=True)])
         tags = joined(["\tAS:i:", decimal(rows.score[b]), "\tNM:i:",
                        decimal(counts["columns"] - counts["matches"])]).where(on)
-        yield joined([encoded(rows.query_name[b]), "\t", decimal(flag[b]), "\t",
+        qnames, renamed = sam_qnames(np.asarray(rows.query_name[b], dtype=object))
+        rewritten += renamed
+        yield joined([encoded(qnames), "\t", decimal(flag[b]), "\t",
                       encoded(np.where(on, rows.target_name[b], "*")), "\t",
                       decimal(np.where(on, np.asarray(rows.target_start[b]) + 1, 0)), "\t",
                       decimal(np.where(on, MAPQ, 0)), "\t", _either(on, cigar, star),
                       "\t*\t0\t0\t", seq, "\t*", tags, "\n"]).text()
+    if rewritten:
+        logger.warning("%d query name%s not a SAM QNAME (1 to %d of the characters ! to ? "
+                       "and A to ~): written with each other character as _ and cut at %d "
+                       "(%r as %r)", len(rewritten), " is" if len(rewritten) == 1 else "s are",
+                       QNAME_LENGTH, QNAME_LENGTH, *(name[:60] for name in rewritten[0]))
 
 
 def _either(on: npt.NDArray[np.bool_], yes: Ragged, no: Ragged) -> Ragged:
