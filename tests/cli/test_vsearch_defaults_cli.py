@@ -89,3 +89,23 @@ def test_vsearch_defaults_keep_vsearchs_pairs_with_its_raw_scores(fasta, tmp_pat
     rows = swath.open(str(tmp_path / "v.zarr")).to_table()
     ours = {frozenset((row[2], row[3])): row[12] for row in rows}
     assert len(theirs) > 10 and ours == theirs
+
+
+@pytest.mark.skipif(shutil.which("vsearch") is None, reason="vsearch is not installed")
+def test_blast6out_is_vsearchs_twelve_columns_of_the_same_pairs(fasta, tmp_path):
+    """``--format blast6out`` writes vsearch's --blast6out lines: its 12 columns alone (the
+    tsv's first 12), the pairs vsearch keeps, each with the same query and identity."""
+    found = subprocess.run(
+        ["vsearch", "--allpairs_global", str(fasta), "--id", "0.95", "--threads", "1",
+         "--blast6out", "-", "--quiet"], capture_output=True, text=True, check=True).stdout
+    theirs = {tuple(line.split("\t")[:3]) for line in found.splitlines()}
+    assert all(len(line.split("\t")) == 12 for line in found.splitlines())
+    done = run(fasta, tmp_path / "v.zarr", "--vsearch-defaults", "--min-identity", "0.95",
+               "--format", "blast6out")
+    assert done.exit_code == 0, done.output
+    lines = done.stdout.splitlines()
+    assert all(len(line.split("\t")) == 12 for line in lines)
+    tsv = run(fasta, tmp_path / "v.zarr", "--vsearch-defaults", "--min-identity", "0.95",
+              "--format", "tsv").stdout.splitlines()
+    assert lines == ["\t".join(line.split("\t")[:12]) for line in tsv]
+    assert len(theirs) > 10 and {tuple(line.split("\t")[:3]) for line in lines} == theirs

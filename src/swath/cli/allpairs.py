@@ -89,7 +89,8 @@ def _iddef(value: str) -> str | int:
 @click.option("--format", "--outfmt", "fmt", type=click.Choice(swath.FORMATS["allpairs"]),
               default=None,
               help="Also print the kept pairs to stdout in this format (as `swath inspect`): "
-                   "tsv (vsearch's --blast6out columns, the score and the CIGAR), json, text, "
+                   "tsv (vsearch's --blast6out columns, the score and the CIGAR), blast6out "
+                   "(its 12 columns alone, as vsearch --blast6out writes them), json, text, "
                    "sam (each pair's query a read, its target a reference) or paf; or the "
                    "clusters: uc or centroids (as --uc and --centroids write them; either "
                    "implies --clusters).")

@@ -37,6 +37,7 @@ TABLE_COLUMNS = ("query_index", "target_index", "query_id", "target_id", "identi
 # vsearch's --blast6out columns, then the raw score and the CIGAR
 BLAST6_COLUMNS = ("qseqid", "sseqid", "pident", "length", "mismatch", "gapopen", "qstart",
                   "qend", "sstart", "send", "evalue", "bitscore", "score", "cigar")
+BLAST6_FIELDS = 12      # vsearch's own, all that its --blast6out writes
 
 
 class AllPairsResult:
@@ -172,10 +173,11 @@ class AllPairsResult:
 
         Parameters
         ----------
-        format : {"tsv", "json", "text", "uc", "centroids", "sam", "paf"}
+        format : {"tsv", "blast6out", "json", "text", "uc", "centroids", "sam", "paf"}
             tsv: vsearch's --blast6out columns (``BLAST6_COLUMNS``), the score, the
-            CIGAR; json: those and the input indices and identity fraction, one object
-            per pair and line; text: a summary and the pairwise views; sam: SAM with a
+            CIGAR; blast6out: those 12 columns alone, as vsearch writes them; json:
+            those and the input indices and identity fraction, one object per pair and
+            line; text: a summary and the pairwise views; sam: SAM with a
             header (the pairs' targets as references, each query a read: its best pair
             the primary record); paf: a line per pair. The clusters (``StoreIncomplete``
             without them): uc, vsearch's --uc records (each member aligned against its
@@ -238,9 +240,18 @@ def _tsv_cell(column: str, value: object) -> str:
 
 def tsv_lines(result: AllPairsResult, options: PrintOptions) -> Iterator[str]:
     """vsearch's --blast6out rows, then the score and the CIGAR, tab-separated."""
+    yield from _blast6_lines(result, BLAST6_COLUMNS)
+
+
+def blast6out_lines(result: AllPairsResult, options: PrintOptions) -> Iterator[str]:
+    """vsearch's --blast6out rows alone: its 12 columns, tab-separated."""
+    yield from _blast6_lines(result, BLAST6_COLUMNS[:BLAST6_FIELDS])
+
+
+def _blast6_lines(result: AllPairsResult, columns: tuple[str, ...]) -> Iterator[str]:
     for row in result.to_table():
-        yield "\t".join(_tsv_cell(c, v) for c, v in zip(BLAST6_COLUMNS, blast6_row(row),
-                                                         strict=True)) + "\n"
+        yield "\t".join(_tsv_cell(c, v) for c, v in zip(columns, blast6_row(row),
+                                                         strict=False)) + "\n"
 
 
 def json_lines(result: AllPairsResult, options: PrintOptions) -> Iterator[str]:
@@ -342,5 +353,5 @@ def paf_text(result: AllPairsResult, options: PrintOptions) -> Iterator[str]:
 
 
 PRINTERS: dict[str, Callable[[AllPairsResult, PrintOptions], Iterator[str]]] = {
-    "tsv": tsv_lines, "json": json_lines, "text": text_lines, "uc": uc_text,
-    "centroids": centroids_text, "sam": sam_text, "paf": paf_text}
+    "tsv": tsv_lines, "blast6out": blast6out_lines, "json": json_lines, "text": text_lines,
+    "uc": uc_text, "centroids": centroids_text, "sam": sam_text, "paf": paf_text}
