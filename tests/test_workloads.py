@@ -80,8 +80,8 @@ def test_open_report_and_resume_of_a_finished_store(tmp_path):
     with pytest.raises(swath.InvalidParameter, match=r"--plot draws the path of a long pair's "
                        r"alignment store .* is an allpairs store .*kept pairs' alignments"):
         swath.report(path, plot=str(tmp_path / "p.png"))
-    with pytest.raises(swath.InvalidParameter, match=r"format must be one of tsv, json, text, "
-                       r"uc, centroids, sam, paf for .*, got 'bam'"):
+    with pytest.raises(swath.InvalidParameter, match=r"format must be one of tsv, blast6out, "
+                       r"json, text, uc, centroids, sam, paf for .*, got 'bam'"):
         swath.report(path, "bam")
 
 
