@@ -564,7 +564,8 @@ def index_sequences(job: AllPairsJob) -> None:
     InvalidInput
         A name given twice, and the job does not rename them.
     """
-    job_store(job).index(bool(job_store(job).attrs["inputs"]["rename_duplicates"]))
+    store = job_store(job)
+    store.index(bool(store.attrs["inputs"]["rename_duplicates"]))
 
 
 def _run(job: AllPairsJob, client: Any, progress: Progress | None) -> AllPairsStore:
