@@ -139,7 +139,7 @@ def test_a_script_that_starts_workers_unguarded_is_told_to_guard(tmp_path):
     fasta = tmp_path / "seqs.fasta"
     fasta.write_text(">a\nACGTACGTAC\n>b\nACGTACGTTC\n")
     job = (f"swath.allpairs({str(fasta)!r}, scoring=swath.Scoring.dna(), "
-           "client=swath.Cluster(workers=2))")
+           "device='cpu', client=swath.Cluster(workers=2))")
     script = tmp_path / "unguarded.py"
     script.write_text(f"import swath\n\n{job}\n")
     done = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True,
