@@ -49,7 +49,8 @@ from swath.errors import (
     UnknownStatistics,
 )
 from swath.kernels import DEVICES
-from swath.results.alignments import PrintOptions
+from swath.results.alignments import COLUMNS as TSV_COLUMNS
+from swath.results.alignments import PrintOptions, tabular_format
 from swath.scoring import Alphabet, Scoring
 from swath.sequences import read_sequences
 
@@ -90,6 +91,7 @@ __all__ = [
     "MODES",
     "PAIRS_COLUMNS",
     "SEARCH_COLUMNS",
+    "TSV_COLUMNS",
     "Alignment",
     "AllPairsResult",
     "Alphabet",
@@ -131,6 +133,7 @@ __all__ = [
     "score",
     "scores",
     "search",
+    "tabular_format",
     "use_threads",
     "verify",
     "warm_up",

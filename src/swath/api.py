@@ -16,7 +16,7 @@ from swath.constants import MODES, Mode, is_mode
 from swath.errors import InvalidParameter
 from swath.kernels import get_backend
 from swath.progress import Progress
-from swath.results.alignments import PrintOptions
+from swath.results.alignments import PrintOptions, tabular_format
 from swath.scoring import Scoring
 from swath.sequences import (
     SequenceLike,
@@ -919,7 +919,7 @@ def report(store: str, format: str | None = None, *, plot: str | None = None,
             f"text shows its {workload.items}' alignments)")
     check_finished(opened)
     format = format or workload.default_format
-    if format not in workload.formats:
+    if tabular_format(format)[0] not in workload.formats:
         raise InvalidParameter(f"format must be one of {', '.join(workload.formats)} for "
                                f"{store}, got {format!r}")
     if plot and workload.plot is not None:

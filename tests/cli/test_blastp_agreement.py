@@ -30,7 +30,8 @@ LETTERS = np.array(list("ARNDCQEGHILKMFPSTWYV"))
 FREQUENCIES = np.array([7.4, 5.2, 4.5, 5.3, 2.5, 3.4, 5.4, 7.4, 2.6, 6.8, 9.9, 5.8, 2.5, 4.7,
                         3.9, 5.7, 5.1, 1.3, 3.2, 7.3])
 RATES = (0.02, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.65, 0.7, 0.75)   # substitutions per residue
-COLUMNS = ("qseqid", "sseqid", "evalue", "bitscore", "score")
+COLUMNS = ("qseqid", "sseqid", "evalue", "bitscore", "score", "nident", "gaps", "qlen", "slen",
+           "qstart", "qend", "qcovhsp")
 
 
 def protein_family(rng: np.random.Generator) -> tuple[str, list[str]]:
@@ -49,10 +50,11 @@ def protein_family(rng: np.random.Generator) -> tuple[str, list[str]]:
     return ancestor, copies
 
 
-def hits(tsv: str) -> dict[tuple[str, str], tuple[int, str, str]]:
-    """(query, subject): (raw score, e-value, bit score), the cells as printed."""
+def hits(tsv: str) -> dict[tuple[str, str], tuple[int, str, str, list[str]]]:
+    """(query, subject): (raw score, e-value, bit score, the other cells), as printed."""
     rows = [line.split("\t") for line in tsv.splitlines()]
-    return {(r[0], r[1]): (int(r[4]), r[2], r[3]) for r in rows}
+    assert all(len(r) == len(COLUMNS) for r in rows), tsv
+    return {(r[0], r[1]): (int(r[4]), r[2], r[3], r[5:]) for r in rows}
 
 
 def test_evalues_and_bit_scores_agree_with_blastp(tmp_path):
@@ -71,19 +73,26 @@ def test_evalues_and_bit_scores_agree_with_blastp(tmp_path):
     run = CliRunner().invoke(main, ["search", str(queries), str(database), "-o",
                                     str(tmp_path / "r.zarr"), "--top-k", "30", "--matrix",
                                     "BLOSUM62", "--gap-open", "11", "--gap-extend", "1",
-                                    "--device", "cpu", "--outfmt", "tsv", "--no-progress"])
+                                    "--device", "cpu", "--outfmt", "6 " + " ".join(COLUMNS),
+                                    "--no-progress"])
     assert run.exit_code == 0, run.output
-    theirs = hits(blast)
-    ours = hits("\n".join("\t".join(line.split("\t")[i] for i in (0, 1, 10, 11, 12))
-                          for line in run.stdout.splitlines()))     # COLUMNS of swath's tsv
+    theirs, ours = hits(blast), hits(run.stdout)
     shared = [pair for pair in theirs if pair in ours and ours[pair][0] == theirs[pair][0]]
     assert len(shared) >= 30, (blast, run.stdout)
     evalues = [float(theirs[pair][1]) for pair in shared]
     assert min(evalues) < 1e-90 and max(evalues) > 1          # the range is covered
+    same_path = 0
     for pair in shared:
-        _, their_evalue, their_bits = theirs[pair]
-        _, our_evalue, our_bits = ours[pair]
+        _, their_evalue, their_bits, their_cells = theirs[pair]
+        _, our_evalue, our_bits, our_cells = ours[pair]
         assert float(our_evalue) == pytest.approx(float(their_evalue), rel=0.1), pair
         assert our_bits == their_bits, pair
+        assert our_cells[2:4] == their_cells[2:4], pair       # qlen, slen
+        if our_cells[4:6] == their_cells[4:6]:      # the same query range: the same cover
+            same_path += 1
+            assert our_cells[6] == their_cells[6], pair
+            if our_cells[1] == their_cells[1] == "0":   # ungapped: the same identities
+                assert our_cells[0] == their_cells[0], pair
+    assert same_path >= 20
     # the default cutoff is blastp's: no hit above 10
     assert max(float(cells[1]) for cells in ours.values()) <= 10

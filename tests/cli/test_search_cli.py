@@ -38,7 +38,7 @@ def test_search_prints_blast_tabular_rows(files, cluster, tmp_path):
                  "--no-progress")
     assert run.exit_code == 0, run.output
     rows = [line.split("\t") for line in run.stdout.splitlines()]
-    assert len(rows) == 6 and all(len(r) == 14 for r in rows)
+    assert len(rows) == 6 and all(len(r) == 12 for r in rows)     # blastp's 12 columns
     assert rows[0][:2] == ["qa", "d5"] and rows[0][2] == "100.000"
     assert (rows[0][6], rows[0][7]) == ("1", "120")
     assert rows[3][:2] == ["qb", "d60"]
@@ -48,6 +48,10 @@ def test_search_prints_blast_tabular_rows(files, cluster, tmp_path):
     first = json.loads(lines[0])
     assert (first["qseqid"], first["sseqid"], first["qstart"]) == ("qa", "d5", 1)
     assert first["cigar"] == "120="
+    named = invoke("inspect", out, "--format", "6 sseqid score cigar qlen").stdout
+    assert named.splitlines()[0] == f"d5\t{first['score']}\t120=\t120"
+    refused = invoke("inspect", out, "--format", "6 sseqid sequence")
+    assert refused.exit_code == 2 and "no column 'sequence'" in refused.stderr
     text = invoke("inspect", out, "--format", "text").stdout
     assert "# Query:        qa (120 residues)" in text and "# hit: e-value" in text
     done = invoke("resume", out, "--scheduler", cluster.scheduler_address, "--no-progress")

@@ -26,6 +26,7 @@ from swath.results.alignments import (
     primary_rows,
     sam_header,
     sam_lines,
+    tabular_format,
     tabular_lines,
 )
 from swath.results.text_columns import decimal, encoded, joined
@@ -240,6 +241,18 @@ def test_tabular_rows_are_blasts_cells():
                            "bitscore": np.array([40.06, np.nan])})
     assert "".join(tabular_lines(stats)).splitlines()[0].split("\t")[10:12] == ["1.23e-05",
                                                                                 "40.1"]
+    named = ("sseqid", "nident", "gaps", "qlen", "slen", "qcovhsp", "score")
+    assert "".join(tabular_lines(rows, named)).splitlines() == ["t\t6\t1\t10\t8\t80\t9",
+                                                               "u\t0\t0\t10\t1\t0\t0"]
+
+
+@pytest.mark.parametrize(("format", "message"), [
+    ("6 qseqid qseq", "no column 'qseq'; the columns are qseqid sseqid"),
+    ("sam qseqid", "only a tabular format"),
+])
+def test_a_format_names_only_known_tabular_columns(format, message):
+    with pytest.raises(swath.InvalidParameter, match=message):
+        tabular_format(format)
 
 
 def test_cigar_columns_count_each_row():

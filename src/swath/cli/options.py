@@ -324,6 +324,38 @@ def mode_option(default: str = "local") -> Callable[[F], F]:
              "query against any part of the target (end gaps in the target are free).")
 
 
+class OutputFormat(click.Choice):
+    """One of ``formats``, or, with ``named_columns``, a tabular format naming its columns
+    as blastp's ``-outfmt`` does (``"6 qseqid sseqid score cigar"``, or ``"tsv ..."``)."""
+
+    def __init__(self, formats: tuple[str, ...], named_columns: bool = False) -> None:
+        super().__init__(formats)
+        self.named_columns = named_columns
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None
+                ) -> Any:
+        words = value.split() if isinstance(value, str) else []
+        if words == ["6"]:
+            words = ["tsv"]
+        if len(words) < 2:
+            return super().convert(words[0] if words else value, param, ctx)
+        if not self.named_columns:
+            self.fail(f"{value!r}: only search and pairs results print named tsv columns",
+                      param, ctx)
+        try:
+            name, _ = swath.tabular_format(value)
+        except InvalidParameter as exc:
+            self.fail(str(exc), param, ctx)
+        if name not in self.choices:
+            self.fail(f"{value!r}: only a tabular format (tsv, or blastp's 6) names columns",
+                      param, ctx)
+        return " ".join(words)
+
+
+COLUMNS_HELP = ("A tsv may name its columns as blastp's -outfmt does, \"6 qseqid sseqid "
+                "score cigar\" (quoted): " + ", ".join(swath.TSV_COLUMNS) + ".")
+
+
 wildcard_option = click.option(
     "--wildcard", is_flag=True, default=False,
     help="Map residues outside the alphabet to its wildcard (X for protein, N for DNA) "

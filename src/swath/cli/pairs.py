@@ -8,6 +8,8 @@ import click
 
 import swath
 from swath.cli.options import (
+    COLUMNS_HELP,
+    OutputFormat,
     SwathCommand,
     cigar_m_option,
     device_option,
@@ -37,9 +39,11 @@ __all__ = ["pairs"]
               help="Pair records by name: a line per pair, the query's name then the "
                    "target's (tab or spaces; '#' lines skipped). Default: by record order, "
                    "query i with target i.")
-@click.option("--outfmt", type=click.Choice(swath.FORMATS["pairs"]), default=None,
+@click.option("--outfmt", type=OutputFormat(swath.FORMATS["pairs"], named_columns=True),
+              default=None,
               help="Also print the alignments in this format (as `swath inspect`); default "
-                   "with --out: from its suffix (.sam, .paf, .tsv, .json), else tsv.")
+                   "with --out: from its suffix (.sam, .paf, .tsv, .json), else tsv (BLAST's "
+                   "12 tabular columns, then the raw score and the CIGAR). " + COLUMNS_HELP)
 @out_option
 @click.option("--chunk", type=click.IntRange(min=1), default=None,
               help="Pairs per chunk [pairs; default 65,536, fewer for long pairs]: a chunk is "

@@ -6,6 +6,8 @@ import click
 
 import swath
 from swath.cli.options import (
+    COLUMNS_HELP,
+    OutputFormat,
     SwathCommand,
     cigar_m_option,
     device_option,
@@ -37,10 +39,11 @@ __all__ = ["search"]
               help="Drop hits with a larger e-value.  [default: 10, as blastp, where hits "
                    "have e-values (local mode, with published or given statistics); given, "
                    "it is refused where they have none]")
-@click.option("--outfmt", type=click.Choice(swath.FORMATS["search"]), default=None,
+@click.option("--outfmt", type=OutputFormat(swath.FORMATS["search"], named_columns=True),
+              default=None,
               help="Also print the hits to stdout in this format (as `swath inspect`): tsv "
-                   "(BLAST's tabular columns, the score and the CIGAR), json, text, sam (the "
-                   "hit targets as references, each query a read) or paf.")
+                   "(blastp's 12 tabular columns), json, text, sam (the hit targets as "
+                   "references, each query a read) or paf. " + COLUMNS_HELP)
 @out_option
 @cigar_m_option
 @click.option("--query-block", type=click.IntRange(min=1), default=32, show_default=True,

@@ -13,6 +13,8 @@ import click
 
 import swath
 from swath.cli.options import (
+    COLUMNS_HELP,
+    OutputFormat,
     SwathCommand,
     cigar_m_option,
     cluster,
@@ -73,9 +75,9 @@ def verify(store: str) -> None:
 
 @click.command(cls=SwathCommand)
 @click.argument("store", metavar="RESULT.zarr")
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default=None,
-              help="Search stores: tsv (BLAST's 12 tabular columns, 1-based inclusive, then "
-                   "the raw score and the CIGAR; the default), json (one object per hit and "
+@click.option("--format", "fmt", type=OutputFormat(FORMATS, named_columns=True), default=None,
+              help="Search stores: tsv (blastp's 12 tabular columns, 1-based inclusive; the "
+                   "default), json (one object per hit and "
                    "line) or text (pairwise views). All-pairs stores: tsv (vsearch's "
                    "--blast6out columns, then the raw score and the CIGAR; the default), json "
                    "(one object per kept pair and line), text (a summary and the kept "
@@ -85,7 +87,8 @@ def verify(store: str) -> None:
                    "text. All three: sam (targets as references, each query a read) or paf "
                    "(as minimap2 -c --eqx writes it). "
                    "Alignment stores: json (one line; the default), tsv, or text (a summary "
-                   "and the alignment in blocks).")
+                   "and the alignment in blocks). Search and batched-pairs stores: " +
+                   COLUMNS_HELP)
 @click.option("--plot", type=click.Path(dir_okay=False, path_type=str), default=None,
               metavar="PATH.png", help="Alignment stores with a path (all but --score-only): "
                                        "draw it over the matrix (a dot plot) to PATH.png "

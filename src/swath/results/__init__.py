@@ -13,10 +13,11 @@ workload shares (SAM, PAF, BLAST's tabular rows) are written by
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
+from dataclasses import replace
 from typing import TypeVar
 
 from swath.errors import InvalidParameter
-from swath.results.alignments import PrintOptions
+from swath.results.alignments import PrintOptions, tabular_format
 
 Result = TypeVar("Result")
 Held = TypeVar("Held")
@@ -34,16 +35,24 @@ def held_or_opened(store: str | Held, held: type[Held], open_store: Callable[[st
 
 
 def printed(printers: Mapping[str, Callable[[Result, PrintOptions], Iterator[str]]],
-            format: str, result: Result, options: PrintOptions = PrintOptions()
-            ) -> Iterator[str]:
+            format: str, result: Result, options: PrintOptions = PrintOptions(), *,
+            named_columns: bool = False) -> Iterator[str]:
     """``result``'s text in ``format``, by the printer of that name in ``printers``,
-    written as ``options`` say.
+    written as ``options`` say; a tabular format may name its columns
+    (``"6 qseqid sseqid score"``: :func:`~swath.results.alignments.tabular_format`)
+    where its tsv printer takes them (``named_columns``).
 
     Raises
     ------
     InvalidParameter
-        ``format`` names none of ``printers``.
+        ``format`` names none of ``printers``, or columns where they are not taken.
     """
-    if format not in printers:
+    name, columns = tabular_format(format)
+    if name not in printers:
         raise InvalidParameter(f"format must be one of {', '.join(printers)}, got {format!r}")
-    return printers[format](result, options)
+    if columns is not None:
+        if not named_columns:
+            raise InvalidParameter(f"format {format!r}: these results print their own "
+                                   "tsv columns; named columns are for search and pairs")
+        options = replace(options, columns=columns)
+    return printers[name](result, options)

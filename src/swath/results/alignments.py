@@ -17,9 +17,10 @@ writers hold nothing across calls: a chunk's text depends on its rows only.
   coordinates, strand ``+``, residue matches, alignment columns, MAPQ 255), tags
   ``NM:i``, ``AS:i``, ``cg:Z`` (the CIGAR without clips); rows without an alignment are
   left out, as minimap2 leaves out unmapped reads.
-- :func:`tabular_lines`: what ``swath search`` prints as tsv: BLAST's 12 tabular columns
-  (1-based inclusive; e-values and bit scores formatted as BLAST+ formats them), then
-  the raw score and the CIGAR.
+- :func:`tabular_lines`: tab-separated columns named as blastp's ``-outfmt 6`` names
+  them (:data:`COLUMNS`: BLAST's 12 and more, and swath's ``cigar``; 1-based inclusive;
+  e-values and bit scores formatted as BLAST+ formats them); :func:`tabular_format`
+  reads a format that names them (``"6 qseqid sseqid score cigar"``).
 
 The text is built column by column in numpy (:mod:`swath.results.text_columns`), and
 yielded in pieces of at most :data:`BLOCK_ROWS` rows, each ending with a newline.
@@ -37,12 +38,13 @@ import numpy.typing as npt
 
 from swath._version import __version__
 from swath.alignment import CigarRunArrays, cigar_run_arrays
-from swath.errors import InvalidInput
+from swath.errors import InvalidInput, InvalidParameter
 from swath.identity import cigar_counts
 from swath.results.text_columns import Ragged, decimal, encoded, joined
 
-__all__ = ["BLOCK_ROWS", "AlignedRows", "PrintOptions", "blast_bitscore", "blast_evalue",
-           "cigar_columns", "paf_lines", "sam_header", "sam_lines", "tabular_lines"]
+__all__ = ["BLAST_COLUMNS", "BLOCK_ROWS", "COLUMNS", "TABULAR_COLUMNS", "AlignedRows",
+           "PrintOptions", "blast_bitscore", "blast_evalue", "cigar_columns", "paf_lines",
+           "sam_header", "sam_lines", "tabular_format", "tabular_lines"]
 
 BLOCK_ROWS = 1 << 16       # rows per piece of text: bounds a writer's memory, not its speed
 SAM_VERSION = "1.6"
@@ -55,8 +57,35 @@ _NOT_QNAME = re.compile(r"[^!-?A-~]")
 QNAME_LENGTH = 254
 
 logger = logging.getLogger(__name__)
-TABULAR_COLUMNS = ("qseqid", "sseqid", "pident", "length", "mismatch", "gapopen", "qstart",
-                   "qend", "sstart", "send", "evalue", "bitscore", "score", "cigar")
+#: blastp's tabular columns (``-outfmt 6``): what ``swath search`` prints as tsv
+BLAST_COLUMNS = ("qseqid", "sseqid", "pident", "length", "mismatch", "gapopen", "qstart",
+                 "qend", "sstart", "send", "evalue", "bitscore")
+#: BLAST's 12 columns, then the raw score and the CIGAR
+TABULAR_COLUMNS = (*BLAST_COLUMNS, "score", "cigar")
+#: every column a tabular format may name (``"6 qseqid sseqid score cigar"``): blastp's
+#: names for what they mean to blastp, then swath's own
+COLUMNS = {
+    "qseqid": "the query's name",
+    "sseqid": "the subject's (target's) name",
+    "pident": "identical columns over alignment columns, in percent (3 decimals)",
+    "length": "alignment columns",
+    "mismatch": "mismatched columns",
+    "gapopen": "gap openings",
+    "qstart": "first aligned query residue (1-based)",
+    "qend": "last aligned query residue (1-based)",
+    "sstart": "first aligned subject residue (1-based)",
+    "send": "last aligned subject residue (1-based)",
+    "evalue": "expect value (empty where there is none)",
+    "bitscore": "bit score (empty where there is none)",
+    "score": "raw score",
+    "nident": "identical columns",
+    "gaps": "gap columns",
+    "qlen": "the query's length",
+    "slen": "the subject's length",
+    "qcovhsp": "aligned query residues over the query's length, in percent (rounded)",
+    "cigar": "swath's extended CIGAR (=, X, I, D; I a query residue against a gap)",
+}
+TABULAR_NAMES = ("tsv", "6")        # a tabular format's name, and blastp's number for it
 
 
 @dataclass(frozen=True)
@@ -130,15 +159,19 @@ class PrintOptions:
         tools that predate the extended CIGAR read it.
     command : str, optional
         The command line that made the output (SAM's ``@PG CL:``).
+    columns : tuple of str, optional
+        The tabular columns to print (names of :data:`COLUMNS`), in order; None: the
+        format's own.
 
     Examples
     --------
     >>> PrintOptions(cigar_m=True)
-    PrintOptions(cigar_m=True, command=None)
+    PrintOptions(cigar_m=True, command=None, columns=None)
     """
 
     cigar_m: bool = False
     command: str | None = None
+    columns: tuple[str, ...] | None = None
 
 
 def cigar_columns(cigar: np.ndarray) -> dict[str, np.ndarray]:
@@ -410,24 +443,91 @@ def _formatted(write: Callable[[float], str], values: np.ndarray | None, rows: i
     return encoded(["" if v != v else write(v) for v in values.tolist()])
 
 
-def tabular_lines(rows: AlignedRows) -> Iterator[str]:
-    """BLAST's tabular rows (:data:`TABULAR_COLUMNS`), tab-separated: identity in percent
-    (3 decimals), 1-based inclusive coordinates, e-value and bit score as BLAST+ prints
-    them (:func:`blast_evalue`, :func:`blast_bitscore`), empty where there is none; then
-    the raw score and the CIGAR."""
+def tabular_lines(rows: AlignedRows, columns: tuple[str, ...] = TABULAR_COLUMNS
+                  ) -> Iterator[str]:
+    """Tabular rows, tab-separated, of ``columns`` (names of :data:`COLUMNS`): identity in
+    percent (3 decimals), 1-based inclusive coordinates, e-value and bit score as BLAST+
+    prints them (:func:`blast_evalue`, :func:`blast_bitscore`), empty where there is
+    none; ``slen`` needs ``rows.target_length``."""
     for b in _blocks(rows):
-        n = b.stop - b.start
-        c = cigar_columns(rows.cigar[b])
-        pident = encoded([f"{100 * v:.3f}" for v in c["identity"].tolist()])
-        yield joined([encoded(rows.query_name[b]), "\t", encoded(rows.target_name[b]), "\t",
-                      pident, "\t", decimal(c["length"]), "\t", decimal(c["mismatches"]), "\t",
-                      decimal(c["gap_opens"]), "\t",
-                      decimal(np.asarray(rows.query_start[b], np.int64) + 1), "\t",
-                      decimal(rows.query_end[b]), "\t",
-                      decimal(np.asarray(rows.target_start[b], np.int64) + 1), "\t",
-                      decimal(rows.target_end[b]), "\t",
-                      _formatted(blast_evalue, None if rows.evalue is None
-                                 else rows.evalue[b], n),
-                      "\t", _formatted(blast_bitscore, None if rows.bitscore is None
+        cells = _tabular_cells(rows, b)
+        pieces: list[Ragged | str] = []
+        for name in columns:
+            pieces += [cells[name](), "\t"]
+        pieces[-1] = "\n"
+        yield joined(pieces).text()
+
+
+def _tabular_cells(rows: AlignedRows, b: slice) -> dict[str, Callable[[], Ragged]]:
+    """Each column of :data:`COLUMNS` for the rows ``b``, written when called."""
+    n = b.stop - b.start
+    counted: list[dict[str, np.ndarray]] = []
+
+    def count(name: str) -> np.ndarray:
+        if not counted:
+            counted.append(cigar_columns(rows.cigar[b]))
+        return counted[0][name]
+
+    def plus_one(values: np.ndarray) -> Ragged:
+        return decimal(np.asarray(values, np.int64) + 1)
+
+    def cover() -> Ragged:
+        aligned = np.asarray(rows.query_end[b], np.int64) - rows.query_start[b]
+        return decimal(np.floor(0.5 + 100 * aligned / np.maximum(rows.query_length[b], 1))
+                       .astype(np.int64))
+
+    return {
+        "qseqid": lambda: encoded(rows.query_name[b]),
+        "sseqid": lambda: encoded(rows.target_name[b]),
+        "pident": lambda: encoded([f"{100 * v:.3f}" for v in count("identity").tolist()]),
+        "length": lambda: decimal(count("length")),
+        "mismatch": lambda: decimal(count("mismatches")),
+        "gapopen": lambda: decimal(count("gap_opens")),
+        "qstart": lambda: plus_one(rows.query_start[b]),
+        "qend": lambda: decimal(rows.query_end[b]),
+        "sstart": lambda: plus_one(rows.target_start[b]),
+        "send": lambda: decimal(rows.target_end[b]),
+        "evalue": lambda: _formatted(blast_evalue, None if rows.evalue is None
+                                     else rows.evalue[b], n),
+        "bitscore": lambda: _formatted(blast_bitscore, None if rows.bitscore is None
                                        else rows.bitscore[b], n),
-                      "\t", decimal(rows.score[b]), "\t", encoded(rows.cigar[b]), "\n"]).text()
+        "score": lambda: decimal(rows.score[b]),
+        "nident": lambda: decimal(count("matches")),
+        "gaps": lambda: decimal(count("length") - count("matches") - count("mismatches")),
+        "qlen": lambda: decimal(rows.query_length[b]),
+        "slen": lambda: decimal(rows.target_length[b]),
+        "qcovhsp": cover,
+        "cigar": lambda: encoded(rows.cigar[b]),
+    }
+
+
+def tabular_format(format: str) -> tuple[str, tuple[str, ...] | None]:
+    """A format as a printer's name and the tabular columns it names: ``"tsv"`` or
+    ``"6"`` followed by names of :data:`COLUMNS` (blastp's ``-outfmt "6 qseqid ..."``)
+    is ``("tsv", columns)``; ``"tsv"`` or ``"6"`` alone, or any other format, has None.
+
+    Raises
+    ------
+    InvalidParameter
+        A named column is not one of :data:`COLUMNS`, or another format names columns.
+
+    Examples
+    --------
+    >>> tabular_format("6 qseqid sseqid score cigar")
+    ('tsv', ('qseqid', 'sseqid', 'score', 'cigar'))
+    >>> tabular_format("6"), tabular_format("sam")
+    (('tsv', None), ('sam', None))
+    """
+    name, *columns = format.split()
+    if name in TABULAR_NAMES:
+        name = "tsv"
+    if not columns:
+        return name, None
+    if name != "tsv":
+        raise InvalidParameter(f"format {format!r}: only a tabular format (tsv, or blastp's "
+                               "6) names columns")
+    unknown = [c for c in columns if c not in COLUMNS]
+    if unknown:
+        raise InvalidParameter(f"format {format!r}: no column {unknown[0]!r}; the columns "
+                               f"are {' '.join(COLUMNS)}")
+    return name, tuple(columns)

@@ -20,6 +20,7 @@ import numpy as np
 from swath.alignment import Alignment
 from swath.results import held_or_opened, printed
 from swath.results.alignments import (
+    TABULAR_COLUMNS,
     AlignedRows,
     PrintOptions,
     paf_lines,
@@ -199,7 +200,7 @@ class PairsResult:
         InvalidParameter
             ``format`` is none of these.
         """
-        return printed(PRINTERS, format, self, options or PrintOptions())
+        return printed(PRINTERS, format, self, options or PrintOptions(), named_columns=True)
 
 
 def _primary_pairs(store: PairsStore | HeldPairs) -> dict[str, int]:
@@ -266,9 +267,10 @@ def _alignment(fields: dict[str, np.ndarray], k: int, mode: str) -> Alignment:
 
 
 def tsv_lines(result: PairsResult, options: PrintOptions) -> Iterator[str]:
-    """BLAST's tabular columns, the score and the CIGAR, a pair a line."""
+    """BLAST's tabular columns, the score and the CIGAR (or ``options.columns``), a pair a
+    line."""
     for rows in result.chunks():
-        yield from tabular_lines(rows)
+        yield from tabular_lines(rows, options.columns or TABULAR_COLUMNS)
 
 
 def json_lines(result: PairsResult, options: PrintOptions) -> Iterator[str]:

@@ -21,6 +21,7 @@ import numpy as np
 from swath.alignment import Alignment, unpacked_cigars
 from swath.results import held_or_opened, printed
 from swath.results.alignments import (
+    BLAST_COLUMNS,
     BLOCK_ROWS,
     TABULAR_COLUMNS,
     AlignedRows,
@@ -164,7 +165,7 @@ class SearchResult:
         InvalidParameter
             ``format`` is none of these.
         """
-        return printed(PRINTERS, format, self, options)
+        return printed(PRINTERS, format, self, options, named_columns=True)
 
 
 def _rows(result: SearchResult, first: int, last: int | None,
@@ -202,9 +203,11 @@ def _chunks(result: SearchResult, target_lengths: np.ndarray | None = None
 
 
 def tsv_lines(result: SearchResult, options: PrintOptions) -> Iterator[str]:
-    """BLAST's tabular rows, tab-separated."""
-    for rows in _chunks(result):
-        yield from tabular_lines(rows)
+    """Tabular rows: blastp's 12 columns (``BLAST_COLUMNS``), or ``options.columns``."""
+    columns = options.columns or BLAST_COLUMNS
+    lengths = _target_lengths(result) if "slen" in columns else None
+    for rows in _chunks(result, lengths):
+        yield from tabular_lines(rows, columns)
 
 
 def _target_lengths(result: SearchResult) -> np.ndarray:
