@@ -246,12 +246,10 @@ def test_allpairs_result_centroids_and_formats(tmp_path):
     res = swath.allpairs(str(fasta), scoring=DNA, min_identity=0.9, iddef=2, device="cpu",
                          clusters=True, store=str(tmp_path / "pairs.zarr"))
     assert res.centroids().tolist() == [8, 1, 8, 3, 8, 8, 8, 1, 8]
-    assert "".join(res.lines("uc")) == VSEARCH_UC
+    assert "".join(res.lines("clusters-uc")) == VSEARCH_UC
     assert "".join(res.lines("centroids")) == VSEARCH_CENTROIDS
-    assert {"uc", "centroids"} <= set(swath.FORMATS["allpairs"])
-    kept = res.store.pairs()
-    assert "".join(uclust.pair_uc_lines(names(), res.store.sequence_lengths(), kept["query"],
-                                        kept["target"], kept["cigar"], 2)) == VSEARCH_ALLPAIRS_UC
+    assert "".join(res.lines("uc")) == VSEARCH_ALLPAIRS_UC
+    assert {"uc", "clusters-uc", "centroids"} <= set(swath.FORMATS["allpairs"])
 
 
 def test_a_store_without_clusters_has_no_centroids(tmp_path):
@@ -260,13 +258,28 @@ def test_a_store_without_clusters_has_no_centroids(tmp_path):
     with pytest.raises(swath.StoreIncomplete, match="computed no clusters"):
         res.centroids()
     with pytest.raises(swath.StoreIncomplete, match="computed no clusters"):
-        "".join(res.lines("uc"))
+        "".join(res.lines("clusters-uc"))
+    assert "".join(res.lines("uc")) == "H\t1\t8\t87.5\t+\t0\t0\t8M\tsequences[0]\t" \
+                                      "sequences[1]\nN\t*\t*\t*\t.\t*\t*\t*\tsequences[1]\t*\n"
 
 
 @pytest.mark.gpu
 def test_members_aligned_on_the_gpu_as_on_the_cpu():
     for mode in swath.MODES:
         assert uc(mode=mode, device="gpu") == uc(mode=mode, device="cpu")
+
+
+@needs_vsearch
+@pytest.mark.parametrize("definition", [0, 1, 2, 3, 4])
+def test_allpairs_uc_equals_vsearch_run_here(tmp_path: Path, definition):
+    fasta = write_fasta(tmp_path / "seqs.fasta", RECORDS)
+    out = tmp_path / "vsearch.uc"
+    subprocess.run([str(VSEARCH), "--allpairs_global", str(fasta), "--id", "0.8", "--iddef",
+                    str(definition), "--uc", str(out), "--threads", "1", "--quiet"],
+                   check=True)
+    res = swath.allpairs(str(fasta), scoring=swath.Scoring.vsearch(), min_identity=0.8,
+                         iddef=definition, device="cpu")
+    assert "".join(res.lines("uc")) == out.read_text()
 
 
 @needs_vsearch
