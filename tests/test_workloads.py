@@ -81,7 +81,7 @@ def test_open_report_and_resume_of_a_finished_store(tmp_path):
                        r"alignment store .* is an allpairs store .*kept pairs' alignments"):
         swath.report(path, plot=str(tmp_path / "p.png"))
     with pytest.raises(swath.InvalidParameter, match=r"format must be one of tsv, blast6out, "
-                       r"json, text, uc, centroids, sam, paf for .*, got 'bam'"):
+                       r"json, text, uc, clusters-uc, centroids, sam, paf for .*, got 'bam'"):
         swath.report(path, "bam")
 
 

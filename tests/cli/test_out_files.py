@@ -65,6 +65,7 @@ def test_out_writes_the_format_its_suffix_names(fasta, tmp_path, command, suffix
 
 @pytest.mark.parametrize(("command", "option"), [
     (["allpairs", "--dna"], "--centroids"), (["allpairs", "--dna"], "--uc"),
+    (["allpairs", "--dna"], "--clusters-uc"),
     (["allpairs", "--dna"], "--out"), (["search", "--dna"], "--out"),
     (["pairs", "--dna"], "--out"), (["align", "--dna"], "--out"),
 ])

@@ -1,6 +1,8 @@
-"""vsearch's clustering outputs of single-linkage clusters (``swath.results.uclust``):
-centroids, ``--uc`` records and ``--centroids`` FASTA, against what vsearch itself writes
-(a file vsearch 2.22.1 wrote, kept here; and vsearch run live where it is installed)."""
+"""vsearch's UCLUST-format outputs of an all-pairs job (``swath.results.uclust``): the kept
+pairs' ``--allpairs_global --uc`` records; the single-linkage clusters' centroids,
+``--cluster_fast --uc`` records and ``--centroids`` FASTA; against what vsearch itself
+writes (files vsearch 2.22.1 wrote, kept here; and vsearch run live where it is
+installed)."""
 
 from __future__ import annotations
 
@@ -66,6 +68,34 @@ GATGCATACGCCTTTACTTG
 ACGCAGAGGCGCGCCCTCCTGAAGTGCGTGGACACTCGCTATGAATCTCTGATTTACCCACTCTGCCAAACTCCAGCGCG
 >b1
 CTGTGTCCACCCCATCGGACTGGCATTTTTATTACACTCAGAAACAGAACTCGGGTAATTTTGACAGGTC
+"""
+
+
+# vsearch --allpairs_global RECORDS.fasta --id 0.9 --uc OUT.uc --threads 1 (its scoring;
+# swath's DNA scoring with --iddef 2 keeps the same pairs, aligned the same way): each
+# query's kept pairs, the highest identity first (of equal ones, the earliest target);
+# ``=`` for identical sequences only (cen and m2, a prefix, are 95M5D); N for a query
+# without any
+VSEARCH_ALLPAIRS_UC = """\
+H	2	100	99.0	+	0	0	100M	m4	cen
+H	8	100	99.0	+	0	0	100M	m4	m5;size=3
+H	5	100	99.0	+	0	0	3D97M	m4	m3
+H	4	100	98.9	+	0	0	95M5D	m4	m2
+H	6	100	96.0	+	0	0	30M2D27MI41M	m4	m1
+H	7	70	97.1	+	0	0	20MD49M	b1	b2
+H	4	100	100.0	+	0	0	95M5D	cen	m2
+H	5	100	100.0	+	0	0	3D97M	cen	m3
+H	8	100	100.0	+	0	0	=	cen	m5;size=3
+H	6	100	97.0	+	0	0	30M2D27MI41M	cen	m1
+N	*	*	*	.	*	*	*	s1	*
+H	5	95	100.0	+	0	0	3D92M5I	m2	m3
+H	8	95	100.0	+	0	0	95M5I	m2	m5;size=3
+H	6	95	96.9	+	0	0	30M2D27MI36M5I	m2	m1
+H	8	97	100.0	+	0	0	3I97M	m3	m5;size=3
+H	6	97	96.9	+	0	0	3I27M2D27MI41M	m3	m1
+H	8	99	97.0	+	0	0	30M2I27MD41M	m1	m5;size=3
+N	*	*	*	.	*	*	*	b2	*
+N	*	*	*	.	*	*	*	m5;size=3	*
 """
 
 
@@ -168,14 +198,58 @@ def test_local_alignments_cover_the_aligned_residues_and_none_is_a_star():
     assert cigars == {"mid": "=", "short": "*"}
 
 
+def pair_records(query, target, cigars, lengths=(6, 6, 5, 5), definition=2) -> list[str]:
+    names = ["a", "b", "c", "d"][:len(lengths)]
+    return list(uclust.pair_uc_lines(names, list(lengths), query, target, cigars, definition))
+
+
+def test_pair_records_by_query_best_first_then_earliest_target_whatever_the_pairs_order():
+    pairs = [(0, 3, "4=1X1I"), (0, 1, "6="), (0, 2, "5=1I"), (1, 2, "4=1X1I")]
+    lines = pair_records(*zip(*pairs, strict=True))
+    assert [line.split("\t")[:4] + line.split("\t")[7:] for line in lines] == [
+        ["H", "1", "6", "100.0", "=", "a", "b\n"],
+        ["H", "2", "6", "100.0", "5MD", "a", "c\n"],   # 100%: a tie broken by the target
+        ["H", "3", "6", "80.0", "5MD", "a", "d\n"],
+        ["H", "2", "6", "80.0", "5MD", "b", "c\n"],
+        ["N", "*", "*", "*", "*", "c", "*\n"],
+        ["N", "*", "*", "*", "*", "d", "*\n"]]
+    for order in ([3, 2, 1, 0], [2, 0, 3, 1]):
+        again = [pairs[k] for k in order]
+        assert pair_records(*zip(*again, strict=True)) == lines
+
+
+def test_pair_records_without_any_pair_are_all_n():
+    assert pair_records([], [], [], lengths=(3, 4)) == [
+        "N\t*\t*\t*\t.\t*\t*\t*\ta\t*\n", "N\t*\t*\t*\t.\t*\t*\t*\tb\t*\n"]
+
+
+def test_pair_records_equal_sign_only_for_identical_sequences():
+    """``=`` where every column is a match and the alignment spans both sequences whole
+    (vsearch --allpairs_global's rule; --cluster_fast's ignores terminal gaps)."""
+    cigar = {line.split("\t")[9].strip(): line.split("\t")[7] for line in pair_records(
+        [0, 0, 0], [1, 2, 3], ["6=", "5=1I", "1I4=1I"], lengths=(6, 6, 5, 4))
+        if line.startswith("H")}
+    assert cigar == {"b": "=", "c": "5MD", "d": "D4MD"}
+    local = pair_records([0], [1], ["4="], lengths=(6, 6))        # a local alignment's part
+    assert local[0].split("\t")[7] == "4M"
+
+
+def test_pair_identity_rounds_as_vsearch_computes_it():
+    """49 matches in 80 columns: 61.2 as vsearch prints 100.0 * 49 / 80 (not 61.3)."""
+    for definition in (1, 2, "pident"):
+        line = pair_records([0], [1], ["49=31X"], lengths=(80, 80), definition=definition)[0]
+        assert line.split("\t")[3] == "61.2"
+
+
 def test_allpairs_result_centroids_and_formats(tmp_path):
     fasta = write_fasta(tmp_path / "seqs.fasta", RECORDS)
     res = swath.allpairs(str(fasta), scoring=DNA, min_identity=0.9, iddef=2, device="cpu",
                          clusters=True, store=str(tmp_path / "pairs.zarr"))
     assert res.centroids().tolist() == [8, 1, 8, 3, 8, 8, 8, 1, 8]
-    assert "".join(res.lines("uc")) == VSEARCH_UC
+    assert "".join(res.lines("clusters-uc")) == VSEARCH_UC
     assert "".join(res.lines("centroids")) == VSEARCH_CENTROIDS
-    assert {"uc", "centroids"} <= set(swath.FORMATS["allpairs"])
+    assert "".join(res.lines("uc")) == VSEARCH_ALLPAIRS_UC
+    assert {"uc", "clusters-uc", "centroids"} <= set(swath.FORMATS["allpairs"])
 
 
 def test_a_store_without_clusters_has_no_centroids(tmp_path):
@@ -184,13 +258,28 @@ def test_a_store_without_clusters_has_no_centroids(tmp_path):
     with pytest.raises(swath.StoreIncomplete, match="computed no clusters"):
         res.centroids()
     with pytest.raises(swath.StoreIncomplete, match="computed no clusters"):
-        "".join(res.lines("uc"))
+        "".join(res.lines("clusters-uc"))
+    assert "".join(res.lines("uc")) == "H\t1\t8\t87.5\t+\t0\t0\t8M\tsequences[0]\t" \
+                                      "sequences[1]\nN\t*\t*\t*\t.\t*\t*\t*\tsequences[1]\t*\n"
 
 
 @pytest.mark.gpu
 def test_members_aligned_on_the_gpu_as_on_the_cpu():
     for mode in swath.MODES:
         assert uc(mode=mode, device="gpu") == uc(mode=mode, device="cpu")
+
+
+@needs_vsearch
+@pytest.mark.parametrize("definition", [0, 1, 2, 3, 4])
+def test_allpairs_uc_equals_vsearch_run_here(tmp_path: Path, definition):
+    fasta = write_fasta(tmp_path / "seqs.fasta", RECORDS)
+    out = tmp_path / "vsearch.uc"
+    subprocess.run([str(VSEARCH), "--allpairs_global", str(fasta), "--id", "0.8", "--iddef",
+                    str(definition), "--uc", str(out), "--threads", "1", "--quiet"],
+                   check=True)
+    res = swath.allpairs(str(fasta), scoring=swath.Scoring.vsearch(), min_identity=0.8,
+                         iddef=definition, device="cpu")
+    assert "".join(res.lines("uc")) == out.read_text()
 
 
 @needs_vsearch

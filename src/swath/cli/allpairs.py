@@ -34,7 +34,7 @@ from swath.cli.progress import Watch, running
 __all__ = ["allpairs", "summary_line"]
 
 IDDEFS = ("pident", "0", "1", "2", "3", "4")
-CLUSTER_FORMATS = ("uc", "centroids")     # the formats that print the clusters
+CLUSTER_FORMATS = ("clusters-uc", "centroids")     # the formats that print the clusters
 # what --vsearch-defaults sets, refused beside it
 VSEARCH_SET = ("matrix", "match", "mismatch", "gap_open", "gap_extend", "end_gap_open",
                "end_gap_extend", "mode", "iddef")
@@ -75,9 +75,14 @@ def _iddef(value: str) -> str | int:
               help="Also store the single-linkage clusters of the kept pairs (an id per "
                    "sequence).")
 @click.option("--uc", metavar="FILE", default=None, type=click.Path(path_type=str),
-              help="Write the clusters to FILE as vsearch's --uc does (S, H and C records; "
-                   "each cluster's centroid its longest member, each other member aligned "
-                   "against it). Implies --clusters.")
+              help="Write the kept pairs to FILE as vsearch --allpairs_global --uc does: "
+                   "for each sequence in input order, an H record a kept pair whose query "
+                   "it is (the earlier record; the highest identity first, then the "
+                   "earliest target), or an N record where it has none.")
+@click.option("--clusters-uc", metavar="FILE", default=None, type=click.Path(path_type=str),
+              help="Write the clusters to FILE as vsearch --cluster_fast --uc does (S, H "
+                   "and C records; each cluster's centroid its longest member, each other "
+                   "member aligned against it). Implies --clusters.")
 @click.option("--centroids", metavar="FILE", default=None, type=click.Path(path_type=str),
               help="Write each cluster's centroid to FILE as FASTA, as vsearch's "
                    "--centroids does. Implies --clusters.")
@@ -91,9 +96,9 @@ def _iddef(value: str) -> str | int:
               help="Also print the kept pairs to stdout in this format (as `swath inspect`): "
                    "tsv (vsearch's --blast6out columns, the score and the CIGAR), blast6out "
                    "(its 12 columns alone, as vsearch --blast6out writes them), json, text, "
-                   "sam (each pair's query a read, its target a reference) or paf; or the "
-                   "clusters: uc or centroids (as --uc and --centroids write them; either "
-                   "implies --clusters).")
+                   "uc (as --uc writes it), sam (each pair's query a read, its target a "
+                   "reference) or paf; or the clusters: clusters-uc or centroids (as "
+                   "--clusters-uc and --centroids write them; either implies --clusters).")
 @out_option
 @cigar_m_option
 @overwrite_option
@@ -110,7 +115,8 @@ def _iddef(value: str) -> str | int:
 @progress_option
 def allpairs(sequences: str, output: str, min_identity: float, iddef: str,
              vsearch_defaults: bool, scores: bool,
-             clusters: bool, uc: str | None, centroids: str | None, block: int,
+             clusters: bool, uc: str | None, clusters_uc: str | None,
+             centroids: str | None, block: int,
              fmt: str | None, out: str | None, cigar_m: bool, scoring: swath.Scoring, mode: str,
              wildcard: bool, device: str, scheduler: str | None, workers: int | None,
              progress: bool | None, overwrite: bool, rename_duplicates: bool) -> None:
@@ -120,16 +126,17 @@ def allpairs(sequences: str, output: str, min_identity: float, iddef: str,
     a pair is aligned in full only if its lengths and its score allow the identity
     (pairs ruled out are counted, never dropped wrongly). The pairs that reach
     --min-identity go to the -o store, with the scores of all pairs (--scores) and
-    the clusters (--clusters) if asked. --uc and --centroids write the clusters as
+    the clusters (--clusters) if asked. --uc writes the kept pairs as vsearch
+    --allpairs_global --uc does; --clusters-uc and --centroids write the clusters as
     vsearch --cluster_fast writes its own.
 
     \b
     Examples:
       swath allpairs --dna examples/amplicons.fasta -o pairs.zarr --format tsv
       swath allpairs --dna seqs.fasta -o pairs.zarr --min-identity 0.99 --iddef 2 --clusters
-      swath allpairs --dna seqs.fasta -o pairs.zarr --iddef 2 --uc clusters.uc \\
+      swath allpairs --dna seqs.fasta -o pairs.zarr --iddef 2 --clusters-uc clusters.uc \\
           --centroids centroids.fasta
-      swath allpairs seqs.fasta -o pairs.zarr --vsearch-defaults   # vsearch's pairs
+      swath allpairs seqs.fasta -o pairs.zarr --vsearch-defaults --uc pairs.uc
       swath inspect pairs.zarr --format text
     """
     if vsearch_defaults:
@@ -141,8 +148,9 @@ def allpairs(sequences: str, output: str, min_identity: float, iddef: str,
     inputs = (sequences, output)
     fmt = out_format(out, fmt, swath.FORMATS["allpairs"], "tsv", replace=overwrite,
                      inputs=inputs)
-    files = cluster_files(uc, centroids, out, replace=overwrite, inputs=inputs)
-    clusters = clusters or bool(files) or fmt in CLUSTER_FORMATS
+    files = output_files({"uc": uc, "clusters-uc": clusters_uc, "centroids": centroids}, out,
+                         replace=overwrite, inputs=inputs)
+    clusters = clusters or any(name in CLUSTER_FORMATS for name in (*files, fmt))
     started = time.perf_counter()
     with running("allpairs", device, scheduler, workers, progress) as (where, watch):
         result = swath.allpairs(sequences, scoring, mode=mode, min_identity=min_identity,
@@ -156,16 +164,17 @@ def allpairs(sequences: str, output: str, min_identity: float, iddef: str,
         emit(result.lines(name), path, replace=overwrite)
 
 
-def cluster_files(uc: str | None, centroids: str | None, out: str | None, *,
-                  replace: bool, inputs: Sequence[str | None]) -> dict[str, str]:
-    """The files of the clusters' formats asked for (``{"uc": FILE, "centroids": FILE}``),
-    each refused before the job runs if it exists (unless ``replace``), if it is one of
-    the command's ``inputs``, or if another output names it too."""
-    files = {name: path for name, path in (("uc", uc), ("centroids", centroids))
-             if path is not None}
+def output_files(asked: dict[str, str | None], out: str | None, *, replace: bool,
+                 inputs: Sequence[str | None]) -> dict[str, str]:
+    """The files of the formats asked for by their options (``{"uc": FILE,
+    "clusters-uc": FILE, "centroids": FILE}``, None where not asked), each refused before
+    the job runs if it exists (unless ``replace``), if it is one of the command's
+    ``inputs``, or if another output names it too."""
+    files = {name: path for name, path in asked.items() if path is not None}
     named = [path for path in (out, *files.values()) if path is not None and path != "-"]
     if len({os.path.realpath(path) for path in named}) < len(named):
-        raise CommandError(f"--out, --uc and --centroids name the same file "
+        options = ["--out", *(f"--{name}" for name in asked)]
+        raise CommandError(f"{', '.join(options[:-1])} and {options[-1]} name the same file "
                            f"({', '.join(named)}): give each its own")
     for path in files.values():
         check_out(path, replace=replace, inputs=inputs)

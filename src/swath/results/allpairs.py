@@ -9,7 +9,9 @@ alignment length, mismatches and gap opens of the alignment without its terminal
 (vsearch's "internal" alignment), 1-based inclusive coordinates, e-value -1 and bit
 score 0 (vsearch computes no statistics for global alignments). ``sam`` and ``paf``
 write the kept pairs for other tools: the query of a pair a read, its target a
-reference. ``uc`` and ``centroids`` write the clusters as vsearch's ``--uc`` and
+reference. ``uc`` writes the kept pairs as ``vsearch --allpairs_global --uc`` does (a
+query's ``H`` records, the best first, or its ``N`` record); ``clusters-uc`` and
+``centroids`` write the clusters as ``vsearch --cluster_fast``'s ``--uc`` and
 ``--centroids`` do (:mod:`swath.results.uclust`). Each printer yields the output in
 pieces that end with a newline.
 """
@@ -173,16 +175,18 @@ class AllPairsResult:
 
         Parameters
         ----------
-        format : {"tsv", "blast6out", "json", "text", "uc", "centroids", "sam", "paf"}
-            tsv: vsearch's --blast6out columns (``BLAST6_COLUMNS``), the score, the
-            CIGAR; blast6out: those 12 columns alone, as vsearch writes them; json:
-            those and the input indices and identity fraction, one object per pair and
-            line; text: a summary and the pairwise views; sam: SAM with a
-            header (the pairs' targets as references, each query a read: its best pair
-            the primary record); paf: a line per pair. The clusters (``StoreIncomplete``
-            without them): uc, vsearch's --uc records (each member aligned against its
-            cluster's centroid); centroids, the centroids as FASTA, as vsearch's
-            --centroids writes them (:mod:`swath.results.uclust`).
+        format : str
+            One of ``PRINTERS``: tsv, vsearch's --blast6out columns
+            (``BLAST6_COLUMNS``), the score, the CIGAR; blast6out: those 12 columns
+            alone, as vsearch writes them; json: those and the input indices and
+            identity fraction, one object per pair and line; text: a summary and the
+            pairwise views; uc: vsearch --allpairs_global's --uc records (a query's H
+            records, the best first, or its N record); sam: SAM with a header (the
+            pairs' targets as references, each query a read: its best pair the primary
+            record); paf: a line per pair. The clusters (``StoreIncomplete`` without
+            them): clusters-uc, vsearch --cluster_fast's --uc records (each member
+            aligned against its cluster's centroid); centroids, the centroids as FASTA,
+            as vsearch's --centroids writes them (:mod:`swath.results.uclust`).
         options : PrintOptions
             ``cigar_m``: SAM's and PAF's CIGARs with ``M`` for ``=`` and ``X``.
 
@@ -325,8 +329,18 @@ def _input_names(result: AllPairsResult) -> list[str]:
 
 
 def uc_text(result: AllPairsResult, options: PrintOptions) -> Iterator[str]:
-    """vsearch's --uc records of the clusters: each member aligned against its centroid
-    with the job's scoring and mode, its identity by the job's definition."""
+    """vsearch --allpairs_global's --uc records of the kept pairs: for each sequence in
+    input order, its H records (the pairs whose query it is, the highest identity first,
+    by the job's definition) or its N record."""
+    kept = result.store.pairs()
+    yield from uclust.pair_uc_lines(_input_names(result), result.store.sequence_lengths(),
+                                    kept["query"], kept["target"], kept["cigar"],
+                                    result.store.attrs["inputs"]["iddef"])
+
+
+def clusters_uc_text(result: AllPairsResult, options: PrintOptions) -> Iterator[str]:
+    """vsearch --cluster_fast's --uc records of the clusters: each member aligned against
+    its centroid with the job's scoring and mode, its identity by the job's definition."""
     inputs = result.store.attrs["inputs"]
     yield from uclust.uc_lines(_input_names(result), _input_sequences(result),
                                result.clusters(), result.store.scoring, result.store.mode,
@@ -354,4 +368,5 @@ def paf_text(result: AllPairsResult, options: PrintOptions) -> Iterator[str]:
 
 PRINTERS: dict[str, Callable[[AllPairsResult, PrintOptions], Iterator[str]]] = {
     "tsv": tsv_lines, "blast6out": blast6out_lines, "json": json_lines, "text": text_lines,
-    "uc": uc_text, "centroids": centroids_text, "sam": sam_text, "paf": paf_text}
+    "uc": uc_text, "clusters-uc": clusters_uc_text, "centroids": centroids_text,
+    "sam": sam_text, "paf": paf_text}

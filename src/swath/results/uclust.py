@@ -1,7 +1,22 @@
-"""vsearch's clustering outputs for single-linkage clusters: each cluster's centroid, its
-UCLUST-format records (vsearch's ``--uc``) and the centroids as FASTA (``--centroids``).
+"""vsearch's UCLUST-format outputs of an all-pairs job: its kept pairs as
+``vsearch --allpairs_global --uc`` writes them, and its single-linkage clusters as
+``vsearch --cluster_fast`` writes its own (each cluster's centroid, its ``--uc`` records
+and its ``--centroids`` FASTA).
 
-# n: sequences (input order), k: clusters, h: members that are not their centroid
+# n: sequences (input order), k: clusters, h: members that are not their centroid,
+# K: kept pairs
+
+**The kept pairs' records** (:func:`pair_uc_lines`, format ``uc``), ten tab-separated
+fields as ``vsearch --allpairs_global --uc`` writes them: for each sequence in input
+order (the query), an ``H`` record a kept pair whose query it is (its earlier record; the
+target the later one), the best first (the highest identity, then the earliest target),
+or one ``N`` record where it has none (the last sequence always):
+
+- ``H``: the target's input index (0-based), the query's length, the identity in percent
+  (one decimal, the job's ``--iddef``, computed as vsearch computes it), strand ``+``,
+  ``0``, ``0``, the CIGAR (below; ``=`` where the two sequences are identical), the
+  query's label, the target's label;
+- ``N``: ``*``, ``*``, ``*``, ``.``, ``*``, ``*``, ``*``, the query's label, ``*``.
 
 **The centroid** of a cluster is the member ``vsearch --cluster_fast`` would have seeded
 it with: ``--cluster_fast`` visits the sequences longest first, of equal lengths the most
@@ -10,9 +25,10 @@ reads it; 1 without one), then by label (byte order), then in input order, and t
 member of a cluster it visits is its seed. Clusters are numbered from 0 in the order
 their centroids are visited, as vsearch numbers them.
 
-**The records** (:func:`uc_lines`), ten tab-separated fields as vsearch writes them, a
-line a sequence in the order of the visit, then a line a cluster in the order of the
-numbers; a field that does not apply is ``*``:
+**The clusters' records** (:func:`uc_lines`, format ``clusters-uc``), ten tab-separated
+fields as ``vsearch --cluster_fast --uc`` writes them, a line a sequence in the order of
+the visit, then a line a cluster in the order of the numbers; a field that does not apply
+is ``*``:
 
 - ``S``, a centroid: its cluster's number, its length, then ``*`` up to its label;
 - ``H``, any other member: its cluster's number, its length, its identity to the
@@ -23,12 +39,15 @@ numbers; a field that does not apply is ``*``:
 An ``H`` record's member is aligned (the query) against its centroid (the target) with
 the job's scoring and mode; its identity is the job's definition (``--iddef``) in percent
 with one decimal, computed as vsearch computes it (``100.0 * matches / denominator``).
-Its CIGAR is vsearch's: runs of ``M`` (a match or a mismatch), ``I`` (a centroid residue
-against a gap in the member) and ``D`` (a member residue against a gap), a count of 1
-left out (``126MI117M``); ``=`` where every column but the terminal gaps is a match
-(``--cluster_fast``'s "perfect" alignment); ``*`` where a local alignment found nothing.
-In local and semiglobal jobs the CIGAR covers the aligned residues only, as swath's
-other outputs do (vsearch aligns globally).
+
+**The CIGARs** are vsearch's: runs of ``M`` (a match or a mismatch), ``I`` (a target
+residue against a gap in the query) and ``D`` (a query residue against a gap), a count of
+1 left out (``126MI117M``); ``*`` where a local alignment found nothing. ``=`` stands for
+a perfect alignment, which the two commands define apart: ``--allpairs_global``'s is one
+of two identical sequences (every column a match, no gap at all); ``--cluster_fast``'s
+one whose every column but the terminal gaps is a match. In local and semiglobal jobs the
+CIGAR covers the aligned residues only, as swath's other outputs do (vsearch aligns
+globally).
 
 Single linkage joins two sequences that a chain of kept pairs links, so a member's
 identity to its centroid may be under the job's threshold: it reached it with another
@@ -53,8 +72,8 @@ from swath.constants import Mode
 from swath.identity.definitions import check_definition, cigar_counts, identity_from_counts
 from swath.scoring import Alphabet, Scoring
 
-__all__ = ["FASTA_WIDTH", "abundance", "centroid_fasta", "centroids", "uc_cigar", "uc_lines",
-           "visit_order"]
+__all__ = ["FASTA_WIDTH", "abundance", "centroid_fasta", "centroids", "pair_uc_lines", "uc_cigar",
+           "uc_lines", "visit_order"]
 
 FASTA_WIDTH = 80            # vsearch's --fasta_width default
 _SIZE = re.compile(r"(?:^|;)size=([0-9]+)(?=;|$)")
@@ -129,8 +148,8 @@ def centroids(clusters: npt.ArrayLike, lengths: npt.ArrayLike, names: Sequence[s
 
 
 def uc_cigar(cigar: str) -> str:
-    """An extended CIGAR of a member (query) against its centroid (target) in vsearch's
-    compressed form: ``=`` and ``X`` as ``M``, ``I`` and ``D`` swapped (vsearch's ``I`` is
+    """An extended CIGAR of a query (a member) against a target (its centroid) in
+    vsearch's compressed form: ``=`` and ``X`` as ``M``, ``I`` and ``D`` swapped (vsearch's ``I`` is
     a target residue against a gap), a count of 1 left out.
 
     Examples
@@ -155,6 +174,57 @@ def _percent(counts: dict[str, np.ndarray], m: np.ndarray, n: np.ndarray,
     if check_definition(definition) == 3:
         return 100.0 * identity_from_counts(counts["matches"], *rest, 3)
     return identity_from_counts(100 * counts["matches"], *rest, definition)
+
+
+def pair_uc_lines(names: Sequence[str], lengths: npt.ArrayLike, query: npt.ArrayLike,
+                  target: npt.ArrayLike, cigars: Sequence[str] | npt.NDArray[np.object_],
+                  definition: str | int) -> Iterator[str]:
+    """vsearch's ``--allpairs_global --uc`` records of an all-pairs job's kept pairs
+    (module docstring), a line each: a query's ``H`` records, the highest identity first,
+    of equal identities the earliest target first, or its ``N`` record.
+
+    Parameters
+    ----------
+    names : sequence of str
+        The sequences' labels, in input order.
+    lengths : array_like of int
+        Their lengths.
+    query, target : array_like of int
+        The input indices of each kept pair, ``query < target`` (any order of pairs).
+    cigars : sequence of str
+        Each pair's extended CIGAR, the query against the target.
+    definition : {"pident", 0, 1, 2, 3, 4}
+        The job's identity definition (``--iddef``).
+
+    Examples
+    --------
+    >>> for line in pair_uc_lines(["a", "b", "c"], [6, 6, 5], [0, 1, 0], [2, 2, 1],
+    ...                           ["5=1I", "5=1I", "6="], 2):
+    ...     print(line.replace("\\t", " "), end="")
+    H 1 6 100.0 + 0 0 = a b
+    H 2 6 100.0 + 0 0 5MD a c
+    H 2 6 100.0 + 0 0 5MD b c
+    N * * * . * * * c *
+    """
+    lengths = np.asarray(lengths, dtype=np.int64)
+    query = np.asarray(query, dtype=np.int64)
+    target = np.asarray(target, dtype=np.int64)
+    texts = [str(cigar) for cigar in cigars]
+    counts = cigar_counts(texts)
+    m, n = lengths[query], lengths[target]
+    percent = _percent(counts, m, n, definition)
+    columns = counts["columns"]
+    identical = (counts["matches"] == columns) & (columns == m) & (columns == n)
+    order = np.lexsort((target, -percent, query))
+    first = np.searchsorted(query[order], np.arange(len(lengths) + 1))
+    for q in range(len(lengths)):
+        rows = order[first[q]:first[q + 1]].tolist()
+        if not rows:
+            yield f"N\t*\t*\t*\t.\t*\t*\t*\t{names[q]}\t*\n"
+        for k in rows:
+            cigar = "=" if identical[k] else uc_cigar(texts[k]) or "*"
+            yield (f"H\t{target[k]}\t{lengths[q]}\t{percent[k]:.1f}\t+\t0\t0\t{cigar}\t"
+                   f"{names[q]}\t{names[target[k]]}\n")
 
 
 def _member_alignments(sequences: Sequence[np.ndarray], members: np.ndarray,
