@@ -524,6 +524,9 @@ def test_a_search_writes_the_queries_qualities_as_qual(inputs, tmp_path, restore
     assert shown.exit_code == 0, shown.output
     (tmp_path / "again.sam").write_text(shown.stdout)
     check_qualities(tmp_path / "again.sam", reads, fmt == "fastq")
+    (Path(out) / "score" / "c" / "0" / "0").unlink()      # a damaged unit, resumed
+    swath.resume(out, device="cpu")
+    assert CliRunner().invoke(main, ["inspect", out, "--format", "sam"]).stdout == shown.stdout
     held = swath.search(str(path), str(inputs / "db.fasta"), DNA, top_k=3, device="cpu")
     assert held.path is None
     (tmp_path / "held.sam").write_text("".join(held.lines("sam")))
@@ -571,6 +574,18 @@ def test_pairs_write_the_queries_qualities_as_qual(inputs, tmp_path, restore_log
     assert shown.exit_code == 0, shown.output
     assert shown.stdout.split("@PG")[1].split("\n", 1)[1] == \
         sam.read_text().split("@PG")[1].split("\n", 1)[1]
+    if fmt == "fastq":      # query pieces lost, taken in again by a resume: the same SAM
+        from swath.storage.pairs import PairsStore
+
+        store = PairsStore.open(out, mode="r+")
+        store.unmark("query piece", [0, 2])
+        for k in (0, 2):
+            shutil.rmtree(Path(out) / "work" / "query_pieces" / str(k))
+        store.group.attrs["swath"] = {key: value for key, value in store.attrs.items()
+                                      if key not in ("pairs", "streamed")} | {"complete": False}
+        swath.resume(out, device="cpu")
+        again = CliRunner().invoke(main, ["inspect", out, "--format", "sam"])
+        assert again.exit_code == 0 and again.stdout == shown.stdout
     names = [line.split("\t") for line in pairs.splitlines()]
     held = swath.align_pairs(str(path), str(inputs / "db.fasta"), DNA, device="cpu",
                              pairs=([q for q, _ in names], [t for _, t in names]))

@@ -22,7 +22,8 @@ An input's identity is its pieces' bounds and digests: a job run again over a st
 hashes the same pieces of the file as it is now, and one whose pieces differ from those
 taken in is another job (refused, unless ``overwrite``). A FASTQ file's base qualities are
 in its bytes, so its identity covers them; a layout that keeps them
-(``PieceStore.QUALITIES``) has each piece parse and write them beside its residues.
+(a side of ``PieceStore.QUALITIES``) has each piece parse and write them beside its
+residues.
 """
 
 from __future__ import annotations
@@ -247,7 +248,7 @@ def take_piece(job: Inputs, side: str, k: int, start: int, end: int, line: int |
     alphabet = store.alphabet
     parsed = parse(data, file["format"], translator(alphabet, file["wildcard"]),
                    file["display"], (lambda: line) if line is not None
-                   else (lambda: line_of(path, start)), store.QUALITIES)
+                   else (lambda: line_of(path, start)), side in store.QUALITIES)
     if k == 0:
         warn_if_dna(parsed.residues, alphabet, file["display"])
     store.write_piece(side, k, parsed, (start, end), sha)

@@ -229,7 +229,7 @@ class AllPairsStore(PieceStore):
     INPUT_KINDS: ClassVar[frozenset[str]] = frozenset({piece_kind(SIDE)})
     SIDES = (SIDE,)
     SORTED = True
-    QUALITIES = True
+    QUALITIES = frozenset({SIDE})
     # residues in small chunks: a block reads a run of each piece's
     PIECE_ARRAYS: ClassVar[dict[str, tuple[Any, int, bool]]] = {
         **PieceStore.PIECE_ARRAYS, "residues": (np.uint8, RESIDUE_CHUNK, False)}

@@ -11,7 +11,7 @@ it), its inputs and its done marks. The job's inputs are kept in the store, so t
 chunk's task reads only its own residues.
 Each side's input comes in pieces of whole records, each taken in by a task of its own
 (:mod:`swath.storage.pieces`: ``{side}_pieces/{k}/...``, ``{side}_done``,
-``{side}_bounds``); a FASTQ input's pieces keep its base qualities too (``qualities``,
+``{side}_bounds``); FASTQ queries' pieces keep their base qualities too (``qualities``,
 SAM's QUAL of a query's primary record).
 
 Once every piece is in, one task indexes them (:meth:`PairsStore.index`):
@@ -88,7 +88,7 @@ class PairsStore(PieceStore):
                                             "target piece": "pieces of the targets"}
     INPUT_KINDS: ClassVar[frozenset[str]] = frozenset({"query piece", "target piece"})
     SIDES = SIDES
-    QUALITIES = True
+    QUALITIES = frozenset({"query"})     # the reads of SAM
 
     @classmethod
     def create(cls, path: StorePath, pieces: dict[str, np.ndarray | int],

@@ -19,8 +19,8 @@ taken in by a task of its own, which writes the piece's arrays and then its done
                                      sorted (``SORTED``): the piece's records ordered by
                                      length (stable), record i of the arrays above being
                                      the piece's record ``order[i]`` in its file
-    work/{side}_pieces/{k}/qualities uint8, only where a layout keeps them (``QUALITIES``)
-                                     and the file is FASTQ: its records' quality
+    work/{side}_pieces/{k}/qualities uint8, only where a layout keeps the side's
+                                     (``QUALITIES``) and its file is FASTQ: its records' quality
                                      characters as the file gives them, laid out as
                                      ``residues`` (compressed; the residues' attribute
                                      ``qualities`` says the piece has them)
@@ -77,8 +77,8 @@ class PieceStore(LayoutStore):
     SIDES: ClassVar[tuple[str, ...]] = ()
     #: whether each piece's records are kept sorted by length (with their ``order``)
     SORTED: ClassVar[bool] = False
-    #: whether a FASTQ piece's base qualities are kept (the outputs of SAM's QUAL)
-    QUALITIES: ClassVar[bool] = False
+    #: the sides whose FASTQ pieces keep their base qualities (SAM's QUAL of the reads)
+    QUALITIES: ClassVar[frozenset[str]] = frozenset()
     #: the arrays of a piece: dtype, chunk (at most), compressed
     PIECE_ARRAYS: ClassVar[dict[str, tuple[Any, int, bool]]] = {
         "residues": (np.uint8, 1 << 22, False),
@@ -110,7 +110,8 @@ class PieceStore(LayoutStore):
         """Write piece ``k`` of ``side`` (sorted by length where the layout keeps them
         so): its records, where it lies in its file and the SHA-256 of its bytes; then
         its done mark."""
-        kept = records if self.QUALITIES else dataclasses.replace(records, qualities=None)
+        kept = records if side in self.QUALITIES else dataclasses.replace(records,
+                                                                          qualities=None)
         arrays = _piece_arrays(kept, self.SORTED)
         source: dict[str, Any] = {"span": list(span), "sha256": sha256.hex()}
         if "qualities" in arrays:
