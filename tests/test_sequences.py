@@ -136,6 +136,31 @@ def test_fastq(tmp_path: Path) -> None:
     assert [DNA.decode(r.codes) for r in records] == ["ACGT", "GGNT"]
 
 
+@pytest.mark.parametrize("gz", [False, True], ids=["plain", "gzip"])
+def test_fastq_base_qualities_are_kept_and_fasta_has_none(tmp_path: Path, gz: bool) -> None:
+    """A FASTQ record's quality line, as the file gives it, one a residue (CRLF and
+    trailing blanks dropped; whitespace inside a sequence line drops its qualities too);
+    a FASTA file's records have none."""
+    text = ("@r1 x\r\nACGT\r\n+\r\nII#!\r\n@r2\nAC GT\n+\n12345\n"
+            "@r3\nggnt\n+r3\n~@+5   \n")
+    seqs = read_sequences(write(tmp_path, "r.fq", text, gz=gz), DNA)
+    assert seqs.qualities is not None and len(seqs.qualities) == len(seqs.residues)
+    assert [seqs.quality(i) for i in range(3)] == ["II#!", "1245", "~@+5"]
+    assert read_sequences(write(tmp_path, "q.fa", ">a\nACGT\n", gz=gz), DNA).qualities is None
+    assert sequence_set(["ACGT"], DNA).quality(0) is None
+
+
+def test_sequence_sets_compare_and_pickle_their_qualities(tmp_path: Path) -> None:
+    fastq = read_sequences(write(tmp_path, "r.fq", "@a\nACGT\n+\nIIII\n"), DNA)
+    fasta = read_sequences(write(tmp_path, "r.fa", ">a\nACGT\n"), DNA)
+    other = read_sequences(write(tmp_path, "s.fq", "@a\nACGT\n+\nIII#\n"), DNA)
+    assert fastq != fasta and fastq != other and fasta == fasta
+    again = pickle.loads(pickle.dumps(fastq))
+    assert again == fastq and again.quality(0) == "IIII"
+    with pytest.raises(InvalidParameter, match="qualities must be a 1-D uint8 array"):
+        SequenceSet(("a",), ("a",), fasta.residues, fasta.offsets, None, np.zeros(3, np.uint8))
+
+
 @pytest.mark.parametrize("name", ["q.fasta.gz", "q.fasta", "q.txt"])
 def test_gzip_detected_by_magic(tmp_path: Path, name: str) -> None:
     text = ">a x\nACG\nT\n>b\nGG\n"
@@ -540,7 +565,8 @@ def test_doctests(module: object) -> None:
 def pieces_of(path: Path, alphabet: Alphabet, size: int, *, wildcard: bool = False
               ) -> tuple[list[int], list[pieces.Parsed]]:
     """A file cut into pieces of about ``size`` bytes (a plain file planned, a gzip one
-    streamed), each parsed: their starts, and their records."""
+    streamed), each parsed (with a FASTQ file's qualities): their starts, and their
+    records."""
     fmt, gz = pieces.file_format(path, str(path))
     encoder = encoding.translator(alphabet, wildcard)
     if gz:
@@ -549,11 +575,12 @@ def pieces_of(path: Path, alphabet: Alphabet, size: int, *, wildcard: bool = Fal
         text = gzip.decompress(path.read_bytes())
         lines = [1 + text.count(b"\n", 0, start) for start, _ in cuts]
         return [start for start, _ in cuts], [
-            pieces.parse(data, fmt, encoder, str(path), lambda line=line: line)
+            pieces.parse(data, fmt, encoder, str(path), lambda line=line: line, True)
             for (_, data), line in zip(cuts, lines, strict=True)]
     bounds = pieces.plan(path, fmt, size).tolist()
     return bounds[:-1], [pieces.parse(pieces.read_range(path, start, end), fmt, encoder,
-                                      str(path), lambda start=start: pieces.line_of(path, start))
+                                      str(path), lambda start=start: pieces.line_of(path, start),
+                                      True)
                          for start, end in itertools.pairwise(bounds)]
 
 
@@ -568,9 +595,16 @@ def joined(parts: list[pieces.Parsed]) -> tuple[list[str], np.ndarray, np.ndarra
 
 
 def same(parts: list[pieces.Parsed], want: SequenceSet) -> bool:
+    """The pieces hold the set's records: names, residues and qualities (FASTQ's)."""
     names, residues, offsets = joined(parts)
+    kept = {p.qualities is None for p in parts}
+    if kept != {want.qualities is None}:
+        return False
+    qualities = None if want.qualities is None else np.concatenate(
+        [p.qualities for p in parts if p.qualities is not None])
     return (names == list(want.names) and np.array_equal(residues, want.residues)
-            and np.array_equal(offsets, want.offsets))
+            and np.array_equal(offsets, want.offsets)
+            and (qualities is None or np.array_equal(qualities, want.qualities)))
 
 
 PIECE_FILES = {
@@ -585,6 +619,7 @@ PIECE_FILES = {
     "fastq qualities like headers": "@r1\nACGT\n+\n@III\n@r2\nAC\n+\n@I\n@r3\nG\n+\n@\n",
     "fastq crlf, no final newline": "@r1 x\r\nACGT\r\n+\r\nIIII\r\n@r2\r\nacg\r\n+\r\nIII",
     "fastq blank lines": "@r1\nACGT\n+\nIIII\n\n@r2\nAC\n+\nII\n",
+    "fastq spaces in lines": "@r1\nAC GT\n+\nI#!II\n@r2\nAC\n+\nI# \n",
     "odd headers": ">a\x0bb c\nAC\n>d~e\nGT\n>f\tg\nA\n",
 }
 
@@ -615,6 +650,9 @@ def test_pieces_of_well_formed_files_are_read_in_numpy_passes(tmp_path: Path) ->
             assert same(pieces_of(path, DNA, 4)[1], read_sequences(path, DNA)), name
     empty = pieces.parse(b"", "fasta", encoding.translator(DNA, False), "q.fa", lambda: 1)
     assert (len(empty), empty.residues.tolist(), empty.name_offsets.tolist()) == (0, [], [0])
+    fastq = write(tmp_path, "q.fq", PIECE_FILES["fastq"]).read_bytes()
+    assert pieces.parse(fastq, "fastq", encoding.translator(DNA, False), "q.fq",
+                        lambda: 1).qualities is None        # not asked for: not kept
 
 
 @pytest.mark.parametrize("gz", [False, True], ids=["plain", "gzip"])

@@ -4,6 +4,7 @@ where it is absent), PAF checked column by column against the alignments."""
 
 from __future__ import annotations
 
+import gzip
 import json
 import re
 import shutil
@@ -17,6 +18,7 @@ from click.testing import CliRunner
 import swath
 from swath.cli import main
 from swath.results.alignments import (
+    SECONDARY,
     AlignedRows,
     PrintOptions,
     blast_bitscore,
@@ -26,6 +28,7 @@ from swath.results.alignments import (
     primary_rows,
     sam_header,
     sam_lines,
+    sam_quals,
     tabular_format,
     tabular_lines,
 )
@@ -445,3 +448,194 @@ def test_query_names_sam_does_not_allow_are_rewritten_with_a_warning(tmp_path, c
     [said] = [r.getMessage() for r in caplog.records]
     assert said.startswith("3 query names are not a SAM QNAME (1 to 254 of the characters ! "
                            "to ? and A to ~): written with each other character as _")
+
+
+# ---------------------------------------------------------------------------------
+# Base qualities: FASTQ's QUAL on the records that write SEQ, FASTA's *
+
+
+def reads_file(path: Path, reads: list[tuple[str, str, str]], fmt: str, gz: bool = False
+               ) -> Path:
+    """``(name, sequence, qualities)`` reads written as FASTQ, or as FASTA (without
+    their qualities); gzip'd if ``gz``."""
+    if fmt == "fastq":
+        text = "".join(f"@{name} read {name}\n{seq}\n+\n{qual}\n" for name, seq, qual in reads)
+    else:
+        text = "".join(f">{name} read {name}\n{seq}\n" for name, seq, _ in reads)
+    path.write_bytes(gzip.compress(text.encode()) if gz else text.encode())
+    return path
+
+
+def with_qualities(seqs: list[tuple[str, str]], seed: int) -> list[tuple[str, str, str]]:
+    """Each ``(name, sequence)`` with random qualities: every character ``!`` to ``~``."""
+    rng = np.random.default_rng(seed)
+    return [(name, seq, "".join(map(chr, rng.integers(33, 127, len(seq)))))
+            for name, seq in seqs]
+
+
+def check_qualities(sam: Path, reads: list[tuple[str, str, str]], fastq: bool) -> None:
+    """samtools reads ``sam`` back: each read's one primary record holds its sequence as
+    SEQ and its FASTQ qualities as QUAL (``*`` from FASTA); every secondary record SEQ
+    and QUAL ``*``; some of each."""
+    given = {name: (seq, qual) for name, seq, qual in reads}
+    records = read_back(sam)
+    primary = [r for r in records if not int(r[1]) & SECONDARY]
+    secondary = [r for r in records if int(r[1]) & SECONDARY]
+    assert primary and secondary
+    assert len({r[0] for r in primary}) == len(primary)
+    for r in primary:
+        seq, qual = given[r[0]]
+        assert r[9:11] == [seq, qual if fastq else "*"], r
+    assert all(r[9:11] == ["*", "*"] for r in secondary)
+
+
+def test_sam_writes_qualities_where_it_writes_seq(tmp_path, caplog):
+    """QUAL on the primary record and on the first row of a query without an alignment;
+    ``*`` on secondary rows, rows of a query without qualities, and qualities that are no
+    QUAL (a warning says how many)."""
+    none = swath.Alignment(0, 0, 0, 0, 0, "", "local")
+    aln = swath.Alignment(8, 0, 4, 0, 4, "4=", "local")
+    rows = rows_of([("a", "ACGT", "r1", "ACGT", aln), ("a", "ACGT", "r2", "ACGT", aln),
+                    ("b", "GGGG", "r1", "ACGT", none), ("b", "GGGG", "r2", "ACGT", none),
+                    ("c", "ACGT", "r1", "ACGT", aln), ("d", "ACGT", "r1", "ACGT", aln),
+                    ("e", "ACGT", "r1", "ACGT", aln)])
+    quals = {"a": "I#!~", "b": "++@5", "c": None, "d": "II I", "e": "III"}
+    rows = AlignedRows(**{**vars(rows), "query_quality": lambda i: quals[rows.query_name[i]]})
+    with caplog.at_level("WARNING", logger="swath"):
+        records = read_back(sam_file(tmp_path / "q.sam", rows, PrintOptions()))
+    assert [(r[0], r[1], r[9], r[10]) for r in records] == [
+        ("a", "0", "ACGT", "I#!~"), ("a", "256", "*", "*"), ("b", "4", "GGGG", "++@5"),
+        ("b", "4", "*", "*"), ("c", "0", "ACGT", "*"), ("d", "0", "ACGT", "*"),
+        ("e", "0", "ACGT", "*")]
+    [said] = [r.getMessage() for r in caplog.records]
+    assert said == ("2 queries' base qualities not a SAM QUAL (one of the characters ! to ~ "
+                    "a base): written as *")
+    assert sam_quals(lambda i: "I", 0, ["A"]) == (["I"], 0)
+
+
+def search_reads(inputs: Path) -> list[tuple[str, str, str]]:
+    """Reads of the database's records (its first four have near copies: hits beyond the
+    best, secondary records)."""
+    _, seqs = _fasta(inputs / "db.fasta")
+    return with_qualities([(f"r{i}", seqs[i][3:-2]) for i in range(6)], 51)
+
+
+@needs_samtools
+@pytest.mark.parametrize("fmt", ["fastq", "fasta"])
+def test_a_search_writes_the_queries_qualities_as_qual(inputs, tmp_path, restore_logging, fmt):
+    """Printed as it runs, from the store (``swath inspect``) and held in this process;
+    the same search over a FASTQ whose qualities changed is another job."""
+    reads = search_reads(inputs)
+    path = reads_file(tmp_path / f"q.{fmt}", reads, fmt)
+    out, sam = str(tmp_path / "s.zarr"), tmp_path / "s.sam"
+    argv = ["search", "--dna", str(path), str(inputs / "db.fasta"), "-o", out, "--top-k", "3",
+            "--device", "cpu", "--no-progress"]
+    run = CliRunner().invoke(main, [*argv, "--out", str(sam)])
+    assert run.exit_code == 0, run.output
+    check_qualities(sam, reads, fmt == "fastq")
+    shown = CliRunner().invoke(main, ["inspect", out, "--format", "sam"])
+    assert shown.exit_code == 0, shown.output
+    (tmp_path / "again.sam").write_text(shown.stdout)
+    check_qualities(tmp_path / "again.sam", reads, fmt == "fastq")
+    (Path(out) / "score" / "c" / "0" / "0").unlink()      # a damaged unit, resumed
+    swath.resume(out, device="cpu")
+    assert CliRunner().invoke(main, ["inspect", out, "--format", "sam"]).stdout == shown.stdout
+    held = swath.search(str(path), str(inputs / "db.fasta"), DNA, top_k=3, device="cpu")
+    assert held.path is None
+    (tmp_path / "held.sam").write_text("".join(held.lines("sam")))
+    check_qualities(tmp_path / "held.sam", reads, fmt == "fastq")
+    if fmt == "fastq":
+        reads_file(path, [(n, s, q[::-1]) for n, s, q in reads], fmt)
+        rerun = CliRunner().invoke(main, argv)
+        assert rerun.exit_code != 0 and "holds another search (other queries" in rerun.stderr
+
+
+def pairs_reads(inputs: Path) -> tuple[list[tuple[str, str, str]], str]:
+    """Reads of the database's records and a pairs file: each read with its record, and
+    ``r0`` with two more (its secondary records)."""
+    names, seqs = _fasta(inputs / "db.fasta")
+    reads = with_qualities([(f"r{i}", s[3:-2] if i % 2 else "TTGCA" + s[5:])
+                            for i, s in enumerate(seqs)], 52)
+    pairs = [(f"r{i}", names[i]) for i in range(len(reads))] + [("r0", names[1]),
+                                                                ("r0", names[2])]
+    return reads, "".join(f"{q}\t{t}\n" for q, t in pairs)
+
+
+@needs_samtools
+@pytest.mark.parametrize(("fmt", "gz"), [("fastq", False), ("fastq", True), ("fasta", False)],
+                         ids=["fastq", "fastq-gzip", "fasta"])
+def test_pairs_write_the_queries_qualities_as_qual(inputs, tmp_path, restore_logging,
+                                                   monkeypatch, fmt, gz):
+    """The queries taken in as pieces of a few records on the workers (a gzip file
+    streamed), printed as the job runs and from its store; held in this process; a
+    FASTQ changed since it was taken in is refused."""
+    from swath.engine import intake
+
+    monkeypatch.setattr(intake, "PIECE_BYTES", 150)
+    reads, pairs = pairs_reads(inputs)
+    path = reads_file(tmp_path / f"r.{fmt}", reads, fmt, gz)
+    (tmp_path / "pairs.tsv").write_text(pairs)
+    out, sam = str(tmp_path / "p.zarr"), tmp_path / "p.sam"
+    argv = ["pairs", "--dna", str(path), str(inputs / "db.fasta"), "--pairs",
+            str(tmp_path / "pairs.tsv"), "-o", out, "--device", "cpu", "--chunk", "4",
+            "--no-progress"]
+    run = CliRunner().invoke(main, [*argv, "--out", str(sam)])
+    assert run.exit_code == 0, run.output
+    check_qualities(sam, reads, fmt == "fastq")
+    assert swath.open(out).store.pieces("query") > 3
+    shown = CliRunner().invoke(main, ["inspect", out, "--format", "sam"])
+    assert shown.exit_code == 0, shown.output
+    assert shown.stdout.split("@PG")[1].split("\n", 1)[1] == \
+        sam.read_text().split("@PG")[1].split("\n", 1)[1]
+    if fmt == "fastq":      # query pieces lost, taken in again by a resume: the same SAM
+        from swath.storage.pairs import PairsStore
+
+        store = PairsStore.open(out, mode="r+")
+        store.unmark("query piece", [0, 2])
+        for k in (0, 2):
+            shutil.rmtree(Path(out) / "work" / "query_pieces" / str(k))
+        store.group.attrs["swath"] = {key: value for key, value in store.attrs.items()
+                                      if key not in ("pairs", "streamed")} | {"complete": False}
+        swath.resume(out, device="cpu")
+        again = CliRunner().invoke(main, ["inspect", out, "--format", "sam"])
+        assert again.exit_code == 0 and again.stdout == shown.stdout
+    names = [line.split("\t") for line in pairs.splitlines()]
+    held = swath.align_pairs(str(path), str(inputs / "db.fasta"), DNA, device="cpu",
+                             pairs=([q for q, _ in names], [t for _, t in names]))
+    assert held.path is None
+    (tmp_path / "held.sam").write_text("".join(held.lines("sam")))
+    check_qualities(tmp_path / "held.sam", reads, fmt == "fastq")
+    if fmt == "fastq" and not gz:
+        reads_file(path, [(n, s, q[::-1]) for n, s, q in reads], fmt)
+        rerun = CliRunner().invoke(main, argv)
+        assert rerun.exit_code != 0 and "has changed since it was taken in" in rerun.stderr
+
+
+@needs_samtools
+@pytest.mark.parametrize("fmt", ["fastq", "fasta"])
+def test_allpairs_writes_the_sequences_qualities_as_qual(tmp_path, restore_logging,
+                                                         monkeypatch, fmt):
+    """Sequences taken in as pieces of a few records, each kept sorted by length: the
+    query of a pair (its earlier record) has its own qualities, printed as the job runs
+    and from its store."""
+    from swath.engine import intake
+
+    monkeypatch.setattr(intake, "PIECE_BYTES", 200)
+    rng = np.random.default_rng(53)
+    base = "".join(rng.choice(list("ACGT"), 70))
+    seqs = [(f"s{i}", base[i:70 - 2 * (i % 3)]) for i in range(8)]
+    seqs += [(f"u{i}", "".join(rng.choice(list("ACGT"), int(n))))
+             for i, n in enumerate(rng.integers(20, 80, 4))]
+    reads = with_qualities(seqs, 54)
+    path = reads_file(tmp_path / f"a.{fmt}", reads, fmt)
+    out, sam = str(tmp_path / "a.zarr"), tmp_path / "a.sam"
+    run = CliRunner().invoke(main, ["allpairs", "--dna", str(path), "-o", out,
+                                    "--min-identity", "0.8", "--device", "cpu",
+                                    "--no-progress", "--out", str(sam)])
+    assert run.exit_code == 0, run.output
+    check_qualities(sam, reads, fmt == "fastq")
+    assert swath.open(out).store.pieces("sequence") > 3
+    shown = CliRunner().invoke(main, ["inspect", out, "--format", "sam"])
+    assert shown.exit_code == 0, shown.output
+    (tmp_path / "again.sam").write_text(shown.stdout)
+    check_qualities(tmp_path / "again.sam", reads, fmt == "fastq")

@@ -90,6 +90,33 @@ def test_sequences_are_kept_sorted_by_length_and_read_by_block(tmp_path):
     assert DNA.alphabet.decode(residues) == "ACGTACGTAACGTAC"
 
 
+def test_fastq_qualities_are_kept_sorted_with_their_records_and_read_by_input(tmp_path):
+    """Each piece's qualities sorted as its records are; read back in input order, by
+    input index, across the pieces."""
+    sequences = sequence_set(SEQS, DNA.alphabet, names=[f"s{i}" for i in range(len(SEQS))])
+    quals = [chr(34 + i) * len(s) for i, s in enumerate(SEQS)]      # one character a record
+    text = np.frombuffer("".join(quals).encode(), np.uint8)
+
+    def fill(store):
+        for k, (first, last) in enumerate([(0, 3), (3, 7)]):
+            part = sequences.offsets[first:last + 1]
+            store.write_piece("sequence", k, Parsed.of(
+                sequences.names[first:last], sequences.residues[part[0]:part[-1]],
+                part - part[0], text[part[0]:part[-1]]), (k, k + 1), bytes(32))
+
+    store = AllPairsStore.create(str(tmp_path / "a.zarr"), 2, fill, block=3, scores=False,
+                                 clusters=False, inputs={},
+                                 sources={"sequence": {"display": "seqs"}})
+    store.index(rename=False)
+    sorted_ = store.piece("sequence", 0, "qualities")[...].tobytes()     # by length
+    assert sorted_ == b"#$$$" + b'"' * 8
+    for which in (np.arange(7), np.array([0, 2, 3, 6]), np.array([5])):
+        values, offsets = store.qualities("sequence", which)
+        assert [values[a:b].tobytes().decode() for a, b in itertools.pairwise(offsets)] == [
+            quals[i] for i in which]
+    assert create(tmp_path / "fasta").qualities("sequence", np.arange(7)) is None
+
+
 def test_equal_lengths_keep_their_input_order(tmp_path):
     store = create(tmp_path, seqs=["CC", "A", "GG", "T", "AA"])
     assert store.order().tolist() == [1, 3, 0, 2, 4]
@@ -267,7 +294,7 @@ def test_a_damaged_gathered_variable_is_named_and_gathered_again(tmp_path):
 
 def test_a_store_of_an_older_version_is_refused_in_one_line(tmp_path):
     store, _ = finished(tmp_path, {})
-    assert_refused_as_older(str(store.path), swath.open, 6)
+    assert_refused_as_older(str(store.path), swath.open, 8)      # before base qualities
 
 
 def test_gathers_of_a_few_chunks_each_in_any_order_make_the_root_finalize_makes(

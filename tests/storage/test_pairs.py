@@ -133,7 +133,7 @@ def test_chunks_are_written_marked_finalized_and_read_by_xarray(files, tmp_path)
         [k << 4 | 7] for k in range(30)]
 
 
-@pytest.mark.parametrize("version", [1, 2])
+@pytest.mark.parametrize("version", [1, 2, 3])
 def test_a_store_of_an_older_version_is_refused_in_one_line(tmp_path, version):
     path = str(tmp_path / "old.zarr")
     zarr.open_group(path, mode="w", zarr_format=3).attrs["swath"] = {
@@ -142,8 +142,56 @@ def test_a_store_of_an_older_version_is_refused_in_one_line(tmp_path, version):
         with pytest.raises(swath.FormatVersionError) as refused:
             action()
         assert str(refused.value) == (f"{path} is a 'pairs' store version {version}, this "
-                                      "swath reads 'pairs' version 3 (it was written by an "
+                                      "swath reads 'pairs' version 4 (it was written by an "
                                       "older swath: write it again with this one)")
+
+
+def test_fastq_pieces_keep_their_qualities_and_fasta_pieces_none(tmp_path):
+    """A FASTQ query piece keeps its records' qualities beside its residues (in its done
+    mark: damage to them is found), read back by record number across pieces; the
+    targets' are not kept (SAM's reads are the queries), nor a FASTA side's, nor any by
+    a layout that keeps none (a database's)."""
+    from swath.storage.database.writer import DatabaseBuild
+
+    rng = np.random.default_rng(5)
+    lengths = rng.integers(1, 30, 12)
+    quals = [bytes(rng.integers(33, 127, int(n)).astype(np.uint8)) for n in lengths]
+    codes = [rng.integers(0, 4, int(n)).astype(np.uint8) for n in lengths]
+    edges = np.concatenate([[0], np.cumsum(lengths)])
+
+    def piece(first, last, qualities=True):
+        return Parsed.of([f"r{i}" for i in range(first, last)],
+                         np.concatenate(codes[first:last]), edges[first:last + 1] - edges[first],
+                         np.frombuffer(b"".join(quals[first:last]), np.uint8) if qualities
+                         else None)
+
+    def fill(store):
+        for k, (first, last) in enumerate([(0, 5), (5, 9), (9, 12)]):
+            store.write_piece("query", k, piece(first, last), (first, last), bytes(32))
+        store.write_piece("target", 0, piece(0, 12), (0, 12), bytes(32))    # not kept
+
+    store = PairsStore.create(str(tmp_path / "p.zarr"), {"query": 3, "target": 1}, fill)
+    store.index(lambda _: None, lambda count, cells: 4)
+    assert store.has_qualities("query") and not store.has_qualities("target")
+    assert store.qualities("target", np.arange(3)) is None
+    for which in (np.arange(12), np.array([1, 4, 5, 11]), np.array([7])):
+        values, offsets = store.qualities("query", which)
+        assert offsets.tolist() == store.records("query", which)[1].tolist()
+        assert values.tobytes() == b"".join(quals[i] for i in which)
+    assert not any(store.damaged().values())
+    (tmp_path / "p.zarr" / "work" / "query_pieces" / "1" / "qualities" / "c" / "0").unlink()
+    assert store.damaged()["query piece"] == [1]
+
+    class Kept(PairsStore):     # a layout that keeps none, as a database's
+        QUALITIES = frozenset()
+
+    assert not DatabaseBuild.QUALITIES
+    Kept(store.path, store.group, {}).write_piece("query", 1, piece(5, 9), (5, 9), bytes(32))
+    store.write_piece("query", 2, piece(9, 12, False), (9, 12), bytes(32))    # FASTA's
+    again = PairsStore.open(store.path, complete=False)
+    for k in (1, 2):
+        assert not again.piece("query", k, "residues").attrs.get("qualities")
+        assert len(again.piece_values("query", k)) == 5  # residues, names, edges; span, sha
 
 
 def job(files, tmp_path, name="p.zarr"):

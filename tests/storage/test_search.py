@@ -9,7 +9,7 @@ import pytest
 
 from swath.alignment import packed_cigars
 from swath.errors import StoreDamaged, StoreIncomplete
-from swath.sequences import sequence_set
+from swath.sequences import SequenceSet, sequence_set
 from swath.storage.results import SearchStore, empty_hits
 from tests.helpers import PROTEIN
 
@@ -76,3 +76,19 @@ def test_a_finished_store_missing_a_units_mark_and_chunks_is_damaged(tmp_path):
     assert opened.damaged() == {"unit": [1, 2], "array": []}
     opened.repair(opened.damaged())
     assert opened.attrs["complete"] is False
+
+
+def test_fastq_queries_keep_their_qualities_and_fasta_ones_none(tmp_path):
+    """FASTQ queries' base qualities are kept beside their codes (digested as an input:
+    damage to them cannot be recomputed); FASTA queries write no such array."""
+    plain = sequence_set(["ACDEFG", "MKV"], PROTEIN.alphabet)
+    read = SequenceSet(plain.names, plain.names, plain.residues, plain.offsets, None,
+                       np.frombuffer(b"II#I!~+@+", np.uint8))
+    store = SearchStore.create(str(tmp_path / "q.zarr"), read, top_k=1, query_block=2)
+    assert store.queries() == read and store.queries().quality(1) == "+@+"
+    assert "work/query_qualities" in store.attrs["digests"]
+    (tmp_path / "q.zarr" / "work" / "query_qualities" / "c" / "0").unlink()
+    assert store.damaged() == {"unit": [], "array": ["work/query_qualities"]}
+    fasta = SearchStore.create(str(tmp_path / "a.zarr"), plain, top_k=1, query_block=2)
+    assert fasta.queries().qualities is None and "work" in fasta.group
+    assert "query_qualities" not in fasta.group["work"]

@@ -20,7 +20,10 @@ parsing is numpy passes, which let go of the GIL.
 
 An input's identity is its pieces' bounds and digests: a job run again over a store
 hashes the same pieces of the file as it is now, and one whose pieces differ from those
-taken in is another job (refused, unless ``overwrite``).
+taken in is another job (refused, unless ``overwrite``). A FASTQ file's base qualities are
+in its bytes, so its identity covers them; a layout that keeps them
+(a side of ``PieceStore.QUALITIES``) has each piece parse and write them beside its
+residues.
 """
 
 from __future__ import annotations
@@ -119,11 +122,13 @@ def file_source(path: str, *, wildcard: bool, piece_bytes: int | None = None) ->
 
 
 def memory_source(records: SequenceSet, display: str) -> Source:
-    """Records in memory as a source: known by the digest of their codes and names."""
+    """Records in memory as a source: known by the digest of their codes and names (and
+    base qualities, where they have them)."""
     from swath.storage.common import array_digest
 
     names = np.frombuffer("\n".join(records.names).encode(), dtype=np.uint8)
-    identity = {"sha256": array_digest(records.residues, records.offsets, names)}
+    qualities = () if records.qualities is None else (records.qualities,)
+    identity = {"sha256": array_digest(records.residues, records.offsets, names, *qualities)}
     return Source(display, identity, records=records)
 
 
@@ -243,7 +248,7 @@ def take_piece(job: Inputs, side: str, k: int, start: int, end: int, line: int |
     alphabet = store.alphabet
     parsed = parse(data, file["format"], translator(alphabet, file["wildcard"]),
                    file["display"], (lambda: line) if line is not None
-                   else (lambda: line_of(path, start)))
+                   else (lambda: line_of(path, start)), side in store.QUALITIES)
     if k == 0:
         warn_if_dna(parsed.residues, alphabet, file["display"])
     store.write_piece(side, k, parsed, (start, end), sha)
@@ -256,7 +261,8 @@ def write_held(store: PieceStore, sources: dict[str, Source]) -> None:
         if source.records is not None:
             records = source.records
             store.write_piece(side, 0, Parsed.of(records.names, records.residues,
-                                                 records.offsets), (0, 0), b"\0" * 32)
+                                                 records.offsets, records.qualities),
+                              (0, 0), b"\0" * 32)
 
 
 def take_in(job: Inputs, store: PieceStore, where: Any, progress: Progress | None) -> None:

@@ -376,7 +376,8 @@ def prepare_search(store_path: str, queries: SequenceSet, database_path: str,
     db = Database.open(database_path)     # as it is now, not as this process cached it
     top_k = _kept(top_k, db)
     inputs = {"database": str(database_path), "database_sha256": db.sha256,
-              "queries_sha256": array_digest(queries.residues, queries.offsets),
+              "queries_sha256": array_digest(queries.residues, queries.offsets, *(
+                  () if queries.qualities is None else (queries.qualities,))),
               "scoring": scoring.to_dict(), "mode": mode, "top_k": top_k,
               "max_evalue": max_evalue, "statistics": statistics}
     reopen_or_create(store_path, LAYOUT, VERSION, inputs, lambda replace: SearchStore.create(

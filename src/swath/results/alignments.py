@@ -6,8 +6,10 @@ writers hold nothing across calls: a chunk's text depends on its rows only.
 
 - :func:`sam_header` and :func:`sam_lines`: SAM 1.6, the targets as ``@SQ`` references
   and each query a read. A query's best row (highest score, the first of equal ones) is
-  its primary record (FLAG 0, with the query's sequence), its other rows secondary
-  (FLAG 256, SEQ ``*``); POS 1-based; CIGAR with ``=``/``X`` (``M`` with
+  its primary record (FLAG 0, with the query's sequence as SEQ and, read from FASTQ, its
+  base qualities as QUAL; ``*`` from FASTA), its other rows secondary (FLAG 256, SEQ and
+  QUAL ``*``); SEQ and QUAL as the query was given (swath aligns its forward strand only);
+  POS 1-based; CIGAR with ``=``/``X`` (``M`` with
   ``PrintOptions(cigar_m=True)``) and soft clips (``S``) for the query's unaligned ends;
   MAPQ 255; tags ``AS:i`` (score) and ``NM:i`` (edit distance). A row without an
   alignment (empty CIGAR: a local score of 0) is an unmapped record, as minimap2 writes
@@ -44,7 +46,7 @@ from swath.results.text_columns import Ragged, decimal, encoded, joined
 
 __all__ = ["BLAST_COLUMNS", "BLOCK_ROWS", "COLUMNS", "TABULAR_COLUMNS", "AlignedRows",
            "PrintOptions", "blast_bitscore", "blast_evalue", "cigar_columns", "paf_lines",
-           "sam_header", "sam_lines", "tabular_format", "tabular_lines"]
+           "sam_header", "sam_lines", "sam_quals", "tabular_format", "tabular_lines"]
 
 BLOCK_ROWS = 1 << 16       # rows per piece of text: bounds a writer's memory, not its speed
 SAM_VERSION = "1.6"
@@ -55,6 +57,8 @@ UNMAPPED = 4
 _QNAME = re.compile(r"[!-?A-~]{1,254}")
 _NOT_QNAME = re.compile(r"[^!-?A-~]")
 QNAME_LENGTH = 254
+# a QUAL as the SAM specification allows it: one of the characters ! to ~ a base
+_QUAL = re.compile(r"[!-~]+")
 
 logger = logging.getLogger(__name__)
 #: blastp's tabular columns (``-outfmt 6``): what ``swath search`` prints as tsv
@@ -116,6 +120,10 @@ class AlignedRows:
     primary : numpy.ndarray, optional
         Which rows are their query's primary alignment (bool), where rows beyond these
         decide it (a store printed a chunk at a time); None: :func:`primary_rows`.
+    query_quality : callable, optional
+        ``query_quality(i)``: row ``i``'s whole query's base qualities as its FASTQ
+        quality line gives them (SAM's QUAL, on the rows that write SEQ), or None for a
+        query without; None writes QUAL ``*``.
 
     Examples
     --------
@@ -124,6 +132,11 @@ class AlignedRows:
     ...                    np.array([2]), np.array([6]), np.array(["4="], object), "local")
     >>> "".join(sam_lines(rows, PrintOptions()))
     'q\\t0\\tt\\t3\\t255\\t1S4=1S\\t*\\t0\\t0\\t*\\t*\\tAS:i:8\\tNM:i:0\\n'
+    >>> import dataclasses
+    >>> read = dataclasses.replace(rows, query_sequence=lambda i: "GACGTA",
+    ...                            query_quality=lambda i: "II#III")
+    >>> "".join(sam_lines(read, PrintOptions())).split("\\t")[9:11]
+    ['GACGTA', 'II#III']
     >>> "".join(paf_lines(rows, PrintOptions(cigar_m=True)))
     'q\\t6\\t1\\t5\\t+\\tt\\t9\\t2\\t6\\t4\\t4\\t255\\tNM:i:0\\tAS:i:8\\tcg:Z:4M\\n'
     """
@@ -143,6 +156,7 @@ class AlignedRows:
     evalue: np.ndarray | None = None
     bitscore: np.ndarray | None = None
     primary: np.ndarray | None = None
+    query_quality: Callable[[int], str | None] | None = None
 
     def __len__(self) -> int:
         return len(self.query_name)
@@ -330,14 +344,36 @@ def sam_qnames(names: np.ndarray) -> tuple[np.ndarray, list[tuple[str, str]]]:
     return out, [(str(names[i]), str(out[i])) for i in bad]
 
 
+def sam_quals(quality: Callable[[int], str | None], first: int, letters: list[str]
+              ) -> tuple[list[str], int]:
+    """SAM's QUAL of rows ``first``, ``first + 1``, ... whose SEQ is ``letters``: the
+    row's base qualities (``quality``) where it writes SEQ and they are a QUAL (one of
+    the characters ``!`` to ``~`` a base), else ``*``; and how many were not a QUAL.
+
+    Examples
+    --------
+    >>> sam_quals({0: "I#", 2: "I I"}.get, 0, ["AC", "*", "ACG"])
+    (['I#', '*', '*'], 1)
+    """
+    found, refused = [], 0
+    for i, seq in enumerate(letters, first):
+        qual = None if seq == "*" else quality(i)
+        if qual is not None and (len(qual) != len(seq) or not _QUAL.fullmatch(qual)):
+            qual, refused = None, refused + 1
+        found.append("*" if qual is None else qual)
+    return found, refused
+
+
 def sam_lines(rows: AlignedRows, options: PrintOptions) -> Iterator[str]:
     """SAM records of ``rows``, one a row, without the header (:func:`sam_header`); query
-    names as SAM allows them (:func:`sam_qnames`)."""
+    names as SAM allows them (:func:`sam_qnames`); base qualities that are no QUAL
+    written as ``*`` (:func:`sam_quals`), with a warning."""
     mapped = _mapped(rows)
     primary = primary_rows(rows, mapped) if rows.primary is None else rows.primary
     flag = np.where(mapped, np.where(primary, 0, SECONDARY), UNMAPPED)
-    sequence = rows.query_sequence
+    sequence, quality = rows.query_sequence, rows.query_quality
     rewritten: list[tuple[str, str]] = []
+    unwritten = 0
     for b in _blocks(rows):
         on = mapped[b]
         runs = cigar_run_arrays(rows.cigar[b])
@@ -348,9 +384,14 @@ def sam_lines(rows: AlignedRows, options: PrintOptions) -> Iterator[str]:
                         _cigar_text(rows.cigar[b], runs, options.cigar_m),
                         _clip(np.where(on, tail, 0))])
         star = encoded(["*"] * len(on))
-        seq = star if sequence is None else encoded(
-            [sequence(i) if first else "*"
-             for i, first in zip(range(b.start, b.stop), primary[b].tolist(), strict=True)])
+        letters = None if sequence is None else [
+            sequence(i) if first else "*"
+            for i, first in zip(range(b.start, b.stop), primary[b].tolist(), strict=True)]
+        seq = star if letters is None else encoded(letters)
+        qual = star
+        if letters is not None and quality is not None:
+            quals, refused = sam_quals(quality, b.start, letters)
+            qual, unwritten = encoded(quals), unwritten + refused
         tags = joined(["\tAS:i:", decimal(rows.score[b]), "\tNM:i:",
                        decimal(counts["columns"] - counts["matches"])]).where(on)
         qnames, renamed = sam_qnames(np.asarray(rows.query_name[b], dtype=object))
@@ -359,12 +400,15 @@ def sam_lines(rows: AlignedRows, options: PrintOptions) -> Iterator[str]:
                       encoded(np.where(on, rows.target_name[b], "*")), "\t",
                       decimal(np.where(on, np.asarray(rows.target_start[b]) + 1, 0)), "\t",
                       decimal(np.where(on, MAPQ, 0)), "\t", _either(on, cigar, star),
-                      "\t*\t0\t0\t", seq, "\t*", tags, "\n"]).text()
+                      "\t*\t0\t0\t", seq, "\t", qual, tags, "\n"]).text()
     if rewritten:
         logger.warning("%d query name%s not a SAM QNAME (1 to %d of the characters ! to ? "
                        "and A to ~): written with each other character as _ and cut at %d "
                        "(%r as %r)", len(rewritten), " is" if len(rewritten) == 1 else "s are",
                        QNAME_LENGTH, QNAME_LENGTH, *(name[:60] for name in rewritten[0]))
+    if unwritten:
+        logger.warning("%d quer%s base qualities not a SAM QUAL (one of the characters ! to ~ "
+                       "a base): written as *", unwritten, "y's" if unwritten == 1 else "ies'")
 
 
 def _either(on: npt.NDArray[np.bool_], yes: Ragged, no: Ragged) -> Ragged:

@@ -167,7 +167,8 @@ class AllPairsResult:
 
         return AlignedRows(names[i], lengths[i], names[j], lengths[j], kept["score"],
                            kept["query_start"], kept["query_end"], kept["target_start"],
-                           kept["target_end"], kept["cigar"], inputs["mode"], sequence)
+                           kept["target_end"], kept["cigar"], inputs["mode"], sequence,
+                           query_quality=_input_qualities(self, i))
 
     def lines(self, format: str = "tsv", options: PrintOptions = PrintOptions()
               ) -> Iterator[str]:
@@ -321,6 +322,31 @@ def text_lines(result: AllPairsResult, options: PrintOptions) -> Iterator[str]:
 def _input_sequences(result: AllPairsResult) -> list[np.ndarray]:
     """The stored sequences (codes) in input order."""
     return result.store.input_sequences()
+
+
+def _input_qualities(result: AllPairsResult, queries: np.ndarray
+                     ) -> Callable[[int], str | None] | None:
+    """Row k's query's base qualities (SAM's QUAL; ``queries``: each row's input index),
+    those of the rows' queries read once, by the first asked for; None where the
+    sequences have none (FASTA)."""
+    from swath.storage.allpairs import SIDE
+
+    store = result.store
+    if not store.has_qualities(SIDE):
+        return None
+
+    @functools.cache
+    def read() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        ids, at = np.unique(queries, return_inverse=True)
+        found = store.qualities(SIDE, ids)
+        assert found is not None
+        return (*found, at)
+
+    def quality(row: int) -> str:
+        values, offsets, at = read()
+        return values[offsets[at[row]]:offsets[at[row] + 1]].tobytes().decode("latin-1")
+
+    return quality
 
 
 def _input_names(result: AllPairsResult) -> list[str]:

@@ -73,6 +73,15 @@ class HeldPairs:
         held = self.sides[side]
         return take_concatenated(held.residues, held.offsets, which)
 
+    def qualities(self, side: str, which: np.ndarray
+                  ) -> tuple[np.ndarray, np.ndarray] | None:
+        from swath.sequences import take_concatenated
+
+        held = self.sides[side]
+        if held.qualities is None:
+            return None
+        return take_concatenated(held.qualities, held.offsets, which)
+
     def names(self, side: str, which: np.ndarray | None = None) -> np.ndarray:
         names = np.asarray(self.sides[side].names, dtype=object)
         return names if which is None else names[which]
@@ -168,8 +177,9 @@ class PairsResult:
 
     def chunks(self, sequences: bool = False) -> Iterator[AlignedRows]:
         """The pairs as :class:`~swath.results.alignments.AlignedRows`, a store chunk at a
-        time; with ``sequences``, each row's query letters too (SAM's SEQ), and which row
-        is its query's primary alignment over all chunks."""
+        time; with ``sequences``, each row's query letters too (SAM's SEQ) and base
+        qualities where the queries were FASTQ (SAM's QUAL), and which row is its query's
+        primary alignment over all chunks."""
         store = self.store
         mode = store.mode
         best = _primary_pairs(store) if sequences else None
@@ -182,7 +192,8 @@ class PairsResult:
                 c.query_names, store.lengths("query", c.rows), c.target_names,
                 store.lengths("target", c.cols), f["score"], f["query_start"],
                 f["query_end"], f["target_start"], f["target_end"], f["cigar"].astype(object),
-                mode, _letters(store, c.rows) if sequences else None, primary=primary)
+                mode, _letters(store, c.rows) if sequences else None, primary=primary,
+                query_quality=_qualities(store, c.rows) if sequences else None)
 
     def lines(self, format: str = "tsv", options: PrintOptions | None = None
               ) -> Iterator[str]:
@@ -257,6 +268,18 @@ def _letters(store: PairsStore | HeldPairs, rows: np.ndarray) -> Callable[[int],
     alphabet = store.scoring.alphabet
     codes = _records(store, "query", rows)
     return lambda k: alphabet.decode(codes(k))
+
+
+def _qualities(store: PairsStore | HeldPairs, rows: np.ndarray
+               ) -> Callable[[int], str | None] | None:
+    """Pair k's whole query's base qualities (SAM's QUAL), for the pairs of one chunk,
+    read in one go; None where the queries have none (FASTA)."""
+    ids, at = np.unique(rows, return_inverse=True)
+    found = store.qualities("query", ids)
+    if found is None:
+        return None
+    values, offsets = found
+    return lambda k: values[offsets[at[k]]:offsets[at[k] + 1]].tobytes().decode("latin-1")
 
 
 def _alignment(fields: dict[str, np.ndarray], k: int, mode: str) -> Alignment:

@@ -191,7 +191,8 @@ def _rows(result: SearchResult, first: int, last: int | None,
         h["score"][found], h["query_start"][found], h["query_end"][found],
         h["target_start"][found], h["target_end"][found], h["cigar"][found],
         result.store.mode, sequence, h["evalue"][found],
-        h["bitscore"][found])
+        h["bitscore"][found], query_quality=None if queries.qualities is None
+        else lambda row: queries.quality(int(query[row])))
 
 
 def _chunks(result: SearchResult, target_lengths: np.ndarray | None = None

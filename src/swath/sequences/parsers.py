@@ -1,4 +1,5 @@
-"""FASTA and FASTQ text, plain or gzip, parsed into records of encoded residues.
+"""FASTA and FASTQ text, plain or gzip, parsed into records of encoded residues (and a
+FASTQ record's base qualities, its quality line as given).
 
 Files are read in blocks of about a megabyte; each stretch of sequence text is
 encoded as it arrives (:meth:`~swath.sequences.encoding.Translator.encode_text`), so
@@ -21,8 +22,8 @@ from typing import IO, Any
 from swath.errors import InputNotFound, InvalidInput, InvalidSequence
 from swath.sequences.encoding import Translator
 
-__all__ = ["READ_ERRORS", "STDIN", "PathLike", "open_file", "records", "sniff", "stream_records",
-           "unreadable"]
+__all__ = ["READ_ERRORS", "STDIN", "ParsedRecord", "PathLike", "open_file", "records", "sniff",
+           "stream_records", "unreadable"]
 
 PathLike = str | os.PathLike[str]
 
@@ -32,8 +33,13 @@ _UTF8_BOM = b"\xef\xbb\xbf"
 
 # The encoder turns raw sequence text (starting on the given line) into code bytes.
 _Encoder = Callable[[bytes, int], bytes]
-# A parsed record before its header is decoded: header bytes, header line, code parts.
-_RawRecord = tuple[bytes, int, list[bytes]]
+# A parsed record before its header is decoded: header bytes, header line, code parts,
+# qualities (FASTQ's, one a residue; None for FASTA).
+_RawRecord = tuple[bytes, int, list[bytes], bytes | None]
+# what a file's records are given as: name, description, header line, code parts, qualities
+ParsedRecord = tuple[str, str, int, list[bytes], bytes | None]
+# the bytes encode_text drops from sequence text
+_DROPPED = frozenset(b" \t\r\n\x0b\x0c")
 
 
 #: the path that names standard input (read once: what reads a file twice refuses it)
@@ -80,15 +86,16 @@ def unreadable(display: str, exc: BaseException) -> InvalidInput:
 
 
 def records(path: PathLike, display: str, encoder: Translator
-            ) -> Generator[tuple[str, str, int, list[bytes]], None, None]:
-    """(name, description, header line, code parts) of each record in the file
-    (``display``: what messages call it)."""
+            ) -> Generator[ParsedRecord, None, None]:
+    """(name, description, header line, code parts, qualities) of each record in the file
+    (``display``: what messages call it); qualities are a FASTQ record's quality
+    characters, one a residue (None for FASTA)."""
     with open_file(path, display) as stream:
         yield from stream_records(stream, display, encoder)
 
 
 def stream_records(stream: IO[bytes], display: str, encoder: Translator, line: int = 1
-                   ) -> Generator[tuple[str, str, int, list[bytes]], None, None]:
+                   ) -> Generator[ParsedRecord, None, None]:
     """:func:`records` of an open binary stream whose first byte is on ``line`` of
     ``display`` (a piece of a file starts further on: its messages name the file's
     lines)."""
@@ -103,11 +110,11 @@ def stream_records(stream: IO[bytes], display: str, encoder: Translator, line: i
         else:
             parser = _fastq(stream, buf, line, encode, display)
         marker = chr(first)
-        for header, line, parts in parser:
+        for header, line, parts, quality in parser:
             name, description = _header(header, marker, display, line)
             if not any(parts):
                 raise InvalidSequence(f"{display} line {line}: record {name!r} has no residues")
-            yield name, description, line, parts
+            yield name, description, line, parts, quality
     except READ_ERRORS as exc:
         raise unreadable(display, exc) from None
 
@@ -177,7 +184,7 @@ def _fasta(stream: IO[bytes], buf: bytes, line: int, encode: _Encoder) -> Iterat
             else:
                 eof = True
         if newline < 0:  # a header on the last line, without residues
-            yield buf[pos + 1:], line, []
+            yield buf[pos + 1:], line, [], None
             return
         header, header_line = buf[pos + 1:newline], line
         line += 1
@@ -205,7 +212,7 @@ def _fasta(stream: IO[bytes], buf: bytes, line: int, encode: _Encoder) -> Iterat
                 line += raw.count(b"\n")
             if end >= 0 or eof:
                 break
-        yield header, header_line, parts
+        yield header, header_line, parts, None
         if end < 0:
             return
 
@@ -246,7 +253,10 @@ def _fastq(stream: IO[bytes], buf: bytes, line: int, encode: _Encoder, display: 
                 f"{display} line {quality[0]}: FASTQ record {label!r} has {len(scores)} "
                 f"quality characters for {len(residues)} residues"
             )
-        yield header[1:], number, [encode(residues, sequence[0])] if residues else []
+        codes = encode(residues, sequence[0]) if residues else b""
+        if len(codes) != len(scores):   # whitespace inside the sequence line: not residues
+            scores = bytes(q for s, q in zip(residues, scores, strict=True) if s not in _DROPPED)
+        yield header[1:], number, [codes] if codes else [], scores
 
 
 def _lines(buf: bytes, stream: IO[bytes]) -> Iterator[bytes]:

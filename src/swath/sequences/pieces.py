@@ -20,6 +20,7 @@ the same records or the same error, naming the file's line.
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import io
 import os
@@ -58,23 +59,28 @@ _SPACES[list(b" \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f")] = True
 class Parsed:
     """The records of a piece: their names' UTF-8 bytes one after another (name ``i`` is
     ``names[name_offsets[i]:name_offsets[i + 1]]``: no string object is made for a name
-    while a piece is taken in), and their ``uint8`` codes (record ``i`` is
-    ``residues[offsets[i]:offsets[i + 1]]``)."""
+    while a piece is taken in), their ``uint8`` codes (record ``i`` is
+    ``residues[offsets[i]:offsets[i + 1]]``) and, where asked for and the file is FASTQ,
+    their base qualities as the file gives them (``qualities``, laid out as ``residues``;
+    else None)."""
 
     names: np.ndarray = field(repr=False)
     name_offsets: np.ndarray = field(repr=False)
     residues: np.ndarray = field(repr=False)
     offsets: np.ndarray = field(repr=False)
+    qualities: np.ndarray | None = field(default=None, repr=False)
 
     def __len__(self) -> int:
         return len(self.offsets) - 1
 
     @classmethod
-    def of(cls, names: Sequence[str], residues: np.ndarray, offsets: np.ndarray) -> Parsed:
+    def of(cls, names: Sequence[str], residues: np.ndarray, offsets: np.ndarray,
+           qualities: np.ndarray | None = None) -> Parsed:
         """Records whose names are strings."""
         text = [name.encode() for name in names]
         ends = np.cumsum([0, *map(len, text)], dtype=np.int64)
-        return cls(np.frombuffer(b"".join(text), dtype=np.uint8), ends, residues, offsets)
+        return cls(np.frombuffer(b"".join(text), dtype=np.uint8), ends, residues, offsets,
+                   qualities)
 
 
 def decode_names(text: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> list[str]:
@@ -221,8 +227,9 @@ def line_of(path: PathLike, at: int) -> int:
 
 
 def parse(data: bytes, fmt: str, encoder: Translator, display: str,
-          line: Callable[[], int]) -> Parsed:
-    """The records of a piece (``data``, whole records of a ``fmt`` file), encoded.
+          line: Callable[[], int], qualities: bool = False) -> Parsed:
+    """The records of a piece (``data``, whole records of a ``fmt`` file), encoded (with
+    their base qualities if ``qualities`` and the file is FASTQ).
 
     Parameters
     ----------
@@ -237,6 +244,8 @@ def parse(data: bytes, fmt: str, encoder: Translator, display: str,
     line : callable
         The file's line of the piece's first byte, for messages (asked only where the
         piece is read by swath's parser).
+    qualities : bool
+        Keep a FASTQ record's quality characters (``Parsed.qualities``).
 
     Raises
     ------
@@ -251,22 +260,28 @@ def parse(data: bytes, fmt: str, encoder: Translator, display: str,
     >>> got = parse(b">a x\\nAC\\ngt\\n>b\\nN\\n", "fasta", dna, "q.fa", lambda: 1)
     >>> got.names.tobytes(), got.name_offsets.tolist(), got.residues.tolist(), got.offsets.tolist()
     (b'ab', [0, 1, 2], [0, 1, 2, 3, 4], [0, 4, 5])
+    >>> parse(b"@r\\nACG\\n+\\nI#I\\n", "fastq", dna, "q.fq", lambda: 1, True).qualities.tobytes()
+    b'I#I'
     """
+    kept = qualities and fmt == "fastq"
     if not data or data.isspace():   # none, or the blank lines before a first record
-        return Parsed.of([], np.zeros(0, np.uint8), np.zeros(1, np.int64))
+        return Parsed.of([], np.zeros(0, np.uint8), np.zeros(1, np.int64),
+                         np.zeros(0, np.uint8) if kept else None)
     text = np.frombuffer(data, dtype=np.uint8)
-    fast = _fasta if fmt == "fasta" else _fastq
-    found = fast(text, _table(encoder))
+    found = (_fasta(text, _table(encoder)) if fmt == "fasta"
+             else _fastq(text, _table(encoder), kept))
     if found is not None:
         return found
-    names, parts = [], []
-    for name, _description, _line, codes in stream_records(io.BytesIO(data), display, encoder,
-                                                           line()):
+    names, parts, scores = [], [], []
+    for name, _description, _line, codes, quality in stream_records(
+            io.BytesIO(data), display, encoder, line()):
         names.append(name)
         parts.append(b"".join(codes))
+        scores.append(quality or b"")
     lengths = np.fromiter(map(len, parts), dtype=np.int64, count=len(parts))
     return Parsed.of(names, np.frombuffer(b"".join(parts), dtype=np.uint8),
-                     np.concatenate([[0], np.cumsum(lengths)]))
+                     np.concatenate([[0], np.cumsum(lengths)]),
+                     np.frombuffer(b"".join(scores), dtype=np.uint8) if kept else None)
 
 
 @lru_cache(maxsize=16)
@@ -316,9 +331,9 @@ def _fasta(text: np.ndarray, table: np.ndarray) -> Parsed | None:
     return _records(text, codes, heads, head_ends, residues)
 
 
-def _fastq(text: np.ndarray, table: np.ndarray) -> Parsed | None:
-    """Four-line FASTQ records (no blank lines) read in numpy passes, or None where
-    swath's parser must read them."""
+def _fastq(text: np.ndarray, table: np.ndarray, qualities: bool = False) -> Parsed | None:
+    """Four-line FASTQ records (no blank lines) read in numpy passes, with their quality
+    lines' characters if ``qualities``, or None where swath's parser must read them."""
     starts, ends, lengths = _lines(text)
     if len(ends) % 4 or np.any(starts >= len(text)):
         return None
@@ -326,12 +341,23 @@ def _fastq(text: np.ndarray, table: np.ndarray) -> Parsed | None:
     if np.any(text[heads] != ord("@")) or np.any(text[pluses] != ord("+")) or np.any(
             lengths[1::4] != lengths[3::4]):
         return None
-    inside = np.zeros(len(text) + 1, dtype=np.int8)
-    inside[seqs] = 1
-    inside[ends[1::4]] = -1
-    codes = np.where(np.cumsum(inside[:-1], dtype=np.int8).view(bool),
-                     _encoded(text, table), _SKIP)
-    return _records(text, codes, heads, ends[0::4], lengths[1::4])
+    codes = np.where(_inside(len(text), seqs, ends[1::4]), _encoded(text, table), _SKIP)
+    found = _records(text, codes, heads, ends[0::4], lengths[1::4])
+    if found is None or not qualities:
+        return found
+    # no whitespace inside a sequence line (else _records gave None): a quality a residue
+    scores = starts[3::4]
+    return dataclasses.replace(found, qualities=text[_inside(len(text), scores,
+                                                              scores + lengths[3::4])])
+
+
+def _inside(size: int, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """A mask of ``size`` bytes, true in the ranges ``starts[i]:ends[i]`` (ascending, apart;
+    a byte a position, not an index an element: a piece's mask costs its size)."""
+    inside = np.zeros(size + 1, dtype=np.int8)
+    inside[starts] = 1
+    inside[ends] -= 1       # a range may end where the next starts (an empty one)
+    return np.cumsum(inside[:-1], dtype=np.int8).view(bool)
 
 
 def _records(text: np.ndarray, codes: np.ndarray, heads: np.ndarray, head_ends: np.ndarray,

@@ -121,7 +121,7 @@ def iter_records(path: PathLike, alphabet: Alphabet, *, wildcard: bool = False
 
 
 def _iter_records(path: PathLike, display: str, encoder: Translator) -> Iterator[Record]:
-    for name, description, line, parts in records(path, display, encoder):
+    for name, description, line, parts, _quality in records(path, display, encoder):
         data = parts[0] if len(parts) == 1 else b"".join(parts)
         yield Record(name, description, np.frombuffer(data, dtype=np.uint8), line)
 
@@ -150,7 +150,8 @@ def read_sequences(path: PathLike, alphabet: Alphabet, *, wildcard: bool = False
     Returns
     -------
     SequenceSet
-        The records, with ``source`` set to the path.
+        The records, with ``source`` set to the path, and a FASTQ file's base qualities
+        (``qualities``; None for FASTA).
 
     Raises
     ------
@@ -174,6 +175,9 @@ def read_sequences(path: PathLike, alphabet: Alphabet, *, wildcard: bool = False
     'MKVLA*'
     >>> len(read_sequences(path, protein, limit=1))
     1
+    >>> _ = open(path, "w").write("@r1\\nACGT\\n+\\nII#I\\n")
+    >>> read_sequences(path, Alphabet("ACGTN", "N")).quality(0)
+    'II#I'
     """
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, (int, np.integer))
                               or limit < 1):
@@ -184,10 +188,14 @@ def read_sequences(path: PathLike, alphabet: Alphabet, *, wildcard: bool = False
     descriptions: list[str] = []
     offsets = [0]
     out = bytearray()  # grows geometrically; the residues array shares its memory
+    qualities: bytearray | None = None      # FASTQ's, one a residue
     with closing(records(path, display, encoder)) as parsed:
-        for name, description, _line, parts in parsed:
+        for name, description, _line, parts, quality in parsed:
             for part in parts:
                 out += part
+            if quality is not None:
+                qualities = bytearray() if qualities is None else qualities
+                qualities += quality
             names.append(name)
             descriptions.append(description)
             offsets.append(len(out))
@@ -197,7 +205,8 @@ def read_sequences(path: PathLike, alphabet: Alphabet, *, wildcard: bool = False
     residues = np.frombuffer(out, dtype=np.uint8)
     warn_if_dna(residues, alphabet, display)
     return SequenceSet(tuple(names), tuple(descriptions), residues,
-                       np.array(offsets, dtype=np.int64), display)
+                       np.array(offsets, dtype=np.int64), display,
+                       None if qualities is None else np.frombuffer(qualities, dtype=np.uint8))
 
 
 def _display(path: PathLike) -> str:

@@ -28,10 +28,11 @@ _HASH_MIX = ((30, np.uint64(0xBF58476D1CE4E5B9)), (27, np.uint64(0x94D049BB13311
 class SequenceSet:
     """Many encoded sequences, concatenated into one residue array.
 
-    Record ``i`` is ``residues[offsets[i]:offsets[i + 1]]``. The arrays are
-    read-only. Two sets are equal when they hold the same names, descriptions and
-    residues; ``source`` is not compared (a FASTA file and its gzip copy give
-    equal sets). Sets pickle (Dask ships them) and are not hashable.
+    Record ``i`` is ``residues[offsets[i]:offsets[i + 1]]``, and, read from FASTQ, its
+    base qualities ``qualities[offsets[i]:offsets[i + 1]]`` (:meth:`quality`). The arrays
+    are read-only. Two sets are equal when they hold the same names, descriptions,
+    residues and qualities; ``source`` is not compared (a FASTA file and its gzip copy
+    give equal sets). Sets pickle (Dask ships them) and are not hashable.
 
     Parameters
     ----------
@@ -46,6 +47,10 @@ class SequenceSet:
         ``len(residues)``.
     source : str or None
         The file the set was read from, or None.
+    qualities : numpy.ndarray or None
+        ``uint8``: a FASTQ file's quality characters (Phred + 33, as the file gives
+        them), one a residue, laid out as ``residues``; None without (FASTA, or
+        sequences from memory).
 
     Examples
     --------
@@ -62,6 +67,7 @@ class SequenceSet:
     residues: np.ndarray = field(repr=False)
     offsets: np.ndarray = field(repr=False)
     source: str | None = None
+    qualities: np.ndarray | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         names = tuple(self.names)
@@ -85,11 +91,21 @@ class SequenceSet:
             raise InvalidParameter(
                 f"offsets must rise from 0 to len(residues) = {len(residues)}"
             )
+        qualities = None if self.qualities is None else np.asarray(self.qualities)
+        if qualities is not None and (qualities.dtype != np.uint8 or
+                                      qualities.shape != residues.shape):
+            raise InvalidParameter(
+                f"qualities must be a 1-D uint8 array of one quality a residue ("
+                f"{len(residues)}), got {qualities.dtype} of shape {qualities.shape}")
         # Views, so that making them read-only leaves the caller's arrays alone.
         residues = residues.view()
         offsets = offsets.view()
         residues.setflags(write=False)
         offsets.setflags(write=False)
+        if qualities is not None:
+            qualities = qualities.view()
+            qualities.setflags(write=False)
+            object.__setattr__(self, "qualities", qualities)
         object.__setattr__(self, "names", names)
         object.__setattr__(self, "descriptions", descriptions)
         object.__setattr__(self, "residues", residues)
@@ -119,13 +135,15 @@ class SequenceSet:
             and self.descriptions == other.descriptions
             and np.array_equal(self.offsets, other.offsets)
             and np.array_equal(self.residues, other.residues)
+            and _same(self.qualities, other.qualities)
         )
 
     __hash__ = None  # type: ignore[assignment]
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (SequenceSet, (self.names, self.descriptions, np.asarray(self.residues),
-                              np.asarray(self.offsets), self.source))
+                              np.asarray(self.offsets), self.source,
+                              None if self.qualities is None else np.asarray(self.qualities)))
 
     def __repr__(self) -> str:
         return (f"SequenceSet({len(self)} sequences, {len(self.residues)} residues, "
@@ -135,6 +153,18 @@ class SequenceSet:
     def lengths(self) -> np.ndarray:
         """The length of each record (``int64``)."""
         return np.diff(self.offsets)
+
+    def quality(self, i: int) -> str | None:
+        """Record ``i``'s base qualities as its FASTQ quality line gives them, or None
+        for a set without qualities."""
+        if self.qualities is None:
+            return None
+        return self.qualities[self.offsets[i]:self.offsets[i + 1]].tobytes().decode("latin-1")
+
+
+def _same(a: np.ndarray | None, b: np.ndarray | None) -> bool:
+    """Both None, or equal arrays."""
+    return a is b if a is None or b is None else np.array_equal(a, b)
 
 
 def sequence_set(seqs: Iterable[SequenceLike], alphabet: Alphabet, *,

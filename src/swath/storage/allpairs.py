@@ -1,4 +1,4 @@
-"""The store of an all-against-all job: layout "allpairs", version 7.
+"""The store of an all-against-all job: layout "allpairs", version 9.
 
 # n: sequences, B: sequences per block, b: blocks (ceil(n / B)), T: tiles (b (b + 1) / 2),
 # K: kept pairs (K_t of tile t), C: counters of a tile (``COUNTERS``).
@@ -33,7 +33,12 @@ triangle of the block matrix (block row ``bi`` <= block column ``bj``), numbered
 row.
 
     work/order       (n,) int64: the input index of each sorted sequence
-    work/residues    the sorted sequences' codes, concatenated; ``work/offsets`` (n + 1,)
+    work/sequence_pieces/{k}/...
+                     the sequences in the pieces they were taken in as, each piece's
+                     records sorted by length (:mod:`swath.storage.pieces`; a FASTQ
+                     input's base qualities too), with their done marks
+                     (``work/sequence_done``); ``work/block_runs`` (b + 1, K) the run of
+                     each piece's records in each block
     work/done        (T,) uint64, chunks (1,): a tile's mark, written last: the digest of
                      what the tile wrote (``damaged`` reads it back and compares)
     work/counters    (T, C) int64, chunks (1, C): pairs, length_filtered, score_filtered,
@@ -104,8 +109,9 @@ LAYOUT = "allpairs"
 # a gathered variable's digest over its values in one run, not over its chunks' digests;
 # 5: the root's pairs sorted by (query, target) across the tiles, no tile's forest;
 # 6: the root's CIGARs as strings, a pair's names copied along ``pair``
-# 7: the sequences sorted whole by the client
-VERSION = 8
+# 7: the sequences sorted whole by the client; 8: no base qualities (a FASTQ piece's are
+# in its mark: a swath of version 8 would call it damaged)
+VERSION = 9
 WORK = "work"
 SIDE = "sequence"       # the one input's side (``storage.pieces``)
 RESIDUE_CHUNK = 1 << 18
@@ -223,6 +229,7 @@ class AllPairsStore(PieceStore):
     INPUT_KINDS: ClassVar[frozenset[str]] = frozenset({piece_kind(SIDE)})
     SIDES = (SIDE,)
     SORTED = True
+    QUALITIES = frozenset({SIDE})
     # residues in small chunks: a block reads a run of each piece's
     PIECE_ARRAYS: ClassVar[dict[str, tuple[Any, int, bool]]] = {
         **PieceStore.PIECE_ARRAYS, "residues": (np.uint8, RESIDUE_CHUNK, False)}

@@ -1,4 +1,4 @@
-"""The store of a batched-pairs job: layout "pairs", version 3.
+"""The store of a batched-pairs job: layout "pairs", version 4.
 
 # P: pairs, Q: query records, T: target records, K: pieces of a side, C: pairs per chunk,
 # U: chunks (ceil(P / C)).
@@ -11,7 +11,8 @@ it), its inputs and its done marks. The job's inputs are kept in the store, so t
 chunk's task reads only its own residues.
 Each side's input comes in pieces of whole records, each taken in by a task of its own
 (:mod:`swath.storage.pieces`: ``{side}_pieces/{k}/...``, ``{side}_done``,
-``{side}_bounds``).
+``{side}_bounds``); FASTQ queries' pieces keep their base qualities too (``qualities``,
+SAM's QUAL of a query's primary record).
 
 Once every piece is in, one task indexes them (:meth:`PairsStore.index`):
 
@@ -30,9 +31,9 @@ each pair's CIGAR as BAM's packed operations, little-endian uint32 ``length << 4
 :mod:`swath.alignment`; ``np.frombuffer(ds.cigar.values[i], "<u4")``). A chunk of
 pairs is the unit of work: its task writes its chunk of every field, then its mark in
 ``work/done`` (U,), the digest of what it wrote. Arrays written whole record their digests
-in the attributes. Version 2 kept the CIGARs as strings, version 1 each side's records in
-three whole arrays; their stores are refused (``FormatVersionError``), not converted: run
-the job again.
+in the attributes. Version 3 kept no base qualities, version 2 the CIGARs as strings,
+version 1 each side's records in three whole arrays; their stores are refused
+(``FormatVersionError``), not converted: run the job again.
 """
 
 from __future__ import annotations
@@ -50,8 +51,9 @@ from swath.storage.pieces import WRITE_ALL, PieceStore, piece_kind
 __all__ = ["LAYOUT", "PAIR_FIELDS", "SIDES", "VERSION", "PairsStore", "piece_kind"]
 
 LAYOUT = "pairs"
-# 1: each side's records in three whole arrays; 2: the CIGARs as strings
-VERSION = 3
+# 1: each side's records in three whole arrays; 2: the CIGARs as strings; 3: no base
+# qualities (a FASTQ piece's are in its mark: a swath of version 3 would call it damaged)
+VERSION = 4
 
 INDEX_CHUNK = 1 << 20
 
@@ -86,6 +88,7 @@ class PairsStore(PieceStore):
                                             "target piece": "pieces of the targets"}
     INPUT_KINDS: ClassVar[frozenset[str]] = frozenset({"query piece", "target piece"})
     SIDES = SIDES
+    QUALITIES = frozenset({"query"})     # the reads of SAM
 
     @classmethod
     def create(cls, path: StorePath, pieces: dict[str, np.ndarray | int],

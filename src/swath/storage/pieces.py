@@ -19,6 +19,11 @@ taken in by a task of its own, which writes the piece's arrays and then its done
                                      sorted (``SORTED``): the piece's records ordered by
                                      length (stable), record i of the arrays above being
                                      the piece's record ``order[i]`` in its file
+    work/{side}_pieces/{k}/qualities uint8, only where a layout keeps the side's
+                                     (``QUALITIES``) and its file is FASTQ: its records' quality
+                                     characters as the file gives them, laid out as
+                                     ``residues`` (compressed; the residues' attribute
+                                     ``qualities`` says the piece has them)
     work/{side}_done                 (K,) the pieces' done marks
     work/{side}_bounds               (K + 1,) int64, a plain file's pieces (made with the
                                      store)
@@ -36,6 +41,7 @@ are then a run of each piece's, read in a slice (:meth:`PieceStore.sorted_runs`)
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from collections.abc import Callable, Iterator
 from typing import Any, ClassVar
@@ -49,6 +55,10 @@ from swath.sequences.pieces import Parsed, decode_names
 from swath.storage.common import LayoutStore, write_whole
 
 __all__ = ["WRITE_ALL", "PieceStore", "piece_kind"]
+
+# a piece's qualities (``QUALITIES``): dtype, chunk (at most), compressed (read only to
+# print SAM, they compress well)
+_QUALITIES: tuple[Any, int, bool] = (np.uint8, 1 << 22, True)
 
 # every chunk written as it is: Zarr's check whether a chunk is all fill value costs a
 # pass over it, and these chunks never are
@@ -67,6 +77,8 @@ class PieceStore(LayoutStore):
     SIDES: ClassVar[tuple[str, ...]] = ()
     #: whether each piece's records are kept sorted by length (with their ``order``)
     SORTED: ClassVar[bool] = False
+    #: the sides whose FASTQ pieces keep their base qualities (SAM's QUAL of the reads)
+    QUALITIES: ClassVar[frozenset[str]] = frozenset()
     #: the arrays of a piece: dtype, chunk (at most), compressed
     PIECE_ARRAYS: ClassVar[dict[str, tuple[Any, int, bool]]] = {
         "residues": (np.uint8, 1 << 22, False),
@@ -98,8 +110,12 @@ class PieceStore(LayoutStore):
         """Write piece ``k`` of ``side`` (sorted by length where the layout keeps them
         so): its records, where it lies in its file and the SHA-256 of its bytes; then
         its done mark."""
-        arrays = _piece_arrays(records, self.SORTED)
+        kept = records if side in self.QUALITIES else dataclasses.replace(records,
+                                                                          qualities=None)
+        arrays = _piece_arrays(kept, self.SORTED)
         source: dict[str, Any] = {"span": list(span), "sha256": sha256.hex()}
+        if "qualities" in arrays:
+            source["qualities"] = True
         for name, value in arrays.items():
             dtype, chunk, compressed = self._piece_spec(name)
             array = self.group.create_array(
@@ -118,13 +134,16 @@ class PieceStore(LayoutStore):
         return self.scoring.alphabet
 
     def _piece_spec(self, name: str) -> tuple[Any, int, bool]:
-        return self.PIECE_ARRAYS.get(name, (np.int64, 1 << 20, True))
+        return self.PIECE_ARRAYS.get(name, _QUALITIES if name == "qualities"
+                                     else (np.int64, 1 << 20, True))
 
     def piece_values(self, side: str, k: int) -> list[np.ndarray]:
         """What piece ``k`` of ``side`` wrote, read back as its mark digests it."""
-        names = [*self.PIECE_ARRAYS, *(("order",) if self.SORTED else ())]
+        source = dict(self.piece(side, k, "residues").attrs)
+        names = [*self.PIECE_ARRAYS, *(("order",) if self.SORTED else ()),
+                 *(("qualities",) if source.get("qualities") else ())]
         return [*(np.asarray(self.piece(side, k, name)[...]) for name in names),
-                *_source_values(dict(self.piece(side, k, "residues").attrs))]
+                *_source_values(source)]
 
     def piece(self, side: str, k: int, name: str) -> zarr.Array:
         """Array ``name`` of piece ``k`` of ``side``."""
@@ -202,6 +221,34 @@ class PieceStore(LayoutStore):
         return _joined_records([_records(self.edges(side, k)[:, 0],
                                          self.piece(side, k, "residues"), local)
                                 for k, local in self._by_piece(side, which)])
+
+    def has_qualities(self, side: str) -> bool:
+        """Whether ``side``'s pieces keep their records' base qualities (a FASTQ input of
+        a layout that keeps them: every piece of it, or none)."""
+        return self.pieces(side) > 0 and bool(
+            self.piece(side, 0, "residues").attrs.get("qualities", False))
+
+    def qualities(self, side: str, which: np.ndarray
+                  ) -> tuple[np.ndarray, np.ndarray] | None:
+        """Base qualities and offsets (from 0) of records ``which`` (sorted, distinct) of
+        ``side``, in that order, read alone (as :meth:`records` reads residues); None
+        where the side keeps none."""
+        from swath.sequences import take_concatenated
+
+        if not self.has_qualities(side):
+            return None
+        parts = []
+        for k, local in self._by_piece(side, which):
+            edges, values = self.edges(side, k)[:, 0], self.piece(side, k, "qualities")
+            at = self._kept_at(side, k, local)
+            if at is None:                  # kept in file order: ``local`` as asked
+                parts.append(_records(edges, values, local))
+                continue
+            rank = np.argsort(at, kind="stable")        # read in the piece's order
+            back = np.empty_like(rank)
+            back[rank] = np.arange(len(rank))
+            parts.append(take_concatenated(*_records(edges, values, at[rank]), back))
+        return _joined_records(parts)
 
     def sorted_runs(self, side: str, runs: np.ndarray) -> tuple[np.ndarray, np.ndarray,
                                                                  np.ndarray]:
@@ -315,17 +362,21 @@ class PieceStore(LayoutStore):
 
 def _piece_arrays(records: Parsed, by_length: bool) -> dict[str, np.ndarray]:
     """The arrays of a piece: its records as parsed, or sorted by length with their
-    ``order``."""
+    ``order``; their qualities last, where they have them."""
     offsets, name_offsets = records.offsets, records.name_offsets
+    qualities = records.qualities
     if not by_length:
         edges = np.stack([offsets, name_offsets], axis=1).astype(np.int64)
-        return {"residues": records.residues, "names": records.names, "edges": edges}
-    order = np.argsort(np.diff(offsets), kind="stable")
-    residues, new_offsets = _take_runs(records.residues, offsets, order)
-    names, new_names = _take_runs(records.names, name_offsets, order)
-    edges = np.stack([new_offsets, new_names], axis=1).astype(np.int64)
-    return {"residues": residues, "names": names, "edges": edges,
-            "order": order.astype(np.int64)}
+        arrays = {"residues": records.residues, "names": records.names, "edges": edges}
+    else:
+        order = np.argsort(np.diff(offsets), kind="stable")
+        residues, new_offsets = _take_runs(records.residues, offsets, order)
+        names, new_names = _take_runs(records.names, name_offsets, order)
+        edges = np.stack([new_offsets, new_names], axis=1).astype(np.int64)
+        arrays = {"residues": residues, "names": names, "edges": edges,
+                  "order": order.astype(np.int64)}
+        qualities = None if qualities is None else _take_runs(qualities, offsets, order)[0]
+    return arrays if qualities is None else arrays | {"qualities": qualities}
 
 
 def _take_runs(values: np.ndarray, offsets: np.ndarray, order: np.ndarray

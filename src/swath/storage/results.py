@@ -11,8 +11,10 @@ variable-length bytes: each hit's CIGAR as BAM's packed operations (little-endia
 keeps for itself is in the group ``work``: ``done`` (U,), chunks (1,), a unit's mark,
 written after its chunks (the digest of what it wrote, which ``damaged`` checks), and the
 queries' codes (``query_residues``, ``query_offsets``), so that ``swath resume`` needs
-nothing but the store. ``finalize`` checks that every unit is done, then marks the store
-complete.
+nothing but the store; FASTQ queries' base qualities too (``query_qualities``, laid out
+as ``query_residues``, only where the queries have them: the attribute ``qualities``
+says so; SAM's QUAL of a query's primary record). ``finalize`` checks that every unit is
+done, then marks the store complete.
 
 Versions read: this one (3 kept the CIGARs as strings; 2 kept the names in
 ``query_name`` and the job's arrays at the root; 1 marked units with flags, not digests:
@@ -96,10 +98,14 @@ class SearchStore(LayoutStore):
                         dimension_names=("residue",))
             write_whole(group, "work/query_offsets", queries.offsets,
                         dimension_names=("query_edge",))
+            if queries.qualities is not None:
+                write_whole(group, "work/query_qualities", queries.qualities,
+                            dimension_names=("residue",))
             cls.create_marks(group, "unit", (units,), ("unit",))
 
         return cls._create(path, dict(top_k=top_k, query_block=query_block, units=units,
-                                      queries=nq, **fields), build, replace=replace)
+                                      queries=nq, qualities=queries.qualities is not None,
+                                      **fields), build, replace=replace)
 
     @property
     def units(self) -> int:
@@ -120,11 +126,14 @@ class SearchStore(LayoutStore):
         return unit * block, min((unit + 1) * block, int(self.attrs["queries"]))
 
     def queries(self) -> SequenceSet:
-        """The queries as they were searched."""
+        """The queries as they were searched (with their base qualities, where they have
+        them)."""
         names = tuple(str(n) for n in np.asarray(self.array("query")[:]))
         residues = np.asarray(self.array("work/query_residues")[:], dtype=np.uint8)
         offsets = np.asarray(self.array("work/query_offsets")[:], dtype=np.int64)
-        return SequenceSet(names, names, residues, offsets, self.path)
+        qualities = (np.asarray(self.array("work/query_qualities")[:], dtype=np.uint8)
+                     if self.attrs.get("qualities") else None)
+        return SequenceSet(names, names, residues, offsets, self.path, qualities)
 
     def unit_values(self, kind: str, unit: int) -> list[np.ndarray]:
         first, last = self.unit_queries(unit)
