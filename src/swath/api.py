@@ -298,8 +298,9 @@ def search(queries: SequencesLike, database: SequencesLike, scoring: Scoring | N
     scoring : Scoring, optional
         Default: BLOSUM62, gap 11 + 1 per residue.
     top_k : int
-        Hits kept per query (highest score first, then lowest database index); more
-        than the database holds keeps them all.
+        Hits kept per query: the least e-values first, then the highest scores, then
+        the lowest database indices, as blastp orders them (the highest scores first
+        where hits have no e-values); more than the database holds keeps them all.
     client : distributed.Client or Cluster, optional
         The Dask cluster to run on, or a :class:`Cluster` to reach or start for this
         call; default: this process on the CPU or one GPU (no cluster is started;

@@ -68,6 +68,7 @@ __all__ = [
     "effective_lengths",
     "evalue",
     "gapped_parameters",
+    "least_spouge_evalue",
     "length_adjustment",
     "search_evalue",
     "spouge_evalue",
@@ -948,6 +949,38 @@ def spouge_evalue(raw: ArrayLike, query_length: ArrayLike, subject_length: Array
     area = p_m * p_n + covariance * below_m * below_n
     values = area * np.exp(params.log_K - lam * y) * residues / n
     return float(values) if values.ndim == 0 else values
+
+
+def least_spouge_evalue(raw: float, query_length: int, shortest: int, longest: int,
+                        db_residues: int, params: KarlinAltschul) -> float:
+    """The least e-value (:func:`spouge_evalue`) of a score ``raw`` of a query against a
+    subject of any length from ``shortest`` to ``longest``: with the e-value falling as
+    the score rises, no hit scoring at most ``raw`` has a smaller one.
+
+    Unlike length-adjusted e-values, Spouge's depend on the subject's length, and not
+    monotonically (a short subject has less room for a chance alignment). Past the
+    subject length ``L* = a y + b + 10 sqrt(v)`` the normal factors of
+    :func:`spouge_evalue` are 1 and 0 to double precision, so that ``E(n) n`` is linear
+    in ``n`` and ``E(n)`` monotone: its least value there is at ``L*`` or ``longest``.
+    Every length up to ``L*`` is evaluated.
+
+    Examples
+    --------
+    >>> from swath import Scoring
+    >>> ka = gapped_parameters(Scoring.protein("BLOSUM62", gap_open=11, gap_extend=1))
+    >>> least = least_spouge_evalue(93, 159, 20, 5000, 5231, ka)
+    >>> bool(least <= spouge_evalue(93, 159, np.arange(20, 5001), 5231, ka).min())
+    True
+    """
+    gumbel = params.gumbel
+    if gumbel is None:
+        raise InvalidParameter("Spouge's e-values need the scheme's Gumbel block (BLAST's "
+                               "protein tables); these parameters have none")
+    variance = max(2 * gumbel.alpha / params.lambda_, gumbel.alpha * raw + gumbel.beta)
+    flat = math.ceil(gumbel.a * raw + gumbel.b + 10 * math.sqrt(variance))
+    lengths = np.arange(shortest, max(shortest, min(longest, flat)) + 1)
+    lengths = np.append(lengths, longest)
+    return float(spouge_evalue(raw, query_length, lengths, db_residues, params).min())
 
 
 def search_evalue(raw: ArrayLike, query_length: int, subject_length: ArrayLike,

@@ -94,5 +94,11 @@ def test_evalues_and_bit_scores_agree_with_blastp(tmp_path):
             if our_cells[1] == their_cells[1] == "0":   # ungapped: the same identities
                 assert our_cells[0] == their_cells[0], pair
     assert same_path >= 20
+    # each query's hits in blastp's order: by e-value, then bit score
+    for query in {pair[0] for pair in shared}:
+        order = [[line.split("\t")[1] for line in tsv.splitlines()
+                  if line.startswith(query + "\t") and (query, line.split("\t")[1]) in shared]
+                 for tsv in (blast, run.stdout)]
+        assert order[0] == order[1], query
     # the default cutoff is blastp's: no hit above 10
     assert max(float(cells[1]) for cells in ours.values()) <= 10

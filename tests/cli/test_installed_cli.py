@@ -59,7 +59,10 @@ def test_makedb_search_inspect_tsv(tmp_path):
     swath_cli("search", "q.fasta", "db.swdb", "-o", "r.zarr", "--top-k", "3", "--device", "cpu",
               "--no-progress", cwd=tmp_path)
     tsv = swath_cli("inspect", "r.zarr", "--format", "tsv", cwd=tmp_path)
-
+    assert {len(line.split("\t")) for line in tsv.splitlines()} == {12}, tsv
+    tsv = swath_cli("inspect", "r.zarr", "--format", "6 qseqid sseqid pident length "
+                    "mismatch gapopen qstart qend sstart send evalue bitscore score cigar",
+                    cwd=tmp_path)
     rows = [line.split("\t") for line in tsv.splitlines()]
     assert all(len(row) == 14 for row in rows), tsv
     for name, query in queries.items():

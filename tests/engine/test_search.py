@@ -44,12 +44,23 @@ def data(tmp_path_factory):
             "root": root}
 
 
-def expected_hits(data, top_k, mode="local"):
+def expected_hits(data, top_k, mode="local", max_evalue=10.0):
+    """Each query's top_k hits (target, score) from the whole score matrix: in local mode
+    the least e-values (blastp's, Spouge's: they depend on the subject's length) at most
+    ``max_evalue``, then the highest scores, then the lowest targets; else the highest
+    scores, then the lowest targets."""
     scores = swath.scores(data["queries"], data["seqs"], mode=mode, device="cpu")
+    lengths = np.array([len(s) for s in data["seqs"]])
     out = []
-    for row in scores:
-        order = sorted(range(len(row)), key=lambda t: (-row[t], t))[:top_k]
-        out.append([(t, int(row[t])) for t in order])
+    for query, row in zip(data["queries"], scores, strict=True):
+        if mode == "local":
+            e = search_evalue(row, len(query), lengths, lengths.sum(), len(lengths),
+                              gapped_parameters(PROTEIN))
+            order = [t for t in np.lexsort((np.arange(len(row)), -row, e)).tolist()
+                     if e[t] <= max_evalue]
+        else:
+            order = sorted(range(len(row)), key=lambda t: (-row[t], t))
+        out.append([(t, int(row[t])) for t in order[:top_k]])
     return out
 
 
@@ -59,10 +70,10 @@ def log_score_tasks(monkeypatch, engine, log, what):
     scores."""
     real = engine.score_partition
 
-    def logged(job, q_res, q_off, p):
+    def logged(job, q_res, q_off, p, k):
         with open(log, "a") as out:
             out.write(f"{what(job, p)}\n")
-        return real(job, q_res, q_off, p)
+        return real(job, q_res, q_off, p, k)
 
     monkeypatch.setattr(engine, "score_partition", logged)
 

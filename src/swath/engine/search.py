@@ -34,12 +34,14 @@ import numpy as np
 from swath.alignment import packed_cigars
 from swath.constants import Mode
 from swath.engine.aligned import ALIGNMENT_FIELDS, alignment_fields
+from swath.engine.ranking import by_evalue, pool_width
 from swath.kernels import get_backend, top_hits
 from swath.kernels.backend import ResidentTargets, TargetSet
 from swath.progress import Progress
 from swath.results.search import HeldHits
 from swath.scoring import Scoring
 from swath.sequences import SequenceSet, slice_concatenated
+from swath.statistics import KarlinAltschul
 from swath.storage.common import open_group
 from swath.storage.database import Database
 from swath.storage.results import SearchStore, empty_hits
@@ -182,9 +184,24 @@ def _resident_partition(path: str, p: int, resident: ResidentTargets) -> TargetS
     return resident.upload(t_res, t_off, ids)
 
 
-def score_partition(job: SearchJob, q_res: np.ndarray, q_off: np.ndarray, p: int
-                    ) -> tuple[np.ndarray, np.ndarray]:
-    """Top-k (scores, target ids) of each query against database partition ``p``."""
+def _spouge(job: SearchJob) -> KarlinAltschul | None:
+    """The job's statistics where its e-values are Spouge's (they depend on the subject's
+    length, so that the order by score is not the order by e-value), else None."""
+    if job.statistics is None:
+        return None
+    params = KarlinAltschul.from_dict(job.statistics)
+    return params if params.gumbel is not None else None
+
+
+def pool(job: SearchJob) -> int:
+    """Hits of each query the score tasks keep, best by score (:mod:`swath.engine.ranking`)."""
+    return pool_width(job.top_k, _job_database(job).sequences, _spouge(job) is not None)
+
+
+def score_partition(job: SearchJob, q_res: np.ndarray, q_off: np.ndarray, p: int,
+                    k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The k best (scores, target ids) by score of each query against database partition
+    ``p``."""
     started = time.perf_counter()
     _job_database(job)
     t_res, t_off, ids = _partition(job.database, p)
@@ -198,11 +215,11 @@ def score_partition(job: SearchJob, q_res: np.ndarray, q_off: np.ndarray, p: int
         uploaded = time.perf_counter()
         queries = [q_res[q_off[qi]:q_off[qi + 1]] for qi in range(len(q_off) - 1)]
         rows = resident.score_queries(targets, queries, job.scoring, job.mode)
-        top = resident.top_hits(rows, targets, job.top_k)
+        top = resident.top_hits(rows, targets, k)
     else:
         uploaded = read
         scores = backend.score_many(q_res, q_off, t_res, t_off, job.scoring, job.mode)
-        top = top_hits.top(scores, np.broadcast_to(ids, scores.shape), job.top_k)
+        top = top_hits.top(scores, np.broadcast_to(ids, scores.shape), k)
     logger.debug("partition %d: read %.3f s, backend and upload %.3f s, %d queries scored "
                  "in %.3f s", p, read - started, uploaded - read, len(q_off) - 1,
                  time.perf_counter() - uploaded)
@@ -217,11 +234,13 @@ def merge_top(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray]
 
 def align_hits(job: SearchJob, q_res: np.ndarray, q_off: np.ndarray,
                top: tuple[np.ndarray, np.ndarray]) -> dict[str, np.ndarray]:
-    """Full alignments and statistics of the kept hits of a block of queries."""
-    from swath.statistics import KarlinAltschul, bit_score, search_evalue
+    """The block of queries' hits, from each query's pool ``top`` (the best by score):
+    the ``top_k`` best by e-value (:mod:`swath.engine.ranking`), aligned, with their
+    statistics."""
+    from swath.statistics import bit_score, search_evalue
 
     started = time.perf_counter()
-    scores, ids = top
+    scores, ids = _ranked(job, q_res, q_off, top)
     hits = empty_hits(*ids.shape)
     rows, ranks = np.nonzero(ids >= 0)
     if not len(rows):
@@ -262,6 +281,25 @@ def align_hits(job: SearchJob, q_res: np.ndarray, q_off: np.ndarray,
     return hits
 
 
+def _ranked(job: SearchJob, q_res: np.ndarray, q_off: np.ndarray,
+            top: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """The ``top_k`` hits of each query, best first by e-value, from its pool."""
+    params = _spouge(job)
+    if params is None:          # the order by score is the order by e-value
+        return top[0][:, :job.top_k], top[1][:, :job.top_k]
+    db = _job_database(job)
+
+    def rescore(row: int, width: int) -> tuple[np.ndarray, np.ndarray]:
+        one = slice_concatenated(q_res, q_off, row, row + 1)
+        tops = (score_partition(job, *one, p, width) for p in range(db.partitions))
+        found = functools.reduce(lambda a, b: merge_top(a, b, width), tops)
+        return found[0][0], found[1][0]
+
+    return by_evalue(top, np.diff(q_off), db.record_lengths,
+                     (db.residues, db.sequences, *db.length_range), params, job.top_k,
+                     job.max_evalue, rescore)
+
+
 def _drop(hits: dict[str, np.ndarray], drop: np.ndarray) -> None:
     """Empty the ranks in ``drop``, keeping each query's remaining hits first."""
     from swath.storage.results import HIT_FIELDS
@@ -291,14 +329,15 @@ def build_graph(job: SearchJob, store: SearchStore, units: list[int]
     import dask
 
     run_id = uuid.uuid4().hex[:8]   # keys of an earlier (failed) run must not be reused
-    queries = store.queries()
+    queries = store.queries(qualities=False)
     database = _job_database(job)
+    width = pool(job)
     writes, scores = [], []
     for unit in units:
         first, last = store.unit_queries(unit)
         q_res, q_off = slice_concatenated(queries.residues, queries.offsets, first, last)
         level = [dask.delayed(score_partition, pure=False)(
-            job, q_res, q_off, p, dask_key_name=f"swath-score-{run_id}-{unit}-{p}")
+            job, q_res, q_off, p, width, dask_key_name=f"swath-score-{run_id}-{unit}-{p}")
             for p in range(database.partitions)]
         scores += [(task, len(q_res) * database.partition_residues(p))
                    for p, task in enumerate(level)]
@@ -306,7 +345,7 @@ def build_graph(job: SearchJob, store: SearchStore, units: list[int]
         while len(level) > 1:
             depth += 1
             level = [dask.delayed(merge_top)(
-                *level[i:i + 2], job.top_k, dask_key_name=f"swath-top-{run_id}-{unit}-{depth}-{i}")
+                *level[i:i + 2], width, dask_key_name=f"swath-top-{run_id}-{unit}-{depth}-{i}")
                      if i + 1 < len(level) else level[i] for i in range(0, len(level), 2)]
         hits = dask.delayed(align_hits)(job, q_res, q_off, level[0],
                                         dask_key_name=f"swath-align-{run_id}-{unit}")
@@ -331,7 +370,7 @@ def run_search(job: SearchJob, client: Any, progress: Progress | None = None) ->
         units = np.flatnonzero(~store.done()).tolist()
         logger.info("%s: %d of %d units to run", job.store, len(units), store.units)
         residues = _job_database(job).residues
-        lengths = store.queries().lengths
+        lengths = store.queries(qualities=False).lengths
         total = int(lengths.sum()) * residues
         cells = total - sum(int(lengths[slice(*store.unit_queries(unit))].sum())
                             for unit in units) * residues
@@ -402,8 +441,9 @@ def search_held(queries: SequenceSet, database_path: str, scoring: Scoring, *, t
     for first in range(0, len(queries), query_block):
         q_res, q_off = slice_concatenated(queries.residues, queries.offsets, first,
                                           min(first + query_block, len(queries)))
-        tops = (score_partition(job, q_res, q_off, p) for p in range(db.partitions))
-        top = functools.reduce(lambda a, b: merge_top(a, b, job.top_k), tops)
+        width = pool(job)
+        tops = (score_partition(job, q_res, q_off, p, width) for p in range(db.partitions))
+        top = functools.reduce(lambda a, b: merge_top(a, b, width), tops)
         blocks.append(align_hits(job, q_res, q_off, top))
     hits = {name: np.concatenate([block[name] for block in blocks]) for name in blocks[0]}
     return HeldHits(queries, hits, job.top_k, scoring, mode, database_path)

@@ -108,7 +108,9 @@ class SearchResult:
         return f"SearchResult({len(self)} queries, top_k={self.store.top_k}, {where})"
 
     def hits(self, query_index: int) -> list[Hit]:
-        """The hits of query ``query_index``, best first (coordinates 0-based, end exclusive)."""
+        """The hits of query ``query_index``, best first: by e-value, then score, as blastp
+        orders them (by score where they have no e-values); coordinates 0-based, end
+        exclusive."""
         h = {name: column[query_index] for name, column in self._hits.items()}
         mode = self.store.mode
         return [Hit(int(h["target"][r]), str(h["target_name"][r]), int(h["score"][r]),

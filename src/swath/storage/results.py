@@ -41,8 +41,9 @@ from swath.storage.common import (
 
 LAYOUT = "search"
 # 1: done marks were flags; 2: names in query_name, the job's arrays at the root;
-# 3: the CIGARs as strings
-VERSION = 4
+# 3: the CIGARs as strings; 5: each query's hits in the order of their e-values (then
+# scores), where they were in the order of their scores
+VERSION = 5
 
 # per-hit fields: dtype and the value of an empty rank
 HIT_FIELDS: dict[str, tuple[Any, Any]] = {
@@ -125,15 +126,15 @@ class SearchStore(LayoutStore):
         block = int(self.attrs["query_block"])
         return unit * block, min((unit + 1) * block, int(self.attrs["queries"]))
 
-    def queries(self) -> SequenceSet:
-        """The queries as they were searched (with their base qualities, where they have
-        them)."""
+    def queries(self, qualities: bool = True) -> SequenceSet:
+        """The queries as they were searched, with their base qualities where they have
+        them (and ``qualities``: a search reads none)."""
         names = tuple(str(n) for n in np.asarray(self.array("query")[:]))
         residues = np.asarray(self.array("work/query_residues")[:], dtype=np.uint8)
         offsets = np.asarray(self.array("work/query_offsets")[:], dtype=np.int64)
-        qualities = (np.asarray(self.array("work/query_qualities")[:], dtype=np.uint8)
-                     if self.attrs.get("qualities") else None)
-        return SequenceSet(names, names, residues, offsets, self.path, qualities)
+        quality = (np.asarray(self.array("work/query_qualities")[:], dtype=np.uint8)
+                   if qualities and self.attrs.get("qualities") else None)
+        return SequenceSet(names, names, residues, offsets, self.path, quality)
 
     def unit_values(self, kind: str, unit: int) -> list[np.ndarray]:
         first, last = self.unit_queries(unit)

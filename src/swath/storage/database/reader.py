@@ -8,6 +8,7 @@ partition checks it.
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Iterable
 from functools import cached_property
@@ -329,6 +330,16 @@ class Database(LayoutStore):
         if np.any(lengths <= 0):
             raise missing("a chunk of array 'lengths'", self.path)
         return lengths
+
+    @functools.cached_property
+    def length_range(self) -> tuple[int, int]:
+        """The shortest and the longest record's length (the records are kept sorted by
+        length: the first and the last)."""
+        stored = self.array("lengths")
+        ends = np.asarray(stored[np.array([0, self.sequences - 1])], dtype=np.int64)
+        if np.any(ends <= 0):
+            raise missing("a chunk of array 'lengths'", self.path)
+        return int(ends.min()), int(ends.max())
 
     def lengths_by_id(self) -> np.ndarray:
         """``int64`` length of every record, in source-file order."""
