@@ -67,7 +67,7 @@ _RESULTS = {"AllPairsResult": ("swath.results.allpairs", "AllPairsResult"),
             "PairScore": ("swath.results.longpair", "PairScore"),
             "PairsResult": ("swath.results.pairs", "PairsResult"),
             "SearchResult": ("swath.results.search", "SearchResult"),
-            "SEARCH_COLUMNS": ("swath.results.search", "TABULAR_COLUMNS"),
+            "SEARCH_COLUMNS": ("swath.results.search", "COLUMNS"),
             "ALLPAIRS_COLUMNS": ("swath.results.allpairs", "TABLE_COLUMNS"),
             "PAIRS_COLUMNS": ("swath.results.pairs", "COLUMNS")}
 

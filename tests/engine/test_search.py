@@ -425,3 +425,26 @@ def test_a_fasta_or_list_database_is_encoded_once_and_outlives_the_job(data, cli
     assert second.to_table() == first.to_table()
     want = [[(h.target_id, h.score) for h in first.hits(q)] for q in range(7)]
     assert want == expected_hits(data, 2)
+
+
+def test_to_pandas_names_the_hits_as_every_result_names_its_alignments(data, tmp_path):
+    """A search's frame and a pairs job's frame of the same alignments: the same names,
+    the same 0-based coordinates and counts (plus the hits' e-values and bit scores)."""
+    import pandas as pd
+
+    result = swath.search(data["qfasta"], data["db"], top_k=3, device="cpu")
+    hits = result.to_pandas()
+    assert tuple(hits.columns) == swath.SEARCH_COLUMNS
+    assert hits["query_index"].tolist() == [q for q in range(len(result))
+                                            for _ in result.hits(q)]
+    pairs = swath.align_pairs(data["queries"], data["seqs"], device="cpu",
+                              pairs=(hits["query_index"].to_numpy(),
+                                     hits["target_index"].to_numpy())).to_pandas()
+    shared = [c for c in swath.PAIRS_COLUMNS if c not in ("query_name", "target_name")]
+    assert set(swath.PAIRS_COLUMNS) <= set(swath.SEARCH_COLUMNS)
+    pd.testing.assert_frame_equal(hits[shared].reset_index(drop=True),
+                                  pairs[shared].reset_index(drop=True), check_dtype=False)
+    assert hits["target_name"].tolist() == [f"t{t}" for t in hits["target_index"]]
+    best = result.hits(0)[0]
+    assert (hits["evalue"][0], hits["query_start"][0]) == (best.evalue,
+                                                          best.alignment.query_start)

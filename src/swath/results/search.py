@@ -26,6 +26,7 @@ from swath.results.alignments import (
     TABULAR_COLUMNS,
     AlignedRows,
     PrintOptions,
+    cigar_columns,
     paf_lines,
     sam_header,
     sam_lines,
@@ -36,6 +37,13 @@ if TYPE_CHECKING:       # the store module (and Zarr) loads when a result is rea
     from swath.scoring import Scoring
     from swath.sequences import SequenceSet
     from swath.storage.results import SearchStore
+
+
+#: the columns of :meth:`SearchResult.to_pandas`: :data:`swath.PAIRS_COLUMNS` with each
+#: hit's e-value and bit score (NaN where there are none)
+COLUMNS = ("query_index", "target_index", "query_name", "target_name", "score", "evalue",
+           "bitscore", "query_start", "query_end", "target_start", "target_end", "length",
+           "matches", "mismatches", "gap_opens", "identity", "cigar")
 
 
 @dataclass(frozen=True)
@@ -142,11 +150,28 @@ class SearchResult:
         return _rows(self, first, last, _target_lengths(self))
 
     def to_pandas(self) -> Any:
-        """The rows of :meth:`to_table` as a ``pandas.DataFrame`` (``SEARCH_COLUMNS``;
-        needs pandas)."""
+        """The hits as a ``pandas.DataFrame``, a row a hit, by query, best first: the
+        columns of :data:`COLUMNS` (``swath.SEARCH_COLUMNS``), named and placed as every
+        result's ``to_pandas`` names them: ``query_index`` (the query's position in the
+        input) and ``target_index`` (the target's in the database), coordinates 0-based
+        and end exclusive, ``identity`` a fraction (needs pandas)."""
         import pandas as pd
 
-        return pd.DataFrame(self.to_table(), columns=list(TABULAR_COLUMNS))
+        h = self._hits
+        found = h["target"] >= 0
+        query = np.nonzero(found)[0]
+        cigars = h["cigar"][found].astype(object)
+        counts = cigar_columns(cigars)
+        columns = {"query_index": query, "target_index": h["target"][found],
+                   "query_name": np.asarray(self.query_names, dtype=object)[query],
+                   "target_name": h["target_name"][found].astype(object),
+                   **{name: h[name][found] for name in ("score", "evalue", "bitscore",
+                                                        "query_start", "query_end",
+                                                        "target_start", "target_end")},
+                   **{name: counts[name] for name in ("length", "matches", "mismatches",
+                                                      "gap_opens", "identity")},
+                   "cigar": cigars}
+        return pd.DataFrame({name: columns[name] for name in COLUMNS})
 
     def lines(self, format: str = "tsv", options: PrintOptions = PrintOptions()
               ) -> Iterator[str]:
@@ -155,7 +180,8 @@ class SearchResult:
         Parameters
         ----------
         format : {"tsv", "json", "text", "sam", "paf"}
-            tsv: BLAST's tabular rows (``TABULAR_COLUMNS``); json: one object per hit and
+            tsv: blastp's 12 tabular columns (``BLAST_COLUMNS``; ``"6 qseqid ..."`` names
+            others, as blastp's ``-outfmt`` does); json: one object per hit and
             line; text: a pairwise view per hit; sam: SAM with a header (the hit targets
             as references, each query's best hit its primary record); paf: a line per
             hit.
