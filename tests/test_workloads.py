@@ -195,12 +195,16 @@ def test_every_finished_store_opens_in_xarray_without_a_warning(kind, tmp_path):
 
 def test_every_table_is_a_data_frame_named_by_the_exported_columns(tmp_path):
     search = FINISHED_STORES["search"](str(tmp_path / "s.zarr"))
+    frame, rows = search.to_pandas(), search.to_table()      # rows: BLAST's, 1-based
+    assert list(frame.columns) == list(swath.SEARCH_COLUMNS) and len(frame) == len(rows) > 0
+    first = frame.iloc[0]
+    assert (first["query_name"], first["target_name"], first["query_start"] + 1,
+            first["target_end"], first["score"], first["cigar"]) == (
+        rows[0][0], rows[0][1], rows[0][6], rows[0][9], rows[0][12], rows[0][13])
     kept = allpairs(str(tmp_path / "a.zarr"))
-    for result, columns in ((search, swath.SEARCH_COLUMNS), (kept, swath.ALLPAIRS_COLUMNS)):
-        frame = result.to_pandas()
-        rows = result.to_table()
-        assert list(frame.columns) == list(columns) and len(frame) == len(rows) > 0
-        assert tuple(frame.iloc[0]) == rows[0]
+    frame, rows = kept.to_pandas(), kept.to_table()
+    assert list(frame.columns) == list(swath.ALLPAIRS_COLUMNS) and len(frame) == len(rows) > 0
+    assert tuple(frame.iloc[0]) == rows[0]
     pairs = FINISHED_STORES["pairs"](str(tmp_path / "p.zarr"))
     frame = pairs.to_pandas()
     assert list(frame.columns) == list(swath.PAIRS_COLUMNS) and len(frame) == len(pairs) == 3

@@ -489,6 +489,7 @@ def check_qualities(sam: Path, reads: list[tuple[str, str, str]], fastq: bool) -
     assert all(r[9:11] == ["*", "*"] for r in secondary)
 
 
+@needs_samtools
 def test_sam_writes_qualities_where_it_writes_seq(tmp_path, caplog):
     """QUAL on the primary record and on the first row of a query without an alignment;
     ``*`` on secondary rows, rows of a query without qualities, and qualities that are no
