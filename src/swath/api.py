@@ -286,7 +286,7 @@ def search(queries: SequencesLike, database: SequencesLike, scoring: Scoring | N
            mode: str = "local", device: str = "auto", max_evalue: float | None = None,
            statistics: dict[str, float] | None = None, query_block: int = 32,
            wildcard: bool = False, progress: Progress | None = None,
-           overwrite: bool = False) -> SearchResult:
+           overwrite: bool = False, max_hsps: int = 1) -> SearchResult:
     """Search queries against a database: the top hits of each query, fully aligned.
 
     Parameters
@@ -337,6 +337,11 @@ def search(queries: SequencesLike, database: SequencesLike, scoring: Scoring | N
     overwrite : bool
         Replace a swath store at ``store`` that holds another job (a path holding
         anything else is refused whatever this says: swath deletes only its own stores).
+    max_hsps : int
+        Alignments kept a subject (blastp's ``-max_hsps``; local mode): its optimal one,
+        then each the best local alignment through none of the matrix cells of those
+        before it (Waterman-Eggert), while they score above 0 (and pass ``max_evalue``).
+        Default 1: a subject gives one hit.
 
     Returns
     -------
@@ -360,6 +365,11 @@ def search(queries: SequencesLike, database: SequencesLike, scoring: Scoring | N
         raise InvalidParameter(f"top_k must be a positive integer, got {top_k!r}")
     if not isinstance(query_block, int) or query_block < 1:
         raise InvalidParameter(f"query_block must be a positive integer, got {query_block!r}")
+    if not isinstance(max_hsps, int) or isinstance(max_hsps, bool) or max_hsps < 1:
+        raise InvalidParameter(f"max_hsps must be a positive integer, got {max_hsps!r}")
+    if max_hsps > 1 and mode != "local":
+        raise InvalidParameter(f"max_hsps {max_hsps}: several alignments a subject are local "
+                               f"ones; a {mode} search aligns each subject once")
     qs = _sequences(queries, scoring, wildcard, "queries")
     twice = duplicate_name(qs.names)
     if twice is not None:
@@ -371,7 +381,8 @@ def search(queries: SequencesLike, database: SequencesLike, scoring: Scoring | N
     db_path, db = workload.database(database, scoring, wildcard)
     if max_evalue is None:
         max_evalue = blast_max_evalue(scoring, mode, statistics)
-    options = {"top_k": top_k, "mode": mode, "device": device, "max_evalue": max_evalue,
+    options = {"top_k": top_k, "max_hsps": max_hsps, "mode": mode, "device": device,
+               "max_evalue": max_evalue,
                "statistics": _statistics(scoring, mode, statistics, max_evalue)}
     cells = int(qs.offsets[-1]) * db.residues
     if store is None and client is None and cells <= IN_PROCESS_SEARCH_CELLS:

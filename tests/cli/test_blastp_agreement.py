@@ -102,3 +102,32 @@ def test_evalues_and_bit_scores_agree_with_blastp(tmp_path):
         assert order[0] == order[1], query
     # the default cutoff is blastp's: no hit above 10
     assert max(float(cells[1]) for cells in ours.values()) <= 10
+
+
+def test_max_hsps_finds_blastps_hsps_of_a_repeat(tmp_path):
+    """A subject holding two mutated copies of the query: with --max-hsps, swath and
+    ``blastp -max_hsps`` report both copies, with the same ranges, scores and e-values
+    (swath may report weaker HSPs that blastp's seeds miss)."""
+    from tests.engine.test_ranking import repeat_family
+
+    query, seqs = repeat_family(np.random.default_rng(5))
+    queries, database = tmp_path / "q.fasta", tmp_path / "db.fasta"
+    write_fasta(queries, [("q", query)])
+    write_fasta(database, [(f"s{i}", s) for i, s in enumerate(seqs)])
+    subprocess.run([MAKEBLASTDB, "-in", str(database), "-dbtype", "prot", "-out",
+                    str(tmp_path / "db")], check=True, capture_output=True)
+    columns = "6 sseqid qstart qend sstart send evalue bitscore score"
+    blast = subprocess.run([BLASTP, "-query", str(queries), "-db", str(tmp_path / "db"),
+                            "-comp_based_stats", "0", "-seg", "no", "-max_hsps", "3",
+                            "-outfmt", columns], check=True, capture_output=True,
+                           text=True).stdout
+    run = CliRunner().invoke(main, ["search", str(queries), str(database), "-o",
+                                    str(tmp_path / "r.zarr"), "--max-hsps", "3", "--device",
+                                    "cpu", "--outfmt", columns, "--no-progress"])
+    assert run.exit_code == 0, run.output
+    strong = [[line for line in tsv.splitlines() if float(line.split("\t")[5]) < 1e-5]
+              for tsv in (blast, run.stdout)]
+    assert strong[0] == strong[1] and [line.split("\t")[0] for line in strong[0]] == [
+        "s0", "s0", "s1"]
+    assert set(blast.splitlines()) - set(run.stdout.splitlines()) <= {
+        line for line in blast.splitlines() if float(line.split("\t")[5]) > 1}

@@ -3,6 +3,7 @@ Spouge's e-values depend on the subject's length (:mod:`swath.engine.ranking`)."
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -85,3 +86,59 @@ def test_without_subject_dependent_evalues_the_pool_is_the_top_k(monkeypatch):
     swath.search([seqs[3][:80]], seqs, scoring=dna, top_k=5, device="cpu")
     swath.search([seqs[3][:80]], seqs, scoring=dna, top_k=5, device="cpu", mode="global")
     assert widths == [5, 5]
+
+
+def repeat_family(rng: np.random.Generator) -> tuple[str, list[str]]:
+    """A 60-residue query; a subject holding a 10 % and a 20 % mutated copy of it (the
+    second of its residues 10 to 50), one holding a 30 % copy, and 30 random ones."""
+    def random(n: int) -> str:
+        return "".join(rng.choice(LETTERS, n))
+
+    def mutated(s: str, rate: float) -> str:
+        return "".join(random(1) if rng.random() < rate else c for c in s)
+
+    query = random(60)
+    return query, [random(30) + mutated(query, 0.1) + random(40) + mutated(query[10:50], 0.2)
+                   + random(30), random(20) + mutated(query, 0.3) + random(20),
+                   *(random(200) for _ in range(30))]
+
+
+@pytest.mark.parametrize("stored", [False, True])
+def test_max_hsps_keeps_each_subjects_further_alignments_after_its_best(tmp_path, stored):
+    """A subject's hits are its optimal alignment, then the further ones the CPU kernel
+    finds around it, each with its own e-value; subjects keep their order by best e-value,
+    and ``max_hsps=1`` keeps the optimal one alone, as before."""
+    from swath.kernels.cpu.hsps import further_alignments
+
+    query, seqs = repeat_family(np.random.default_rng(5))
+    store = {"store": str(tmp_path / "r.zarr")} if stored else {}
+    one = swath.search([query], seqs, top_k=5, device="cpu", max_evalue=math.inf,
+                       **({"store": str(tmp_path / "one.zarr")} if stored else {}))
+    three = swath.search([query], seqs, top_k=5, max_hsps=3, device="cpu",
+                         max_evalue=math.inf, **store)
+    hits, firsts = three.hits(0), one.hits(0)
+    subjects = list(dict.fromkeys(h.target_id for h in hits))
+    assert subjects == [h.target_id for h in firsts] and subjects[:2] == [0, 1]
+    scoring = swath.Scoring.protein()
+    for first in firsts:
+        mine = [h for h in hits if h.target_id == first.target_id]
+        assert mine[0] == first
+        more = further_alignments(scoring.alphabet.encode(query),
+                                  scoring.alphabet.encode(seqs[first.target_id]), scoring,
+                                  (first.alignment.query_start, first.alignment.target_start,
+                                   first.alignment.cigar), 2)
+        assert [(h.score, h.alignment.query_start, h.alignment.target_start,
+                 h.alignment.cigar) for h in mine[1:]] == [(s, qs, ts, c)
+                                                            for s, qs, _, ts, _, c in more]
+        assert all(a.evalue <= b.evalue for a, b in itertools.pairwise(mine))
+    second = [h for h in hits if h.target_id == 0][1]
+    assert second.alignment.target_start > 120 and second.evalue < 1e-10   # the 2nd copy
+    assert len(three.to_pandas()) == len(hits)
+
+
+def test_max_hsps_is_refused_outside_local_mode():
+    with pytest.raises(swath.InvalidParameter, match="several alignments a subject are local"):
+        swath.search(["MKTAYIAKQR"], ["PPMKTAYIAKQRPP"], max_hsps=2, mode="global",
+                     device="cpu")
+    with pytest.raises(swath.InvalidParameter, match="max_hsps must be a positive integer"):
+        swath.search(["MKTAYIAKQR"], ["PPMKTAYIAKQRPP"], max_hsps=0, device="cpu")

@@ -14,6 +14,7 @@ from swath.errors import BackendUnavailable
 from swath.kernels import get_backend
 from swath.kernels.backend import (
     Backend,
+    FurtherAlignments,
     ResidentTargets,
     SlabStreaming,
     SurplusFloors,
@@ -22,7 +23,7 @@ from swath.kernels.backend import (
 )
 
 CAPABILITIES = {"resident": ResidentTargets, "slabs": SlabStreaming, "codes": TileCodes,
-                "surplus": SurplusFloors}
+                "surplus": SurplusFloors, "hsps": FurtherAlignments}
 
 
 def methods(protocol: type) -> dict[str, Any]:
@@ -58,7 +59,7 @@ def check_backend(backend: Backend, name: str, has: set[str]) -> None:
 
 
 def test_the_cpu_backend_satisfies_the_contract():
-    check_backend(get_backend("cpu"), "cpu", {"codes", "surplus"})
+    check_backend(get_backend("cpu"), "cpu", {"codes", "surplus", "hsps"})
 
 
 @pytest.mark.gpu

@@ -35,6 +35,10 @@ __all__ = ["search"]
                    "finishes what is missing.")
 @click.option("--top-k", type=click.IntRange(min=1), default=10, show_default=True,
               help="Hits kept per query.")
+@click.option("--max-hsps", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Alignments kept a subject, as blastp's -max_hsps (local mode): its best, "
+                   "then each the best through none of the cells of those before it, while "
+                   "they score above 0.")
 @click.option("--max-evalue", type=click.FloatRange(min=0), default=None,
               help="Drop hits with a larger e-value.  [default: 10, as blastp, where hits "
                    "have e-values (local mode, with published or given statistics); given, "
@@ -65,7 +69,8 @@ __all__ = ["search"]
 @workers_option
 @verbose_option
 @progress_option
-def search(queries: str, database: str, output: str, top_k: int, max_evalue: float | None,
+def search(queries: str, database: str, output: str, top_k: int, max_hsps: int,
+           max_evalue: float | None,
            outfmt: str | None, out: str | None, query_block: int, lambda_: float | None,
            K: float | None, H: float | None, cigar_m: bool, scoring: swath.Scoring, mode: str,
            wildcard: bool, device: str, scheduler: str | None, workers: int | None,
@@ -81,7 +86,8 @@ def search(queries: str, database: str, output: str, top_k: int, max_evalue: flo
                         inputs=(queries, database, output))
     given = {k: v for k, v in (("lambda_", lambda_), ("K", K), ("H", H)) if v is not None}
     with running("search", device, scheduler, workers, progress) as (where, watch):
-        result = swath.search(queries, database, scoring=scoring, top_k=top_k, client=where,
+        result = swath.search(queries, database, scoring=scoring, top_k=top_k,
+                              max_hsps=max_hsps, client=where,
                               store=output, mode=mode, device=device, max_evalue=max_evalue,
                               statistics=given or None, query_block=query_block,
                               wildcard=wildcard, progress=watch, overwrite=overwrite)

@@ -66,6 +66,7 @@ class SearchJob:
     # this process scores every partition (a job in this process): each score task starts
     # reading the next unread partition while it computes
     read_ahead: bool = False
+    max_hsps: int = 1                   # alignments kept a subject
 
 
 @functools.lru_cache(maxsize=4)
@@ -235,13 +236,13 @@ def merge_top(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray]
 def align_hits(job: SearchJob, q_res: np.ndarray, q_off: np.ndarray,
                top: tuple[np.ndarray, np.ndarray]) -> dict[str, np.ndarray]:
     """The block of queries' hits, from each query's pool ``top`` (the best by score):
-    the ``top_k`` best by e-value (:mod:`swath.engine.ranking`), aligned, with their
-    statistics."""
+    the ``top_k`` best subjects by e-value (:mod:`swath.engine.ranking`), aligned, each
+    with up to ``max_hsps`` alignments (:func:`_with_more_hsps`), with their statistics."""
     from swath.statistics import bit_score, search_evalue
 
     started = time.perf_counter()
     scores, ids = _ranked(job, q_res, q_off, top)
-    hits = empty_hits(*ids.shape)
+    hits = empty_hits(len(ids), job.top_k * job.max_hsps)
     rows, ranks = np.nonzero(ids >= 0)
     if not len(rows):
         return hits
@@ -253,32 +254,61 @@ def align_hits(job: SearchJob, q_res: np.ndarray, q_off: np.ndarray,
     fields = alignment_fields(job.device, *get_backend(job.device).align_batch(
         np.concatenate(queries), p_off, np.concatenate(targets), t_off, job.scoring,
         job.mode))
-    got = fields["score"]
-    if not np.array_equal(got, scores[rows, ranks]):
+    if not np.array_equal(fields["score"], scores[rows, ranks]):
         from swath.errors import StoreDamaged
 
         raise StoreDamaged(f"{job.database}: hits align to other scores than they were found "
                            "with (the database's arrays disagree; run `swath verify "
                            f"{job.database}`)")
+    hit = np.arange(len(rows))              # each alignment's hit (its subject)
+    if job.max_hsps > 1:
+        hit, fields = _with_more_hsps(job, queries, targets, fields)
+    rows, subjects = rows[hit], ids[rows, ranks][hit]
+    slots = np.arange(len(hit)) - np.searchsorted(rows, rows)     # from 0 in each query
     for name in ALIGNMENT_FIELDS:       # the CIGARs packed, as the store keeps them
-        hits[name][rows, ranks] = packed_cigars(fields[name]) if name == "cigar" else fields[name]
-    hits["target"][rows, ranks] = ids[rows, ranks]
-    hits["target_name"][rows, ranks] = db.names(ids[rows, ranks])
+        hits[name][rows, slots] = packed_cigars(fields[name]) if name == "cigar" else fields[name]
+    hits["target"][rows, slots] = subjects
+    hits["target_name"][rows, slots] = db.names(subjects)
     if job.statistics is not None:
         params = KarlinAltschul.from_dict(job.statistics)
         lengths = np.diff(q_off)
-        subject_lengths = np.diff(t_off)
+        subject_lengths = np.diff(t_off)[hit]
+        got = fields["score"]
         for r in np.unique(rows).tolist():
-            kept = ids[r] >= 0
-            hits["bitscore"][r, kept] = bit_score(got[rows == r], params)
-            hits["evalue"][r, kept] = search_evalue(got[rows == r], int(lengths[r]),
-                                                    subject_lengths[rows == r], db.residues,
-                                                    db.sequences, params)
+            mine = rows == r
+            hits["bitscore"][r, slots[mine]] = bit_score(got[mine], params)
+            hits["evalue"][r, slots[mine]] = search_evalue(
+                got[mine], int(lengths[r]), subject_lengths[mine], db.residues, db.sequences,
+                params)
         if job.max_evalue is not None:
             drop = (hits["evalue"] > job.max_evalue) & (hits["target"] >= 0)
             _drop(hits, drop)
     logger.debug("%d hits aligned in %.3f s", len(rows), time.perf_counter() - started)
     return hits
+
+
+def _with_more_hsps(job: SearchJob, queries: list[np.ndarray], targets: list[np.ndarray],
+                    fields: dict[str, np.ndarray]) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """Each hit's alignment, then up to ``max_hsps - 1`` further ones of its pair, none
+    through a cell of those before it (the CPU backend's ``hsps``, also for GPU jobs):
+    the hit of each alignment, and the alignments' fields, hit by hit."""
+    further = get_backend("cpu").hsps
+    assert further is not None
+    hit: list[int] = []
+    found: list[tuple[int, int, int, int, int, str]] = []
+    for k, (q, t) in enumerate(zip(queries, targets, strict=True)):
+        qs, qe, ts, te = (int(fields[name][k]) for name in ("query_start", "query_end",
+                                                              "target_start", "target_end"))
+        cigar = str(fields["cigar"][k])
+        more = further.further_alignments(q, t, job.scoring, (qs, ts, cigar), job.max_hsps - 1)
+        hit += [k] * (1 + len(more))
+        found += [(int(fields["score"][k]), qs, qe, ts, te, cigar), *more]
+    text = "".join(cigar for *_, cigar in found).encode("ascii")
+    text_at = np.concatenate([[0], np.cumsum([len(c) for *_, c in found])]).astype(np.int64)
+    coords = np.array([a[1:5] for a in found], dtype=np.int64).reshape(-1, 4)
+    return np.array(hit, dtype=np.int64), alignment_fields(
+        "cpu", np.array([a[0] for a in found], dtype=np.int64), coords,
+        np.frombuffer(text, np.uint8), text_at)
 
 
 def _ranked(job: SearchJob, q_res: np.ndarray, q_off: np.ndarray,
@@ -401,7 +431,7 @@ def run_search(job: SearchJob, client: Any, progress: Progress | None = None) ->
 def prepare_search(store_path: str, queries: SequenceSet, database_path: str,
                    scoring: Scoring, *, top_k: int, mode: Mode, device: str, query_block: int,
                    max_evalue: float | None, statistics: dict[str, Any] | None,
-                   overwrite: bool = False) -> SearchJob:
+                   overwrite: bool = False, max_hsps: int = 1) -> SearchJob:
     """Create the result store of a new search, or reopen it if it holds the same search.
 
     A path holding anything else is refused (``OutputExists``) unless ``overwrite``
@@ -418,9 +448,10 @@ def prepare_search(store_path: str, queries: SequenceSet, database_path: str,
               "queries_sha256": array_digest(queries.residues, queries.offsets, *(
                   () if queries.qualities is None else (queries.qualities,))),
               "scoring": scoring.to_dict(), "mode": mode, "top_k": top_k,
-              "max_evalue": max_evalue, "statistics": statistics}
+              "max_hsps": max_hsps, "max_evalue": max_evalue, "statistics": statistics}
     reopen_or_create(store_path, LAYOUT, VERSION, inputs, lambda replace: SearchStore.create(
-        store_path, queries, top_k=top_k, query_block=query_block, replace=replace,
+        store_path, queries, top_k=top_k, max_hsps=max_hsps, query_block=query_block,
+        replace=replace,
         inputs=inputs), what="search", differs="other queries, database or options",
         overwrite=overwrite)
     return reopen_search(store_path, device)
@@ -428,7 +459,7 @@ def prepare_search(store_path: str, queries: SequenceSet, database_path: str,
 
 def search_held(queries: SequenceSet, database_path: str, scoring: Scoring, *, top_k: int,
                 mode: Mode, device: str, query_block: int, max_evalue: float | None,
-                statistics: dict[str, Any] | None) -> HeldHits:
+                statistics: dict[str, Any] | None, max_hsps: int = 1) -> HeldHits:
     """A small search run in this process, without Dask and without a store: each block
     of ``query_block`` queries scored against each partition in turn, its top hits merged
     and aligned as the graph's tasks do, and held in memory (arguments as
@@ -436,7 +467,7 @@ def search_held(queries: SequenceSet, database_path: str, scoring: Scoring, *, t
     database_path = _located(database_path)
     db = Database.open(database_path)
     job = SearchJob("", database_path, scoring, mode, device, _kept(top_k, db), max_evalue,
-                    statistics, db.sha256, "", read_ahead=True)
+                    statistics, db.sha256, "", read_ahead=True, max_hsps=max_hsps)
     blocks = []
     for first in range(0, len(queries), query_block):
         q_res, q_off = slice_concatenated(queries.residues, queries.offsets, first,
@@ -476,7 +507,8 @@ def reopen_search(store_path: str, device: str = "auto") -> SearchJob:
     inputs = store.attrs["inputs"]
     job = SearchJob(str(store_path), inputs["database"], store.scoring, inputs["mode"], device,
                     int(inputs["top_k"]), inputs["max_evalue"], inputs["statistics"],
-                    inputs["database_sha256"], str(store.attrs["id"]))
+                    inputs["database_sha256"], str(store.attrs["id"]),
+                    max_hsps=int(inputs["max_hsps"]))
     try:
         _job_database(job)
     except (StoreNotFound, OSError) as exc:

@@ -14,6 +14,9 @@ capability only one backend has is an attribute that is ``None`` on the other:
   the row above as the launch of the tile above computes it (:class:`SlabStreaming`);
 - ``codes`` (CPU): a tile's direction codes and the walk through them, the traceback
   of a long pair's segments (:class:`TileCodes`);
+- ``hsps`` (CPU): a pair's further local alignments, none through the cells of those
+  before it (:class:`FurtherAlignments`: several HSPs a subject in a search; GPU jobs
+  find them on their worker's CPU);
 - ``surplus`` (CPU): cheap lower bounds of global scores for the surplus filter of all
   against all (:class:`SurplusFloors`): where the backend rules pairs out by their
   identity surplus (``--iddef 2``: a score phase whose terminal gaps cost apart) rather
@@ -136,6 +139,19 @@ class TileCodes(Protocol):
         ...
 
 
+class FurtherAlignments(Protocol):
+    """A pair's further local alignments after its optimal one (several HSPs a subject)."""
+
+    def further_alignments(self, q: np.ndarray, t: np.ndarray, scoring: Scoring,
+                           first: tuple[int, int, str], count: int
+                           ) -> list[tuple[int, int, int, int, int, str]]:
+        """Up to ``count`` local alignments after the one starting at ``first = (query
+        start, target start, CIGAR)``, each the best through no cell of those before it,
+        best first, while they score above 0: ``(score, query start, end, target start,
+        end, CIGAR)``, 0-based, end exclusive."""
+        ...
+
+
 class SurplusFloors(Protocol):
     """Lower bounds of optimal global scores, cheap: what the surplus filter compares a
     pair's surplus score with (``swath.identity.surplus``)."""
@@ -192,6 +208,11 @@ class Backend(Protocol):
     @property
     def codes(self) -> TileCodes | None:
         """Tiles with direction codes; ``None`` where the CPU backend's trace."""
+        ...
+
+    @property
+    def hsps(self) -> FurtherAlignments | None:
+        """A pair's further local alignments; ``None`` where the CPU backend's serve."""
         ...
 
     @property

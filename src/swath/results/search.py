@@ -74,6 +74,11 @@ class HeldHits:
     def queries(self) -> SequenceSet:
         return self.held_queries
 
+    @property
+    def ranks(self) -> int:
+        """Hits a query has room for."""
+        return int(self.held_hits["target"].shape[1])
+
     def hits(self) -> dict[str, np.ndarray]:
         """The hits, the CIGARs as strings (held packed, as a store keeps them)."""
         return self.held_hits | {"cigar": unpacked_cigars(self.held_hits["cigar"])}
@@ -226,7 +231,7 @@ def _rows(result: SearchResult, first: int, last: int | None,
 def _chunks(result: SearchResult, target_lengths: np.ndarray | None = None
             ) -> Iterator[AlignedRows]:
     """The hits in chunks of whole queries, about ``BLOCK_ROWS`` hits each."""
-    step = max(1, BLOCK_ROWS // result.store.top_k)
+    step = max(1, BLOCK_ROWS // result.store.ranks)
     for first in range(0, len(result), step):
         yield _rows(result, first, first + step, target_lengths)
 

@@ -83,16 +83,19 @@ class SearchStore(LayoutStore):
 
     @classmethod
     def create(cls, path: StorePath, queries: SequenceSet, *, top_k: int, query_block: int,
-               replace: bool = False, **fields: Any) -> SearchStore:
-        """Create an empty store for ``queries``, whole or not at all (``creating``);
-        ``fields`` go to the root attributes, ``replace`` replaces a store at ``path``."""
+               replace: bool = False, max_hsps: int = 1, **fields: Any) -> SearchStore:
+        """Create an empty store for ``queries``, whole or not at all (``creating``), with
+        ``top_k * max_hsps`` ranks a query (``top_k`` subjects, up to ``max_hsps``
+        alignments each); ``fields`` go to the root attributes, ``replace`` replaces a
+        store at ``path``."""
         nq = len(queries)
+        ranks = top_k * max_hsps
         units = -(-nq // query_block)
 
         def build(group: zarr.Group) -> None:
             for name, (dtype, fill) in HIT_FIELDS.items():
-                create_field(group, name, dtype, shape=(nq, top_k),
-                             chunks=(query_block, top_k), fill_value=fill,
+                create_field(group, name, dtype, shape=(nq, ranks),
+                             chunks=(query_block, ranks), fill_value=fill,
                              dimension_names=("query", "rank"))
             write_strings(group, "query", queries.names, "query")
             write_whole(group, "work/query_residues", queries.residues,
@@ -104,7 +107,8 @@ class SearchStore(LayoutStore):
                             dimension_names=("residue",))
             cls.create_marks(group, "unit", (units,), ("unit",))
 
-        return cls._create(path, dict(top_k=top_k, query_block=query_block, units=units,
+        return cls._create(path, dict(top_k=top_k, max_hsps=max_hsps, query_block=query_block,
+                                      units=units,
                                       queries=nq, qualities=queries.qualities is not None,
                                       **fields), build, replace=replace)
 
@@ -115,6 +119,11 @@ class SearchStore(LayoutStore):
     @property
     def top_k(self) -> int:
         return int(self.attrs["top_k"])
+
+    @property
+    def ranks(self) -> int:
+        """Hits a query has room for: ``top_k`` subjects times ``max_hsps``."""
+        return int(self.array("target").shape[1])
 
     @property
     def database(self) -> str:

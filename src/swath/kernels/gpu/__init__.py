@@ -20,7 +20,7 @@ from swath.kernels.gpu import resident as _resident
 from swath.kernels.gpu import slabs as _slabs
 from swath.kernels.gpu.errors import translate_errors
 
-__all__ = ["align_batch", "band_scores", "band_worth", "cigar_counts", "codes", "name",
+__all__ = ["align_batch", "band_scores", "band_worth", "cigar_counts", "codes", "hsps", "name",
            "resident", "score_ends", "score_many", "slabs", "split_boxes", "surplus",
            "tile_batch", "tile_forward", "tile_scores", "trace_residues"]
 
@@ -33,6 +33,7 @@ trace_residues = 1 << 25
 resident: ResidentTargets = _resident
 slabs: SlabStreaming = _slabs
 codes = None
+hsps = None
 # the surplus scheme's terminal gaps cost apart: its score phase would go through
 # traceback.cu's fill, one pair a group, slower than tracing every pair (--iddef 2)
 surplus = None
