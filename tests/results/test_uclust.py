@@ -7,6 +7,7 @@ installed)."""
 from __future__ import annotations
 
 import doctest
+import itertools
 import re
 import shutil
 import subprocess
@@ -216,6 +217,29 @@ def test_pair_records_by_query_best_first_then_earliest_target_whatever_the_pair
     for order in ([3, 2, 1, 0], [2, 0, 3, 1]):
         again = [pairs[k] for k in order]
         assert pair_records(*zip(*again, strict=True)) == lines
+
+
+def test_pair_records_a_run_of_queries_at_a_time_equal_all_at_once():
+    """``queries``: the records of a run of queries from the pairs whose query is in it;
+    the runs one after another are the records of all (a large job's, written in runs)."""
+    pairs = [(0, 3, "4=1X1I"), (0, 1, "6="), (0, 2, "5=1I"), (2, 3, "4=1X1I")]
+    whole = pair_records(*zip(*pairs, strict=True))
+    for bounds in ([0, 1, 4], [0, 2, 3, 4], [0, 1, 2, 3, 4]):
+        runs = []
+        for first, last in itertools.pairwise(bounds):
+            mine = [pair for pair in pairs if first <= pair[0] < last]
+            query, target, cigars = (list(c) for c in zip(*mine, strict=True)) if mine \
+                else ([], [], [])
+            runs += uclust.pair_uc_lines(["a", "b", "c", "d"], [6, 6, 5, 5], query, target,
+                                         cigars, 2, queries=range(first, last))
+        assert runs == whole
+
+
+def test_query_order_is_vsearchs_exact_identity_then_target():
+    """By query, then the identity in percent as a double (99.16 before 99.15, both
+    printed 99.2), then the target."""
+    percent = [100.0 * 117 / 118, 100.0 * 118 / 119, 100.0 * 118 / 119, 100.0]
+    assert uclust.query_order([0, 0, 0, 1], [9, 7, 8, 2], percent).tolist() == [1, 2, 0, 3]
 
 
 def test_pair_records_without_any_pair_are_all_n():
