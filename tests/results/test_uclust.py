@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import doctest
 import itertools
+import json
 import re
 import shutil
 import subprocess
@@ -293,17 +294,38 @@ def test_members_aligned_on_the_gpu_as_on_the_cpu():
         assert uc(mode=mode, device="gpu") == uc(mode=mode, device="cpu")
 
 
+def test_allpairs_identity_prints_as_vsearch_computes_it():
+    """49 matches in 80 columns: the tabular formats print 61.2 as vsearch does (100.0 *
+    49 / 80 is 61.25 exactly), json the double itself; uc the same."""
+    res = swath.allpairs(["A" * 49 + "C" * 31, "A" * 49 + "G" * 31], scoring=DNA,
+                         min_identity=0.6, iddef=2, device="cpu")
+    assert "".join(res.lines("blast6out")).split("\t")[2] == "61.2"
+    assert "".join(res.lines("tsv")).split("\t")[2] == "61.2"
+    assert json.loads("".join(res.lines("json")))["pident"] == 61.25
+    assert "".join(res.lines("uc")).split("\t")[3] == "61.2"
+    assert "# pair 1 of 1: identity 61.2% (vsearch --iddef 2)" in "".join(res.lines("text"))
+
+
 @needs_vsearch
 @pytest.mark.parametrize("definition", [0, 1, 2, 3, 4])
-def test_allpairs_uc_equals_vsearch_run_here(tmp_path: Path, definition):
+def test_allpairs_uc_and_blast6out_equal_vsearch_run_here(tmp_path: Path, definition,
+                                                          monkeypatch):
+    """Byte for byte, and again read a chunk of 2 pairs at a time and printed a run of
+    queries at a time."""
     fasta = write_fasta(tmp_path / "seqs.fasta", RECORDS)
-    out = tmp_path / "vsearch.uc"
+    out, blast6 = tmp_path / "vsearch.uc", tmp_path / "vsearch.blast6out"
     subprocess.run([str(VSEARCH), "--allpairs_global", str(fasta), "--id", "0.8", "--iddef",
-                    str(definition), "--uc", str(out), "--threads", "1", "--quiet"],
-                   check=True)
+                    str(definition), "--uc", str(out), "--blast6out", str(blast6),
+                    "--threads", "1", "--quiet"], check=True)
     res = swath.allpairs(str(fasta), scoring=swath.Scoring.vsearch(), min_identity=0.8,
-                         iddef=definition, device="cpu")
-    assert "".join(res.lines("uc")) == out.read_text()
+                         iddef=definition, device="cpu", block=4,
+                         store=str(tmp_path / "pairs.zarr"))
+    assert len(blast6.read_text().splitlines()) > 5
+    for budget in (None, 2):
+        if budget is not None:
+            monkeypatch.setattr("swath.results.allpairs.PRINT_PAIRS", budget)
+        assert "".join(res.lines("uc")) == out.read_text()
+        assert "".join(res.lines("blast6out")) == blast6.read_text()
 
 
 @needs_vsearch
