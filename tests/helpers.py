@@ -394,14 +394,16 @@ def convention_rows(frame: Any, queries: Sequence[tuple[str, str]],
 
     ``queries`` and ``targets`` are the inputs' ``(name, residues)`` records in input
     order. Checked: the columns of :data:`TABLE_CONVENTION` in that order (a result may
-    add its own after them); ``query_index`` and ``target_index`` are 0-based positions
-    in the inputs, whose names ``query_name`` and ``target_name`` are; coordinates are
+    add its own among them: a search's ``evalue``, ``bitscore``); ``query_index`` and
+    ``target_index`` are 0-based positions in the inputs, whose names ``query_name`` and
+    ``target_name`` are; coordinates are
     0-based and end exclusive: the CIGAR walked from (``query_start``, ``target_start``)
     ends at (``query_end``, ``target_end``), its ``=`` columns equal residues and its
     ``X`` columns unequal ones there; ``length``, ``matches``, ``mismatches`` and
     ``gap_opens`` are the CIGAR's; ``identity`` is a fraction (0 to 1)."""
     columns = list(frame.columns)
-    assert columns[:len(TABLE_CONVENTION)] == list(TABLE_CONVENTION), columns
+    assert [name for name in columns if name in TABLE_CONVENTION] == list(TABLE_CONVENTION), \
+        columns
     rows = {}
     for record in frame[list(TABLE_CONVENTION)].to_dict("records"):
         row = {name: value.item() if isinstance(value, np.generic) else value
