@@ -379,6 +379,55 @@ def count_cigar(cigar: str) -> dict[str, int]:
             "columns": sum(n for n, _ in runs), "gap_opens": sum(gaps), "terminal": ends}
 
 
+#: the columns every result's table (``to_pandas()``) names alike, in this order:
+#: ``swath.PAIRS_COLUMNS``, the model
+TABLE_CONVENTION = ("query_index", "target_index", "query_name", "target_name", "score",
+                    "query_start", "query_end", "target_start", "target_end", "length",
+                    "matches", "mismatches", "gap_opens", "identity", "cigar")
+
+
+def convention_rows(frame: Any, queries: Sequence[tuple[str, str]],
+                    targets: Sequence[tuple[str, str]]) -> dict[tuple[int, int], dict[str, Any]]:
+    """A result's ``to_pandas()`` frame checked against the one convention of every
+    result's table, and its rows by (query_index, target_index), each a dict of the
+    :data:`TABLE_CONVENTION` columns (plain Python values) to compare across results.
+
+    ``queries`` and ``targets`` are the inputs' ``(name, residues)`` records in input
+    order. Checked: the columns of :data:`TABLE_CONVENTION` in that order (a result may
+    add its own among them: a search's ``evalue``, ``bitscore``); ``query_index`` and
+    ``target_index`` are 0-based positions in the inputs, whose names ``query_name`` and
+    ``target_name`` are; coordinates are
+    0-based and end exclusive: the CIGAR walked from (``query_start``, ``target_start``)
+    ends at (``query_end``, ``target_end``), its ``=`` columns equal residues and its
+    ``X`` columns unequal ones there; ``length``, ``matches``, ``mismatches`` and
+    ``gap_opens`` are the CIGAR's; ``identity`` is a fraction (0 to 1)."""
+    columns = list(frame.columns)
+    assert [name for name in columns if name in TABLE_CONVENTION] == list(TABLE_CONVENTION), \
+        columns
+    rows = {}
+    for record in frame[list(TABLE_CONVENTION)].to_dict("records"):
+        row = {name: value.item() if isinstance(value, np.generic) else value
+               for name, value in record.items()}
+        q, t = row["query_index"], row["target_index"]
+        (qname, qres), (tname, tres) = queries[q], targets[t]
+        assert (row["query_name"], row["target_name"]) == (qname, tname), row
+        i, j = row["query_start"], row["target_start"]
+        assert 0 <= i <= row["query_end"] <= len(qres), row
+        assert 0 <= j <= row["target_end"] <= len(tres), row
+        for n, op in re.findall(r"(\d+)([=XID])", row["cigar"]):
+            for _ in range(int(n)):
+                if op in "=X":
+                    assert (qres[i] == tres[j]) == (op == "="), (row, i, j)
+                i, j = i + (op in "=XI"), j + (op in "=XD")
+        assert (i, j) == (row["query_end"], row["target_end"]), row
+        counts = count_cigar(row["cigar"])
+        assert (row["length"], row["matches"], row["mismatches"], row["gap_opens"]) == (
+            counts["columns"], counts["matches"], counts["mismatches"], counts["gap_opens"])
+        assert 0.0 <= row["identity"] <= 1.0, row
+        rows[q, t] = row
+    return rows
+
+
 class Reference:
     """The backend functions that have no C or NumPy twin in ``swath.testing``, computed
     plainly: the CPU backend's oracle in the backend suite (the GPU's is the CPU

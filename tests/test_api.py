@@ -202,9 +202,9 @@ def test_format_alignment_prints_as_swath_align_does():
                                sc.alphabet.encode("PAWHEAE"), sc, query_name="q",
                                target_name="t")
     record = json.loads(swath.format_alignment(aln, "json", names=("q", "t")))
-    assert (record["query_id"], record["score"], record["cigar"]) == ("q", aln.score, aln.cigar)
+    assert (record["query_name"], record["score"], record["cigar"]) == ("q", aln.score, aln.cigar)
     header, row = swath.format_alignment(aln, "tsv").splitlines()
-    assert header.split("\t")[:3] == ["query_id", "target_id", "score"]
+    assert header.split("\t")[:3] == ["query_name", "target_name", "score"]
     assert row.split("\t")[:3] == ["query", "target", str(aln.score)]
     score = swath.PairScore(17, 3, 7, "local")
     assert swath.format_alignment(score, "tsv", names=("q", "t")).splitlines()[1] == \

@@ -27,8 +27,10 @@ from swath.identity import (
     NO_BOUND,
     UNREACHABLE,
     band_limits,
+    cigar_counts,
     identity,
     identity_from_counts,
+    identity_percent,
     least_score,
     length_can_pass,
     surplus_fraction,
@@ -103,6 +105,29 @@ def test_identity_exact_floats() -> None:
     assert identity(aln, 100, 100) == 29 / 100
     assert identity(aln, 100, 100, 3) == 1.0 - 71 / 100
     assert identity(aln, 100, 120, 0) == 29 / 100
+
+
+def test_identity_percent_is_vsearchs_double() -> None:
+    """In percent, each definition is vsearch's C expression exactly (``100.0 * matches /
+    denominator``; 3: ``100.0 * (1.0 - (mismatches + gaps) / longest)``), which ``%.1f``
+    prints as vsearch does: 49 of 80 is 61.2, where 100 times the fraction prints 61.3."""
+    cigars = [f"{m}={x}X{d}D" if d else f"{m}={x}X" for m in range(1, 60, 7)
+              for x in range(1, 40, 3) for d in (0, 2)]
+    counts = cigar_counts(cigars)
+    m, n = counts["columns"] - 1, counts["columns"] + 3
+    for definition in (0, 1, 2, 3, 4, "pident"):
+        percent = identity_percent(counts, m, n, definition).tolist()
+        for k, (same, other, columns, gaps, ends) in enumerate(zip(*(
+                counts[name].tolist() for name in ("matches", "mismatches", "columns",
+                                                   "gap_opens", "terminal")), strict=True)):
+            denominator = {0: min(m[k], n[k]), 2: columns - ends}.get(definition, columns)
+            want = (max(0.0, 100.0 * (1.0 - (other + gaps) / max(m[k], n[k])))
+                    if definition == 3 else 100.0 * same / denominator
+                    if denominator > 0 and columns > 0 else 0.0)
+            assert percent[k] == want, (cigars[k], definition)
+    fraction = cigar_counts(["49=31X"])
+    assert f"{identity_percent(fraction, 80, 80, 2)[0]:.1f}" == "61.2"
+    assert f"{100 * identity_from_counts(49, 31, 80, 0, 0, 80, 80, 2):.1f}" == "61.3"
 
 
 def test_terminal_gap_columns() -> None:

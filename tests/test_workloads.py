@@ -10,6 +10,7 @@ import json
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 import swath
@@ -20,7 +21,7 @@ from swath.results.longpair import PairScore
 from swath.sequences import sequence_set
 from swath.storage.allpairs import AllPairsStore
 from swath.workloads import lookup, named, registered
-from tests.helpers import DNA
+from tests.helpers import DNA, TABLE_CONVENTION, convention_rows, write_fasta
 
 SEQUENCES = ["ACGTACGTACGTAAGG", "ACGTACGTACGTAAGC", "ACGTTCGTACGTAAGG", "TTTTGGGGCCCCAAAA",
              "ACGTACGTACCTAAGG", "GGGGCCCCAAAATTTT"]
@@ -72,8 +73,9 @@ def test_open_report_and_resume_of_a_finished_store(tmp_path):
     opened = swath.open(path)
     assert isinstance(opened, AllPairsResult) and opened.to_table() == ran.to_table()
     assert "".join(swath.report(path)) == "".join(ran.lines("tsv"))
-    assert [json.loads(line)["qseqid"] for line in swath.report(path, "json")] == [
-        row[2] for row in ran.to_table()]
+    assert [(json.loads(line)["qseqid"], json.loads(line)["sseqid"])
+            for line in swath.report(path, "json")] == [
+        tuple(line.split("\t")[:2]) for line in "".join(ran.lines("tsv")).splitlines()]
     calls: list[tuple] = []
     again = swath.resume(path, device="cpu", progress=lambda *a: calls.append(a))
     assert calls == [] and again.to_table() == ran.to_table()     # nothing ran
@@ -120,7 +122,7 @@ def test_a_scores_only_store_opens_as_its_pair_score(tmp_path):
         aligned.score, aligned.query_end, aligned.target_end)
     assert swath.open(path) == scored == swath.resume(path, device="cpu")
     record = json.loads("".join(swath.report(path)))              # json: the default
-    assert record == {"query_id": "a", "target_id": "b", "score": scored.score,
+    assert record == {"query_name": "a", "target_name": "b", "score": scored.score,
                       "query_end": scored.query_end, "target_end": scored.target_end}
     with pytest.raises(swath.InvalidParameter, match="holds a score only"):
         swath.report(path, plot=str(tmp_path / "p.png"))
@@ -191,6 +193,36 @@ def test_every_finished_store_opens_in_xarray_without_a_warning(kind, tmp_path):
         with warnings.catch_warnings():
             warnings.simplefilter("error")
             xarray.open_zarr(path)
+
+
+def test_the_tables_of_all_pairs_and_pairs_name_and_place_an_alignment_alike(tmp_path):
+    """One convention across the results' tables (``swath.PAIRS_COLUMNS`` the model):
+    the same alignment, kept by all pairs and given to pairs, is the same row in both
+    ``to_pandas()``: its 0-based input indices, names, score, 0-based end-exclusive
+    coordinates, counts, identity fraction (pident) and CIGAR."""
+    pytest.importorskip("pandas")
+    rng = np.random.default_rng(51)
+    core = rng.integers(0, 4, 40)
+    seqs = []
+    for k in range(8):           # local hits inside random flanks of one length (70)
+        left = int(rng.integers(0, 20))
+        piece = core.copy()
+        piece[rng.integers(0, 40, int(rng.integers(0, 3)))] = rng.integers(0, 4)
+        flank = rng.integers(0, 4, 30)
+        seqs.append((f"s{k}", DNA.alphabet.decode(np.concatenate(
+            [flank[:left], piece, flank[left:]]).astype(np.uint8))))
+    fasta = write_fasta(tmp_path / "seqs.fasta", seqs)
+    kept = swath.allpairs(str(fasta), DNA, mode="local", min_identity=0.9, device="cpu",
+                          block=3, store=str(tmp_path / "a.zarr"))
+    assert swath.ALLPAIRS_COLUMNS == swath.PAIRS_COLUMNS == TABLE_CONVENTION
+    mine = convention_rows(kept.to_pandas(), seqs, seqs)
+    assert len(mine) == len(kept) > 10
+    assert any(row["query_start"] > 0 and row["target_start"] > 0 for row in mine.values())
+    q, t = (np.array(side) for side in zip(*mine, strict=True))
+    given = swath.align_pairs(str(fasta), str(fasta), DNA, mode="local", device="cpu",
+                              pairs=(q, t))
+    theirs = convention_rows(given.to_pandas(), seqs, seqs)
+    assert theirs == mine
 
 
 def test_every_table_is_a_data_frame_named_by_the_exported_columns(tmp_path):

@@ -522,8 +522,9 @@ def allpairs(sequences: SequencesLike, scoring: Scoring | None = None, *, mode: 
     Returns
     -------
     AllPairsResult
-        ``to_table()``, ``scores()``, ``clusters()``, ``filtered`` (pairs each filter
-        removed).
+        ``to_table()`` and ``to_pandas()`` (``ALLPAIRS_COLUMNS``, the columns of
+        ``PAIRS_COLUMNS``), ``scores()``, ``clusters()``, ``filtered`` (pairs each filter
+        removed), ``lines(format)``.
 
     Examples
     --------
@@ -531,8 +532,9 @@ def allpairs(sequences: SequencesLike, scoring: Scoring | None = None, *, mode: 
     >>> dna = swath.Scoring.dna(match=2, mismatch=-3, gap_open=5, gap_extend=2)
     >>> res = swath.allpairs(["ACGTACGTAC", "ACGTACGTAA", "TTTTGGGG"], scoring=dna,
     ...                      min_identity=0.8, device="cpu")
-    >>> res.to_table()[0][:5]
-    (0, 1, 'sequences[0]', 'sequences[1]', 0.9)
+    >>> row = dict(zip(swath.ALLPAIRS_COLUMNS, res.to_table()[0]))
+    >>> row["query_name"], row["target_name"], row["score"], row["identity"]
+    ('sequences[0]', 'sequences[1]', 15, 0.9)
     >>> res.filtered
     {'pairs': 3, 'length_filtered': 0, 'score_filtered': 2, 'traced': 1, 'kept': 1}
     """
@@ -813,7 +815,7 @@ def open(store: str) -> SearchResult | AllPairsResult | PairsResult | Alignment 
     >>> _ = swath.allpairs(["ACGTACGT", "ACGTACGA"], scoring=swath.Scoring.dna(),
     ...                    min_identity=0.8, device="cpu", store=path)
     >>> swath.open(path).to_table()[0][:5]
-    (0, 1, 'sequences[0]', 'sequences[1]', 0.875)
+    (0, 1, 'sequences[0]', 'sequences[1]', 11)
     """
     from swath.workloads import check_finished, lookup
 

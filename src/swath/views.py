@@ -38,7 +38,7 @@ __all__ = [
 
 #: The fields of :func:`alignment_record`, in output order (JSON keys, TSV columns).
 RECORD_FIELDS: tuple[str, ...] = (
-    "query_id", "target_id", "score", "query_start", "query_end", "target_start",
+    "query_name", "target_name", "score", "query_start", "query_end", "target_start",
     "target_end", "cigar", "identity", "mode",
 )
 
@@ -430,7 +430,8 @@ def format_text(alignment: Alignment, query: np.ndarray, target: np.ndarray, sco
     return "\n".join(lines) + "\n"
 
 
-def alignment_record(alignment: Alignment, query_id: str, target_id: str) -> dict[str, Any]:
+def alignment_record(alignment: Alignment, query_name: str, target_name: str
+                     ) -> dict[str, Any]:
     """One alignment as a flat record with the fields of :data:`RECORD_FIELDS`.
 
     Coordinates are 0-based and end-exclusive, as in :class:`~swath.alignment.Alignment`;
@@ -440,8 +441,8 @@ def alignment_record(alignment: Alignment, query_id: str, target_id: str) -> dic
     ----------
     alignment : Alignment
         The alignment.
-    query_id, target_id : str
-        The ids of the aligned sequences.
+    query_name, target_name : str
+        The names of the aligned sequences.
 
     Returns
     -------
@@ -455,8 +456,8 @@ def alignment_record(alignment: Alignment, query_id: str, target_id: str) -> dic
     0.8
     """
     return {
-        "query_id": query_id,
-        "target_id": target_id,
+        "query_name": query_name,
+        "target_name": target_name,
         "score": int(alignment.score),
         "query_start": int(alignment.query_start),
         "query_end": int(alignment.query_end),

@@ -64,13 +64,13 @@ def _files(kind: str, protein_files: tuple[str, str], dna_files: tuple[str, str]
     return protein_files if kind == "protein" else dna_files
 
 
-def text_rows(output: str, query_id: str, target_id: str) -> tuple[list[tuple], list[tuple]]:
+def text_rows(output: str, query_name: str, target_name: str) -> tuple[list[tuple], list[tuple]]:
     """(start, row, end) of each query and target line of the pairwise view."""
     rows: tuple[list[tuple], list[tuple]] = ([], [])
     for line in output.splitlines():
         fields = line.split()
-        if len(fields) == 4 and fields[0] in (query_id, target_id):
-            side = rows[0] if fields[0] == query_id else rows[1]
+        if len(fields) == 4 and fields[0] in (query_name, target_name):
+            side = rows[0] if fields[0] == query_name else rows[1]
             side.append((int(fields[1]), fields[2], int(fields[3])))
     return rows
 
@@ -140,7 +140,7 @@ def test_json(kind: str, protein_files: tuple[str, str], dna_files: tuple[str, s
     assert result.exit_code == 0, result.output
     record = json.loads(result.stdout)
     assert record == {
-        "query_id": qid, "target_id": tid, "score": expected.score,
+        "query_name": qid, "target_name": tid, "score": expected.score,
         "query_start": expected.query_start, "query_end": expected.query_end,
         "target_start": expected.target_start, "target_end": expected.target_end,
         "cigar": expected.cigar, "identity": pytest.approx(expected.identity), "mode": "local",
@@ -155,10 +155,10 @@ def test_tsv(kind: str, protein_files: tuple[str, str], dna_files: tuple[str, st
     assert result.exit_code == 0, result.output
     head, row, *rest = result.stdout.splitlines()
     assert rest == []
-    assert head.split("\t") == ["query_id", "target_id", "score", "query_start", "query_end",
+    assert head.split("\t") == ["query_name", "target_name", "score", "query_start", "query_end",
                                 "target_start", "target_end", "cigar", "identity", "mode"]
     values = dict(zip(head.split("\t"), row.split("\t"), strict=True))
-    assert values["query_id"] == qid and values["target_id"] == tid
+    assert values["query_name"] == qid and values["target_name"] == tid
     assert int(values["score"]) == expected.score
     assert [int(values[k]) for k in ("query_start", "query_end", "target_start", "target_end")
             ] == [expected.query_start, expected.query_end, expected.target_start,
@@ -280,7 +280,7 @@ def test_verbose_and_progress(dna_files: tuple[str, str]) -> None:
     progress = run("align", *dna_files, "--dna", "--progress", "--format", "json")
     assert progress.exit_code == 0
     assert "aligning dq (100 residues) against dt" in progress.stderr
-    assert json.loads(progress.stdout)["query_id"] == "dq"
+    assert json.loads(progress.stdout)["query_name"] == "dq"
 
 
 def test_device_cpu(dna_files: tuple[str, str]) -> None:
@@ -464,14 +464,14 @@ def test_the_first_query_against_every_target_then_every_query_with_all_pairs(tm
     first = CliRunner().invoke(main, ["align", str(a), str(b), "--format", "tsv"])
     assert first.exit_code == 0, first.output
     lines = first.stdout.splitlines()
-    assert lines[0].startswith("query_id\t") and len(lines) == 3
+    assert lines[0].startswith("query_name\t") and len(lines) == 3
     assert [line.split("\t")[:3] for line in lines[1:]] == [["q1", "t1", "62"],
                                                             ["q1", "t2", "17"]]
     every = CliRunner().invoke(main, ["align", str(a), str(b), "--all-pairs", "--format",
                                       "json"])
     assert every.exit_code == 0, every.output
     rows = [json.loads(line) for line in every.stdout.splitlines()]
-    assert [(r["query_id"], r["target_id"]) for r in rows] == [
+    assert [(r["query_name"], r["target_name"]) for r in rows] == [
         ("q1", "t1"), ("q1", "t2"), ("q2", "t1"), ("q2", "t2")]
     text = CliRunner().invoke(main, ["align", str(a), str(b)])
     assert text.stdout.count("# Query:") == 2 and "\n\n# Query:        q1 (10 residues)\n" \

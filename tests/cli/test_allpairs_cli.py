@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -100,20 +102,37 @@ def internal(cigar: str) -> tuple[int, int]:
 # the command
 
 
-def test_allpairs_prints_the_api_table_in_vsearch_blast6out_columns(fasta, finished,
-                                                                     tmp_path):
+def vsearch_percent(r: dict[str, Any]) -> float:
+    """A pair's identity in percent as vsearch computes it (pident: 100.0 * matches /
+    columns, a C double)."""
+    return 100.0 * r["matches"] / r["length"]
+
+
+def test_allpairs_prints_the_api_table_in_vsearch_blast6out_columns_and_order(
+        fasta, finished, tmp_path):
+    """The table's pairs, each query's after the one before it in input order, the
+    highest identity first (the double, not its rounding), then the earliest target: as
+    vsearch --allpairs_global --blast6out writes them."""
     out, run = finished
     rows = [line.split("\t") for line in run.stdout.splitlines()]
-    want = [fields(r) for r in table(fasta, tmp_path)]
-    assert len(rows) == len(want) > 10 and all(len(r) == len(COLUMNS) for r in rows)
-    for cells, r in zip(rows, want, strict=True):
+    by_pair = {(r["query_name"], r["target_name"]): r
+               for r in map(fields, table(fasta, tmp_path))}
+    assert len(rows) == len(by_pair) > 10 and all(len(r) == len(COLUMNS) for r in rows)
+    want = sorted(by_pair.values(), key=lambda r: (r["query_index"], -vsearch_percent(r),
+                                                 r["target_index"]))
+    assert [tuple(cells[:2]) for cells in rows] == [(r["query_name"], r["target_name"])
+                                                    for r in want]
+    assert len({r["query_index"] for r in want}) < len(want)        # queries of many pairs
+    for cells in rows:
+        r = by_pair[cells[0], cells[1]]
         length, opens = internal(r["cigar"])
-        assert cells == [r["query_id"], r["target_id"], f"{100 * r['identity']:.1f}",
+        assert cells == [r["query_name"], r["target_name"], f"{vsearch_percent(r):.1f}",
                          str(length), str(r["mismatches"]), str(opens),
                          str(r["query_start"] + 1), str(r["query_end"]),
                          str(r["target_start"] + 1), str(r["target_end"]), "-1", "0",
                          str(r["score"]), r["cigar"]]
         assert (cells[6], cells[8]) == ("1", "1")          # global: whole sequences
+        assert r["query_index"] < r["target_index"]        # the query: the earlier record
     summary = run.stderr.strip().splitlines()[-1]
     assert re.fullmatch(r"swath: 435 pairs in [\d.]+ s \([\d,]+ pairs/s\): [\d,]+ ruled out "
                         r"by length, [\d,]+ by score, [\d,]+ aligned, "
@@ -141,20 +160,60 @@ def test_kept_pairs_are_those_whose_alignment_reaches_the_identity(fasta, finish
     assert got == kept
 
 
-def test_inspect_json_is_one_object_per_kept_pair(fasta, finished, tmp_path):
-    out, _ = finished
+def test_inspect_json_is_one_object_per_kept_pair_in_the_tsvs_order(fasta, finished,
+                                                                     tmp_path):
+    out, run = finished
     lines = invoke("inspect", out, "--format", "json").stdout.splitlines()
-    want = [fields(r) for r in table(fasta, tmp_path)]
-    assert len(lines) == len(want)
-    for line, r in zip(lines, want, strict=True):
+    tsv = [line.split("\t") for line in run.stdout.splitlines()]
+    by_pair = {(r["query_name"], r["target_name"]): r
+               for r in map(fields, table(fasta, tmp_path))}
+    assert len(lines) == len(tsv) == len(by_pair)
+    for line, cells in zip(lines, tsv, strict=True):
         record = json.loads(line)
         assert list(record)[:len(COLUMNS)] == COLUMNS
-        assert (record["qseqid"], record["sseqid"], record["score"], record["cigar"]) == (
-            r["query_id"], r["target_id"], r["score"], r["cigar"])
-        assert record["pident"] == pytest.approx(100 * r["identity"])
-        assert (record["qstart"], record["evalue"], record["bitscore"]) == (1, -1, 0)
-        assert (record["query_index"], record["target_index"]) == (r["query_index"],
-                                                                   r["target_index"])
+        assert [str(record[c]) for c in COLUMNS if c != "pident"] == [
+            cell for c, cell in zip(COLUMNS, cells, strict=True) if c != "pident"]
+        r = by_pair[cells[0], cells[1]]
+        assert record["pident"] == vsearch_percent(r) and f"{record['pident']:.1f}" == cells[2]
+        assert (record["query_index"], record["target_index"], record["identity"]) == (
+            r["query_index"], r["target_index"], r["identity"])
+
+
+@pytest.mark.parametrize("budget", [1, 6, 15])
+def test_a_store_printed_a_run_of_queries_at_a_time_prints_the_same(finished, budget,
+                                                                    tmp_path, monkeypatch):
+    """A store of more kept pairs than ``PRINT_PAIRS`` prints in vsearch's order from
+    store chunks of ``PRINT_PAIRS`` pairs, through a temporary file a run of queries
+    (removed after): the same text in every format of that order; no read of more pairs
+    than a chunk, no run of more than a chunk and one query's pairs."""
+    from swath.results import allpairs as printers
+    from swath.storage.allpairs import AllPairsStore
+
+    out, _ = finished
+    result = swath.open(out)
+    formats = ("tsv", "blast6out", "json", "text", "uc")
+    whole = {name: "".join(result.lines(name)) for name in formats}
+    most = int(np.bincount(result.store.pairs()["query"]).max())
+    read, pairs = [], AllPairsStore.pairs
+
+    def counted(store, first=0, last=None):
+        found = pairs(store, first, last)
+        read.append(len(found["query"]))
+        return found
+
+    monkeypatch.setattr(AllPairsStore, "pairs", counted)
+    monkeypatch.setattr(printers, "PRINT_PAIRS", budget)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    runs = list(printers.query_runs(result))
+    assert len(runs) > 1 and max(read) <= budget < len(result)
+    assert [(q.start, q.stop) for q, _ in runs] == list(itertools.pairwise(
+        [runs[0][0].start, *(q.stop for q, _ in runs)])) and runs[-1][0].stop == 30
+    assert all(len(p["query"]) <= budget + most for _, p in runs)
+    assert all(set(p["query"].tolist()) <= set(q) for q, p in runs)
+    assert sum(len(p["query"]) for _, p in runs) == len(result)
+    for name in formats:
+        assert "".join(result.lines(name)) == whole[name], name
+    assert max(read) <= budget and not list(tmp_path.iterdir())
 
 
 def test_inspect_text_prints_the_summary_and_every_kept_pair(finished):
@@ -169,8 +228,12 @@ def test_inspect_text_prints_the_summary_and_every_kept_pair(finished):
     assert any(line.startswith("# By score:") for line in lines)
     assert any(line.startswith("# Clusters:") for line in lines)
     assert text.stdout.count("# CIGAR:") == kept
-    first = run.stdout.splitlines()[0].split("\t")
-    assert f"# CIGAR:        {first[13]}" in lines
+    cigars = [line.split("\t")[13] for line in run.stdout.splitlines()]
+    assert [line[len("# CIGAR:        "):] for line in lines if line.startswith("# CIGAR:")] \
+        == cigars                                           # the tsv's pairs, in its order
+    heads = [line for line in lines if line.startswith("# pair ")]
+    assert heads[0].startswith(f"# pair 1 of {kept}: identity ") and heads[0].endswith(
+        "% (pident)")
 
 
 def test_plot_of_an_allpairs_store_is_refused_in_one_line(finished, tmp_path):

@@ -145,7 +145,7 @@ def test_plot_draws_the_path_of_every_store_that_holds_one(stores, tmp_path, kin
 def test_inspect_prints_the_score_of_a_scores_only_store(stores, tmp_path, mode):
     path, got = stores["scores", mode]
     want = swath.align(A, B, scoring=DNA, mode=mode, device="cpu")
-    score = {"query_id": "chrA", "target_id": "chrB", "score": want.score,
+    score = {"query_name": "chrA", "target_name": "chrB", "score": want.score,
              "query_end": want.query_end, "target_end": want.target_end}
     assert (got.score, got.query_end, got.target_end) == (want.score, want.query_end,
                                                           want.target_end)

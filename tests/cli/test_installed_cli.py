@@ -106,9 +106,9 @@ def test_long_pair_in_tiles_then_inspect_json(tmp_path):
 
     # --dna's defaults (README): match 2, mismatch -3, gaps 5/2, as tests.helpers.DNA
     want = reference_align(DNA.alphabet.encode(a), DNA.alphabet.encode(b), DNA, "local")
-    assert {k: record[k] for k in ("query_id", "target_id", "score", "query_start",
+    assert {k: record[k] for k in ("query_name", "target_name", "score", "query_start",
                                    "query_end", "target_start", "target_end", "cigar")} == {
-        "query_id": "chrA", "target_id": "chrB", "score": want.score,
+        "query_name": "chrA", "target_name": "chrB", "score": want.score,
         "query_start": want.query_start, "query_end": want.query_end,
         "target_start": want.target_start, "target_end": want.target_end,
         "cigar": want.cigar}

@@ -48,7 +48,7 @@ def test_align_to_a_store_then_inspect_json(pair, tmp_path, mode):
         "score": want.score, "query_start": want.query_start, "query_end": want.query_end,
         "target_start": want.target_start, "target_end": want.target_end,
         "cigar": want.cigar}
-    assert record["query_id"] == "chrA" and record["target_id"] == "chrB"
+    assert record["query_name"] == "chrA" and record["target_name"] == "chrB"
     assert record["identity"] == pytest.approx(want.identity)
 
 
@@ -98,7 +98,7 @@ def test_score_only_prints_the_score_and_keeps_it_in_the_store(pair, tmp_path):
                  "--format", "json")
     assert result.exit_code == 0, result.output
     record = json.loads(result.stdout)
-    assert record == {key: full[key] for key in ("query_id", "target_id", "score",
+    assert record == {key: full[key] for key in ("query_name", "target_name", "score",
                                                  "query_end", "target_end")}
     assert json.loads(run("inspect", store, "--format", "json").stdout) == record
     text = run("align", a, b, *DNA_OPTIONS, "--score-only").stdout

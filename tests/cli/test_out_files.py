@@ -35,7 +35,7 @@ def fasta(tmp_path_factory) -> Path:
     (["search", "--dna", "--mode", "global"], ".sam", "@HD"),
     (["allpairs", "--dna", "--min-identity", "0.8"], ".json", "{"),
     (["pairs", "--dna"], ".paf", "s0\t20"),
-    (["align", "--dna"], ".tsv", "query_id"),
+    (["align", "--dna"], ".tsv", "query_name"),
 ])
 def test_out_writes_the_format_its_suffix_names(fasta, tmp_path, command, suffix, first):
     out = tmp_path / f"result{suffix}"

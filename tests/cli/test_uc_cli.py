@@ -58,13 +58,14 @@ def written(fasta, tmp_path_factory) -> Path:
     return folder
 
 
-def vsearch_uc(fasta: Path, folder: Path, threshold: str, *options: str) -> str:
-    """What vsearch --allpairs_global --uc writes (one thread: its queries in input
-    order)."""
-    out = folder / "vsearch.uc"
+def vsearch_files(fasta: Path, folder: Path, threshold: str, *options: str) -> dict[str, str]:
+    """What vsearch --allpairs_global --uc and --blast6out write, by their names (one
+    thread: its queries in input order)."""
+    files = {name: folder / f"vsearch.{name}" for name in ("uc", "blast6out")}
     subprocess.run([str(VSEARCH), "--allpairs_global", str(fasta), "--id", threshold,
-                    "--uc", str(out), "--threads", "1", "--quiet", *options], check=True)
-    return out.read_text()
+                    "--uc", str(files["uc"]), "--blast6out", str(files["blast6out"]),
+                    "--threads", "1", "--quiet", *options], check=True)
+    return {name: path.read_text() for name, path in files.items()}
 
 
 # ---------------------------------------------------------------------------------
@@ -86,7 +87,9 @@ def test_uc_file_holds_each_querys_kept_pairs_best_first_or_an_n_record(written)
     queries = [r[8] for r in records]
     assert sorted(set(queries), key=names.index) == names           # every sequence, once
     assert queries == sorted(queries, key=names.index)               # in input order
-    kept = {(row[2], row[3]): row for row in result.to_table()}
+    kept = {(row["query_name"], row["target_name"]): row
+            for row in (dict(zip(swath.ALLPAIRS_COLUMNS, values, strict=True))
+                        for values in result.to_table())}
     hits = [r for r in records if r[0] == "H"]
     assert {(r[8], r[9]) for r in hits} == set(kept) and len(hits) == len(kept)
     for kind, target, length, pct, strand, six, seven, cigar, query, label in records:
@@ -98,7 +101,7 @@ def test_uc_file_holds_each_querys_kept_pairs_best_first_or_an_n_record(written)
         row = kept[query, label]
         assert (int(target), int(length)) == (names.index(label), lengths[names.index(query)])
         assert (strand, six, seven) == ("+", "0", "0")
-        assert float(pct) == pytest.approx(100 * row[4], abs=0.05 + 1e-9)
+        assert float(pct) == pytest.approx(100 * row["identity"], abs=0.05 + 1e-9)
         assert cigar == "=" or set(cigar) <= set("0123456789MID")
     assert records[-1][0] == "N" and sum(r[0] == "N" for r in records) >= 3
     for query in names:
@@ -120,24 +123,27 @@ def test_uc_alone_needs_no_clusters_and_inspect_prints_it(fasta, tmp_path):
 
 @needs_vsearch
 @pytest.mark.parametrize("iddef", ["0", "1", "2", "3", "4"])
-def test_uc_equals_vsearch_allpairs_globals(iddef, tmp_path):
+def test_uc_and_blast6out_equal_vsearch_allpairs_globals(iddef, tmp_path):
     """All the amplicons at 90% with vsearch's scoring, by each of its identity
     definitions: the same H records (pairs, target numbers, lengths, identities,
-    CIGARs), in the same order, and the same N records, byte for byte."""
-    theirs = vsearch_uc(AMPLICONS, tmp_path, "0.9", "--iddef", iddef)
-    kinds = [line[0] for line in theirs.splitlines()]
+    CIGARs), in the same order, and the same N records, byte for byte; and the same
+    --blast6out lines, in the same order."""
+    theirs = vsearch_files(AMPLICONS, tmp_path, "0.9", "--iddef", iddef)
+    kinds = [line[0] for line in theirs["uc"].splitlines()]
     assert kinds.count("H") > 40 and kinds.count("N") >= 3
     run = invoke("allpairs", str(AMPLICONS), "-o", str(tmp_path / "pairs.zarr"),
                  *VSEARCH_SCORING, "--iddef", iddef, "--min-identity", "0.9", "--device",
-                 "cpu", "--no-progress", "--uc", str(tmp_path / "pairs.uc"))
+                 "cpu", "--no-progress", "--uc", str(tmp_path / "pairs.uc"), "--format",
+                 "blast6out")
     assert run.exit_code == 0, run.output
-    assert (tmp_path / "pairs.uc").read_text() == theirs
+    assert (tmp_path / "pairs.uc").read_text() == theirs["uc"]
+    assert run.stdout == theirs["blast6out"]
 
 
 @needs_vsearch
 def test_uc_of_vsearch_defaults_equals_vsearchs(fasta, tmp_path):
     """--vsearch-defaults at 97%, printed with --format uc: vsearch's own records."""
-    theirs = vsearch_uc(fasta, tmp_path, "0.97")
+    theirs = vsearch_files(fasta, tmp_path, "0.97")["uc"]
     run = invoke("allpairs", str(fasta), "-o", str(tmp_path / "pairs.zarr"),
                  "--vsearch-defaults", "--min-identity", "0.97", "--device", "cpu",
                  "--no-progress", "--format", "uc")

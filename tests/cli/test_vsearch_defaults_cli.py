@@ -86,26 +86,31 @@ def test_vsearch_defaults_keep_vsearchs_pairs_with_its_raw_scores(fasta, tmp_pat
               for line in found.splitlines()}
     done = run(fasta, tmp_path / "v.zarr", "--vsearch-defaults", "--min-identity", "0.95")
     assert done.exit_code == 0, done.output
-    rows = swath.open(str(tmp_path / "v.zarr")).to_table()
-    ours = {frozenset((row[2], row[3])): row[12] for row in rows}
+    rows = [dict(zip(swath.ALLPAIRS_COLUMNS, row, strict=True))
+            for row in swath.open(str(tmp_path / "v.zarr")).to_table()]
+    ours = {frozenset((row["query_name"], row["target_name"])): row["score"] for row in rows}
     assert len(theirs) > 10 and ours == theirs
 
 
 @pytest.mark.skipif(shutil.which("vsearch") is None, reason="vsearch is not installed")
-def test_blast6out_is_vsearchs_twelve_columns_of_the_same_pairs(fasta, tmp_path):
-    """``--format blast6out`` writes vsearch's --blast6out lines: its 12 columns alone (the
-    tsv's first 12), the pairs vsearch keeps, each with the same query and identity."""
+@pytest.mark.parametrize("budget", [None, 4])
+def test_blast6out_is_vsearchs_byte_for_byte(fasta, tmp_path, monkeypatch, budget):
+    """``--format blast6out`` writes what vsearch --allpairs_global --blast6out writes
+    (one thread), byte for byte: the same pairs, lines, identities and order (a block a
+    query in input order, the highest identity first, then the earliest target); the
+    tsv's lines are the same with the score and the CIGAR. With ``budget``, the store's
+    pairs are read a chunk of 4 at a time and printed a run of queries at a time."""
     found = subprocess.run(
         ["vsearch", "--allpairs_global", str(fasta), "--id", "0.95", "--threads", "1",
          "--blast6out", "-", "--quiet"], capture_output=True, text=True, check=True).stdout
-    theirs = {tuple(line.split("\t")[:3]) for line in found.splitlines()}
     assert all(len(line.split("\t")) == 12 for line in found.splitlines())
+    assert len(found.splitlines()) > 10
+    if budget is not None:
+        monkeypatch.setattr("swath.results.allpairs.PRINT_PAIRS", budget)
     done = run(fasta, tmp_path / "v.zarr", "--vsearch-defaults", "--min-identity", "0.95",
                "--format", "blast6out")
     assert done.exit_code == 0, done.output
-    lines = done.stdout.splitlines()
-    assert all(len(line.split("\t")) == 12 for line in lines)
+    assert done.stdout == found
     tsv = run(fasta, tmp_path / "v.zarr", "--vsearch-defaults", "--min-identity", "0.95",
               "--format", "tsv").stdout.splitlines()
-    assert lines == ["\t".join(line.split("\t")[:12]) for line in tsv]
-    assert len(theirs) > 10 and {tuple(line.split("\t")[:3]) for line in lines} == theirs
+    assert done.stdout.splitlines() == ["\t".join(line.split("\t")[:12]) for line in tsv]

@@ -79,6 +79,12 @@ def run(seqs, tmp_path, name="a.zarr", **options):
     return swath.allpairs(seqs, store=str(tmp_path / name), **options)
 
 
+def alignment_of(row, mode):
+    """A row of the table (by column name) as an :class:`swath.Alignment`."""
+    return swath.Alignment(row["score"], row["query_start"], row["query_end"],
+                           row["target_start"], row["target_end"], row["cigar"], mode)
+
+
 @pytest.mark.parametrize("mask", ["diagonal", "full", "scattered"])
 def test_pair_counts_count_the_pairs_of_each_pair_of_lengths(mask):
     rng = np.random.default_rng(len(mask))
@@ -221,13 +227,13 @@ def test_kept_pairs_are_exactly_those_that_reach_the_threshold(mode, min_identit
     seqs = family_set(7, DNA, 30, 120)
     res = run(seqs, tmp_path, mode=mode, min_identity=min_identity, iddef=iddef)
     want = brute_force(seqs, DNA, mode, min_identity, iddef)
-    table = res.to_table()
-    assert {(row[0], row[1]) for row in table} == set(want)
+    table = [dict(zip(swath.ALLPAIRS_COLUMNS, row, strict=True)) for row in res.to_table()]
+    assert {(row["query_index"], row["target_index"]) for row in table} == set(want)
     for row in table:
-        aln = want[row[0], row[1]]
-        assert row[8:] == (aln.query_start, aln.query_end, aln.target_start, aln.target_end,
-                           aln.score, aln.cigar)
-        assert row[4] == identity(aln, len(seqs[row[0]]), len(seqs[row[1]]), iddef)
+        q, t = row["query_index"], row["target_index"]
+        aln = want[q, t]
+        assert alignment_of(row, aln.mode) == aln
+        assert row["identity"] == identity(aln, len(seqs[q]), len(seqs[t]), iddef)
     counts = res.filtered
     assert counts["pairs"] == len(seqs) * (len(seqs) - 1) // 2
     assert counts["length_filtered"] + counts["score_filtered"] + counts["traced"] == \
@@ -266,13 +272,12 @@ def test_an_asymmetric_matrix_aligns_each_pair_with_its_earlier_record_the_query
     seqs = family_set(13, DNA, 14, 50)
     res = run(seqs, tmp_path, scoring=scoring, min_identity=0.8, scores=scores)
     want = brute_force(seqs, scoring, "global", 0.8, "pident")
-    table = res.to_table()
-    assert len(table) > 3 and {(row[0], row[1]) for row in table} == set(want)
-    assert any(len(seqs[row[0]]) > len(seqs[row[1]]) for row in table)   # the longer first
-    for row in table:
-        aln = want[row[0], row[1]]
-        assert row[8:] == (aln.query_start, aln.query_end, aln.target_start, aln.target_end,
-                           aln.score, aln.cigar)
+    table = [dict(zip(swath.ALLPAIRS_COLUMNS, row, strict=True)) for row in res.to_table()]
+    pairs = [(row["query_index"], row["target_index"]) for row in table]
+    assert len(table) > 3 and set(pairs) == set(want)
+    assert any(len(seqs[q]) > len(seqs[t]) for q, t in pairs)          # the longer first
+    for row, pair in zip(table, pairs, strict=True):
+        assert alignment_of(row, "global") == want[pair]
     if scores:
         full = swath.scores(seqs, seqs, scoring=scoring, mode="global", device="cpu")
         off = ~np.eye(len(seqs), dtype=bool)
@@ -376,7 +381,10 @@ def test_one_and_two_sequences(tmp_path):
     aln = swath.align("ACGTACGTA", "ACGTACGTAA", scoring=DNA, mode="global", device="cpu")
     assert aln.cigar == "8=1D1="
     assert row[:4] == (0, 1, "sequences[0]", "sequences[1]")     # the earlier one the query
-    assert row[8:] == (0, 10, 0, 9, aln.score, "8=1I1=") and row[4] == 0.9
+    fields = dict(zip(swath.ALLPAIRS_COLUMNS, row, strict=True))
+    assert alignment_of(fields, "global") == swath.Alignment(aln.score, 0, 10, 0, 9, "8=1I1=",
+                                                             "global")
+    assert fields["identity"] == 0.9 and (fields["matches"], fields["length"]) == (9, 10)
     assert two.clusters().tolist() == [0, 0]
     assert two.scores()[0, 1] == two.scores()[1, 0] == aln.score
 

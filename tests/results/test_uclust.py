@@ -7,6 +7,8 @@ installed)."""
 from __future__ import annotations
 
 import doctest
+import itertools
+import json
 import re
 import shutil
 import subprocess
@@ -218,6 +220,29 @@ def test_pair_records_by_query_best_first_then_earliest_target_whatever_the_pair
         assert pair_records(*zip(*again, strict=True)) == lines
 
 
+def test_pair_records_a_run_of_queries_at_a_time_equal_all_at_once():
+    """``queries``: the records of a run of queries from the pairs whose query is in it;
+    the runs one after another are the records of all (a large job's, written in runs)."""
+    pairs = [(0, 3, "4=1X1I"), (0, 1, "6="), (0, 2, "5=1I"), (2, 3, "4=1X1I")]
+    whole = pair_records(*zip(*pairs, strict=True))
+    for bounds in ([0, 1, 4], [0, 2, 3, 4], [0, 1, 2, 3, 4]):
+        runs = []
+        for first, last in itertools.pairwise(bounds):
+            mine = [pair for pair in pairs if first <= pair[0] < last]
+            query, target, cigars = (list(c) for c in zip(*mine, strict=True)) if mine \
+                else ([], [], [])
+            runs += uclust.pair_uc_lines(["a", "b", "c", "d"], [6, 6, 5, 5], query, target,
+                                         cigars, 2, queries=range(first, last))
+        assert runs == whole
+
+
+def test_query_order_is_vsearchs_exact_identity_then_target():
+    """By query, then the identity in percent as a double (99.16 before 99.15, both
+    printed 99.2), then the target."""
+    percent = [100.0 * 117 / 118, 100.0 * 118 / 119, 100.0 * 118 / 119, 100.0]
+    assert uclust.query_order([0, 0, 0, 1], [9, 7, 8, 2], percent).tolist() == [1, 2, 0, 3]
+
+
 def test_pair_records_without_any_pair_are_all_n():
     assert pair_records([], [], [], lengths=(3, 4)) == [
         "N\t*\t*\t*\t.\t*\t*\t*\ta\t*\n", "N\t*\t*\t*\t.\t*\t*\t*\tb\t*\n"]
@@ -269,17 +294,38 @@ def test_members_aligned_on_the_gpu_as_on_the_cpu():
         assert uc(mode=mode, device="gpu") == uc(mode=mode, device="cpu")
 
 
+def test_allpairs_identity_prints_as_vsearch_computes_it():
+    """49 matches in 80 columns: the tabular formats print 61.2 as vsearch does (100.0 *
+    49 / 80 is 61.25 exactly), json the double itself; uc the same."""
+    res = swath.allpairs(["A" * 49 + "C" * 31, "A" * 49 + "G" * 31], scoring=DNA,
+                         min_identity=0.6, iddef=2, device="cpu")
+    assert "".join(res.lines("blast6out")).split("\t")[2] == "61.2"
+    assert "".join(res.lines("tsv")).split("\t")[2] == "61.2"
+    assert json.loads("".join(res.lines("json")))["pident"] == 61.25
+    assert "".join(res.lines("uc")).split("\t")[3] == "61.2"
+    assert "# pair 1 of 1: identity 61.2% (vsearch --iddef 2)" in "".join(res.lines("text"))
+
+
 @needs_vsearch
 @pytest.mark.parametrize("definition", [0, 1, 2, 3, 4])
-def test_allpairs_uc_equals_vsearch_run_here(tmp_path: Path, definition):
+def test_allpairs_uc_and_blast6out_equal_vsearch_run_here(tmp_path: Path, definition,
+                                                          monkeypatch):
+    """Byte for byte, and again read a chunk of 2 pairs at a time and printed a run of
+    queries at a time."""
     fasta = write_fasta(tmp_path / "seqs.fasta", RECORDS)
-    out = tmp_path / "vsearch.uc"
+    out, blast6 = tmp_path / "vsearch.uc", tmp_path / "vsearch.blast6out"
     subprocess.run([str(VSEARCH), "--allpairs_global", str(fasta), "--id", "0.8", "--iddef",
-                    str(definition), "--uc", str(out), "--threads", "1", "--quiet"],
-                   check=True)
+                    str(definition), "--uc", str(out), "--blast6out", str(blast6),
+                    "--threads", "1", "--quiet"], check=True)
     res = swath.allpairs(str(fasta), scoring=swath.Scoring.vsearch(), min_identity=0.8,
-                         iddef=definition, device="cpu")
-    assert "".join(res.lines("uc")) == out.read_text()
+                         iddef=definition, device="cpu", block=4,
+                         store=str(tmp_path / "pairs.zarr"))
+    assert len(blast6.read_text().splitlines()) > 5
+    for budget in (None, 2):
+        if budget is not None:
+            monkeypatch.setattr("swath.results.allpairs.PRINT_PAIRS", budget)
+        assert "".join(res.lines("uc")) == out.read_text()
+        assert "".join(res.lines("blast6out")) == blast6.read_text()
 
 
 @needs_vsearch

@@ -95,7 +95,8 @@ def _iddef(value: str) -> str | int:
               default=None,
               help="Also print the kept pairs to stdout in this format (as `swath inspect`): "
                    "tsv (vsearch's --blast6out columns, the score and the CIGAR), blast6out "
-                   "(its 12 columns alone, as vsearch --blast6out writes them), json, text, "
+                   "(its 12 columns alone, as vsearch --blast6out writes them: a query after "
+                   "another in input order, its best first), json, text, "
                    "uc (as --uc writes it), sam (each pair's query a read, its target a "
                    "reference) or paf; or the clusters: clusters-uc or centroids (as "
                    "--clusters-uc and --centroids write them; either implies --clusters).")

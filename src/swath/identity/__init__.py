@@ -2,7 +2,8 @@
 
 - :mod:`~swath.identity.definitions`: the counts of an alignment (from its CIGAR,
   :func:`cigar_counts`) and the identity definitions (BLAST's pident, vsearch's
-  ``--iddef`` 0 to 4: :func:`identity`, :func:`identity_from_counts`);
+  ``--iddef`` 0 to 4: :func:`identity`, :func:`identity_from_counts`; in percent as
+  vsearch computes and prints them: :func:`identity_percent`);
 - :mod:`~swath.identity.filters`: what ``swath allpairs`` skips before tracing a pair
   (:func:`length_can_pass`, :func:`least_score`, :func:`band_limits`);
 - :mod:`~swath.identity.surplus`: the filter where no score bound exists (``--iddef 2``),
@@ -15,6 +16,7 @@ from swath.identity.definitions import (
     cigar_counts,
     identity,
     identity_from_counts,
+    identity_percent,
     terminal_gap_columns,
 )
 from swath.identity.filters import (
@@ -35,6 +37,7 @@ __all__ = [
     "cigar_counts",
     "identity",
     "identity_from_counts",
+    "identity_percent",
     "least_score",
     "length_can_pass",
     "surplus_fraction",

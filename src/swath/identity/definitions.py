@@ -62,6 +62,7 @@ __all__ = [
     "cigar_counts",
     "identity",
     "identity_from_counts",
+    "identity_percent",
     "terminal_gap_columns",
 ]
 
@@ -173,6 +174,45 @@ def identity_from_counts(matches: npt.ArrayLike, mismatches: npt.ArrayLike,
         denominator = L
     ok = (denominator > 0) & (L > 0)
     return np.where(ok, M / np.where(ok, denominator, 1), 0.0)
+
+
+def identity_percent(counts: dict[str, npt.NDArray[np.int64]], query_length: npt.ArrayLike,
+                     target_length: npt.ArrayLike, definition: str | int = "pident"
+                     ) -> npt.NDArray[np.float64]:
+    """Identities in percent computed as vsearch computes them, so that they print with
+    one decimal (``%.1f``) as vsearch prints them and sort as vsearch sorts them:
+    ``100.0 * matches / denominator`` as a C double (definition 3: ``100.0 * (1 - (X +
+    O) / max(m, n))``), not 100 times the fraction, which differs from it in the last bit
+    (49 matches over 80: 61.25 exactly, which ``%.1f`` rounds to 61.2, where 100 times
+    the fraction is 61.25000000000001, printed 61.3).
+
+    Parameters
+    ----------
+    counts : dict of numpy.ndarray
+        M, X, L, O and T of each alignment, as :func:`cigar_counts` gives them.
+    query_length, target_length : array_like of int
+        ``m`` and ``n`` of each alignment.
+    definition : {"pident", 0, 1, 2, 3, 4}
+        BLAST's pident or vsearch's ``--iddef`` (module docstring).
+
+    Returns
+    -------
+    numpy.ndarray
+        float64 identities from 0 to 100.
+
+    Examples
+    --------
+    >>> counts = cigar_counts(["49=31X", "2I3=1X1D2=3D"])
+    >>> percent = identity_percent(counts, [80, 8], [80, 10], 2)
+    >>> [f"{value:.1f}" for value in percent], f"{100 * (49 / 80):.1f}"
+    (['61.2', '71.4'], '61.3')
+    """
+    rest = (counts["mismatches"], counts["columns"], counts["gap_opens"], counts["terminal"],
+            query_length, target_length)
+    if check_definition(definition) == 3:
+        return 100.0 * identity_from_counts(counts["matches"], *rest, 3)
+    return identity_from_counts(100 * np.asarray(counts["matches"], dtype=np.int64), *rest,
+                                definition)
 
 
 def identity(alignment: Alignment, query_length: int, target_length: int,

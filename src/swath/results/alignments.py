@@ -174,8 +174,8 @@ class PrintOptions:
     command : str, optional
         The command line that made the output (SAM's ``@PG CL:``).
     columns : tuple of str, optional
-        The tabular columns to print (names of :data:`COLUMNS`), in order; None: the
-        format's own.
+        The tabular columns to print (names of ``swath.TSV_COLUMNS``), in order; None:
+        the format's own.
 
     Examples
     --------

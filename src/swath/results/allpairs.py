@@ -2,39 +2,64 @@
 and how they print.
 
 The printers (:data:`PRINTERS`) are what ``swath inspect`` and ``swath allpairs
---format`` print. The kept pairs print in vsearch's ``--blast6out`` columns (its
-``--allpairs_global`` output), then the raw score and the CIGAR: query and target
-labels, identity in percent (one decimal, by the store's identity definition),
-alignment length, mismatches and gap opens of the alignment without its terminal gaps
-(vsearch's "internal" alignment), 1-based inclusive coordinates, e-value -1 and bit
-score 0 (vsearch computes no statistics for global alignments). ``sam`` and ``paf``
-write the kept pairs for other tools: the query of a pair a read, its target a
-reference. ``uc`` writes the kept pairs as ``vsearch --allpairs_global --uc`` does (a
-query's ``H`` records, the best first, or its ``N`` record); ``clusters-uc`` and
-``centroids`` write the clusters as ``vsearch --cluster_fast``'s ``--uc`` and
-``--centroids`` do (:mod:`swath.results.uclust`). Each printer yields the output in
-pieces that end with a newline.
+--format`` print. ``blast6out`` writes the kept pairs as ``vsearch --allpairs_global
+--blast6out`` does (with one thread), byte for byte where the scoring is vsearch's
+(``--vsearch-defaults``): a block of lines a query (a pair's earlier input record), the
+queries in input order, each query's pairs the highest identity first (the exact double
+vsearch prints with one decimal: ``100.0 * matches / denominator``, by the store's
+identity definition), then the earliest target; its columns are vsearch's: query and
+target labels, identity in percent (``%.1f``), alignment length, mismatches and gap
+opens of the alignment without its terminal gaps (vsearch's "internal" alignment),
+1-based inclusive coordinates, e-value -1 and bit score 0 (vsearch computes no
+statistics for global alignments). ``tsv`` adds the raw score and the CIGAR
+(:data:`BLAST6_COLUMNS`); ``json`` the same fields and the input indices and identity
+fraction, an object a line, in the same order. ``sam`` and ``paf`` write the kept pairs
+for other tools: the query of a pair a read, its target a reference. ``uc`` writes the
+kept pairs as ``vsearch --allpairs_global --uc`` does (a query's ``H`` records in the
+same order, or its ``N`` record); ``clusters-uc`` and ``centroids`` write the clusters as
+``vsearch --cluster_fast``'s ``--uc`` and ``--centroids`` do
+(:mod:`swath.results.uclust`). Each printer yields the output in pieces that end with a
+newline.
+
+The store keeps the kept pairs tile after tile, not by query: the printers in vsearch's
+order (blast6out, tsv, json, uc) read them a run of queries at a time
+(:func:`query_runs`). A store of up to :data:`PRINT_PAIRS` kept pairs is read whole;
+a larger one is read twice, a store chunk of :data:`PRINT_PAIRS` pairs at a time: once
+for each query's count of pairs, which cut the queries into runs of about
+:data:`PRINT_PAIRS` pairs, then to write each chunk's pairs into a temporary file per
+run (``tempfile``'s directory; as many bytes as the pairs' fields), each run read back,
+sorted and printed in turn. A printer holds one chunk or one run (at most
+:data:`PRINT_PAIRS` pairs and those of one query, which has fewer than the sequences),
+besides a count and a name per sequence.
 """
 
 from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Callable, Iterator
+import os
+import pickle
+import tempfile
+from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from swath.alignment import cigar_runs
+from swath.identity.definitions import cigar_counts, identity_percent
 from swath.results import printed, uclust
 from swath.results.alignments import AlignedRows, PrintOptions, paf_lines, sam_header, sam_lines
+from swath.results.pairs import COLUMNS
 
 if TYPE_CHECKING:       # the store module (and Zarr) loads when a result is read
     from swath.storage.allpairs import AllPairsStore
 
-TABLE_COLUMNS = ("query_index", "target_index", "query_id", "target_id", "identity", "length",
-                 "mismatches", "gap_opens", "query_start", "query_end", "target_start",
-                 "target_end", "score", "cigar")
+#: the table's columns (``to_table``, ``to_pandas``): the pairs' (``PairsResult``'s),
+#: one convention for every result
+TABLE_COLUMNS = COLUMNS
+#: the kept pairs a printer in vsearch's order reads at once (module docstring)
+PRINT_PAIRS = 1 << 20
+LINE_BATCH = 1 << 16    # the pairs a printer holds as Python values at once
 
 # vsearch's --blast6out columns, then the raw score and the CIGAR
 BLAST6_COLUMNS = ("qseqid", "sseqid", "pident", "length", "mismatch", "gapopen", "qstart",
@@ -46,15 +71,21 @@ class AllPairsResult:
     """The result of a finished all-pairs job, read from its store.
 
     Pairs are unordered; the query of a pair is its earlier input record (as in vsearch).
-    Indices are positions in the input, coordinates 0-based and end exclusive.
+    Its table (:meth:`to_table`, :meth:`to_pandas`) has the columns of every result's
+    (``swath.ALLPAIRS_COLUMNS``, ``swath.PAIRS_COLUMNS``'s): indices are positions in the
+    input, coordinates 0-based and end exclusive, ``identity`` a fraction (by the job's
+    definition, ``iddef``).
 
     Examples
     --------
     >>> import swath
     >>> res = swath.allpairs(["ACGTACGT", "ACGTACGA", "TTTT"], scoring=swath.Scoring.dna(),
     ...                      min_identity=0.8, device="cpu", clusters=True)
-    >>> len(res), res.to_table()[0][:5], res.clusters().tolist()
-    (1, (0, 1, 'sequences[0]', 'sequences[1]', 0.875), [0, 0, 1])
+    >>> row = dict(zip(swath.ALLPAIRS_COLUMNS, res.to_table()[0]))
+    >>> len(res), row["query_name"], row["target_name"], row["identity"], row["query_end"]
+    (1, 'sequences[0]', 'sequences[1]', 0.875, 8)
+    >>> res.clusters().tolist()
+    [0, 0, 1]
     """
 
     def __init__(self, store: str) -> None:
@@ -79,18 +110,21 @@ class AllPairsResult:
         return dict(zip(COUNTERS, self.store.counters().sum(axis=0).tolist(), strict=True))
 
     def to_table(self) -> list[tuple[object, ...]]:
-        """The kept pairs as rows of ``TABLE_COLUMNS``, in the store's order (tile after
-        tile, the tiles' blocks being runs of sequences sorted by length; each tile's pairs
-        by query index, then target index): input indices and names, identity (0 to 1, by
-        the job's definition), alignment length, mismatches, gap opens, coordinates
-        (0-based, end exclusive), raw score and extended CIGAR."""
+        """The kept pairs as rows of ``TABLE_COLUMNS`` (``swath.ALLPAIRS_COLUMNS``, the
+        columns of ``swath.PAIRS_COLUMNS``), in the store's order (tile after tile, the
+        tiles' blocks being runs of sequences sorted by length; each tile's pairs by query
+        index, then target index): ``query_index``, ``target_index`` (positions in the
+        input, the query the earlier), ``query_name``, ``target_name``, ``score`` (raw),
+        ``query_start``, ``query_end``, ``target_start``, ``target_end`` (0-based, end
+        exclusive), ``length`` (alignment columns), ``matches``, ``mismatches``,
+        ``gap_opens``, ``identity`` (0 to 1, by the job's definition) and ``cigar``
+        (extended)."""
         kept = self.store.pairs()
         names = self.store.sequence_names()
-        columns = [kept["query"].tolist(), kept["target"].tolist(),
-                   names[kept["query"]].tolist(), names[kept["target"]].tolist(),
-                   *(kept[name].tolist() for name in TABLE_COLUMNS[4:13]),
-                   kept["cigar"].tolist()]
-        return list(zip(*columns, strict=True))
+        columns = {"query_index": kept["query"], "target_index": kept["target"],
+                   "query_name": names[kept["query"]], "target_name": names[kept["target"]],
+                   **kept}
+        return list(zip(*(columns[name].tolist() for name in TABLE_COLUMNS), strict=True))
 
     def to_pandas(self) -> Any:
         """The rows of :meth:`to_table` as a ``pandas.DataFrame`` (``ALLPAIRS_COLUMNS``;
@@ -179,10 +213,12 @@ class AllPairsResult:
         format : str
             One of ``PRINTERS``: tsv, vsearch's --blast6out columns
             (``BLAST6_COLUMNS``), the score, the CIGAR; blast6out: those 12 columns
-            alone, as vsearch writes them; json: those and the input indices and
-            identity fraction, one object per pair and line; text: a summary and the
-            pairwise views; uc: vsearch --allpairs_global's --uc records (a query's H
-            records, the best first, or its N record); sam: SAM with a header (the
+            alone, as vsearch writes them (a query's pairs after another's, in input
+            order, the highest identity first, then the earliest target); json: those
+            and the input indices and identity fraction, one object per pair and line;
+            text: a summary and the pairwise views (these four in the same order); uc:
+            vsearch --allpairs_global's --uc records (a query's H records in that order,
+            or its N record); sam: SAM with a header (the
             pairs' targets as references, each query a read: its best pair the primary
             record); paf: a line per pair. The clusters (``StoreIncomplete`` without
             them): clusters-uc, vsearch --cluster_fast's --uc records (each member
@@ -221,26 +257,91 @@ def internal_columns(cigar: str) -> tuple[int, int]:
     return length, opens
 
 
-def _fields(row: tuple[object, ...]) -> dict[str, Any]:
-    """A row of ``AllPairsResult.to_table()`` by column name."""
-    return dict(zip(TABLE_COLUMNS, row, strict=True))
+def blast6_row(pair: Mapping[str, Any], percent: float) -> tuple[object, ...]:
+    """One kept pair (its ``TABLE_COLUMNS`` by name) in :data:`BLAST6_COLUMNS`: vsearch's
+    ``--blast6out`` values (identity in percent, ``percent``: as vsearch computes it,
+    :func:`~swath.identity.definitions.identity_percent`; length and gap opens without
+    terminal gaps, 1-based inclusive coordinates, e-value -1, bit score 0), then the raw
+    score and the CIGAR.
 
-
-def blast6_row(row: tuple[object, ...]) -> tuple[object, ...]:
-    """One row of ``AllPairsResult.to_table()`` in :data:`BLAST6_COLUMNS`: vsearch's
-    ``--blast6out`` values (identity in percent, length and gap opens without terminal
-    gaps, 1-based inclusive coordinates, e-value -1, bit score 0), then the raw score and
-    the CIGAR."""
-    r = _fields(row)
-    length, opens = internal_columns(r["cigar"])
-    return (r["query_id"], r["target_id"], 100.0 * r["identity"], length, r["mismatches"],
-            opens, r["query_start"] + 1, r["query_end"], r["target_start"] + 1,
-            r["target_end"], -1, 0, r["score"], r["cigar"])
+    Examples
+    --------
+    >>> blast6_row({"query_name": "a", "target_name": "b", "mismatches": 1, "query_start": 0,
+    ...             "query_end": 9, "target_start": 0, "target_end": 10, "score": 12,
+    ...             "cigar": "4=1X4=1D"}, 80.0)
+    ('a', 'b', 80.0, 9, 1, 0, 1, 9, 1, 10, -1, 0, 12, '4=1X4=1D')
+    """
+    length, opens = internal_columns(pair["cigar"])
+    return (pair["query_name"], pair["target_name"], percent, length, pair["mismatches"],
+            opens, pair["query_start"] + 1, pair["query_end"], pair["target_start"] + 1,
+            pair["target_end"], -1, 0, pair["score"], pair["cigar"])
 
 
 def _tsv_cell(column: str, value: object) -> str:
     """A cell as vsearch prints it: identity with one decimal (``%.1f``)."""
     return f"{value:.1f}" if column == "pident" else str(value)
+
+
+def query_runs(result: AllPairsResult) -> Iterator[tuple[range, dict[str, np.ndarray]]]:
+    """The kept pairs a run of queries at a time (module docstring): runs of consecutive
+    input indices, in input order, each with the pairs whose query is in it (their
+    ``KEPT_FIELDS``, the CIGARs as strings; in no particular order). A run may have no
+    pairs."""
+    store = result.store
+    n, kept, budget = store.sequences, len(result), PRINT_PAIRS
+    if kept <= budget:
+        yield range(n), store.pairs()
+        return
+    counts = np.zeros(n, dtype=np.int64)
+    queries = store.array("query")
+    for first in range(0, kept, budget):
+        counts += np.bincount(np.asarray(queries[first:first + budget]), minlength=n)
+    # a run: the queries whose pairs start in one window of ``budget`` pairs
+    window = (np.cumsum(counts) - counts) // budget
+    bounds = np.concatenate([[0], np.flatnonzero(np.diff(window)) + 1, [n]]).tolist()
+    empty = store.pairs(0, 0)
+    with tempfile.TemporaryDirectory(prefix="swath-print-") as folder:
+        files = [os.path.join(folder, f"run{r}") for r in range(len(bounds) - 1)]
+        for first in range(0, kept, budget):
+            pairs = store.pairs(first, first + budget)
+            run = np.searchsorted(bounds, pairs["query"], side="right") - 1
+            order = np.argsort(run, kind="stable")
+            runs, starts = np.unique(run[order], return_index=True)
+            for r, rows in zip(runs.tolist(), np.split(order, starts[1:]), strict=True):
+                with open(files[r], "ab") as file:    # our own file, read back below
+                    pickle.dump({name: values[rows] for name, values in pairs.items()}, file,
+                                protocol=pickle.HIGHEST_PROTOCOL)
+        for r, path in enumerate(files):
+            yield range(bounds[r], bounds[r + 1]), _read_run(path, empty)
+
+
+def _read_run(path: str, empty: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """A run's pairs from its file (``query_runs``), ``empty`` where it has none."""
+    if not os.path.exists(path):
+        return empty
+    parts = []
+    with open(path, "rb") as file:
+        while file.peek(1):
+            parts.append(pickle.load(file))     # written by query_runs, just now
+    return {name: np.concatenate([part[name] for part in parts]) for name in empty}
+
+
+def vsearch_order(result: AllPairsResult
+                  ) -> Iterator[tuple[range, dict[str, np.ndarray], np.ndarray]]:
+    """The kept pairs in the order ``vsearch --allpairs_global`` writes them, a run of
+    queries at a time (:func:`query_runs`): each run's queries, their pairs
+    (``KEPT_FIELDS`` and ``query_name``, ``target_name``) sorted by query, the highest
+    identity first, then the earliest target (:func:`~swath.results.uclust.query_order`),
+    and each pair's identity in percent as vsearch computes it."""
+    names, lengths = result.store.sequence_names(), result.store.sequence_lengths()
+    iddef = result.store.attrs["inputs"]["iddef"]
+    for queries, pairs in query_runs(result):
+        query, target = pairs["query"], pairs["target"]
+        percent = identity_percent(cigar_counts(pairs["cigar"]), lengths[query],
+                                   lengths[target], iddef)
+        order = uclust.query_order(query, target, percent)
+        named = {**pairs, "query_name": names[query], "target_name": names[target]}
+        yield queries, {name: values[order] for name, values in named.items()}, percent[order]
 
 
 def tsv_lines(result: AllPairsResult, options: PrintOptions) -> Iterator[str]:
@@ -253,19 +354,30 @@ def blast6out_lines(result: AllPairsResult, options: PrintOptions) -> Iterator[s
     yield from _blast6_lines(result, BLAST6_COLUMNS[:BLAST6_FIELDS])
 
 
+def _blast6_rows(result: AllPairsResult) -> Iterator[tuple[dict[str, Any], tuple[object, ...]]]:
+    """Each kept pair (its fields by name) and its :func:`blast6_row`, in vsearch's
+    order (:func:`vsearch_order`), made Python values ``LINE_BATCH`` pairs at a time."""
+    for _, pairs, percent in vsearch_order(result):
+        for at in range(0, len(percent), LINE_BATCH):
+            fields = {name: values[at:at + LINE_BATCH].tolist()
+                      for name, values in pairs.items()}
+            for k, value in enumerate(percent[at:at + LINE_BATCH].tolist()):
+                pair = {name: column[k] for name, column in fields.items()}
+                yield pair, blast6_row(pair, value)
+
+
 def _blast6_lines(result: AllPairsResult, columns: tuple[str, ...]) -> Iterator[str]:
-    for row in result.to_table():
-        yield "\t".join(_tsv_cell(c, v) for c, v in zip(columns, blast6_row(row),
-                                                         strict=False)) + "\n"
+    for _, values in _blast6_rows(result):
+        yield "\t".join(_tsv_cell(c, v) for c, v in zip(columns, values, strict=False)) + "\n"
 
 
 def json_lines(result: AllPairsResult, options: PrintOptions) -> Iterator[str]:
-    """The tsv fields and the input indices and identity fraction, one object a line."""
-    for row in result.to_table():
-        r = _fields(row)
-        record = dict(zip(BLAST6_COLUMNS, blast6_row(row), strict=True))
-        record.update(query_index=r["query_index"], target_index=r["target_index"],
-                      identity=r["identity"])
+    """The tsv fields (``pident`` unrounded) and the input indices and identity fraction,
+    one object a line, in the tsv's order."""
+    for pair, values in _blast6_rows(result):
+        record = dict(zip(BLAST6_COLUMNS, values, strict=True))
+        record.update(query_index=pair["query"], target_index=pair["target"],
+                      identity=pair["identity"])
         yield json.dumps(record) + "\n"
 
 
@@ -299,7 +411,7 @@ def _iddef_name(iddef: object) -> str:
 
 
 def text_lines(result: AllPairsResult, options: PrintOptions) -> Iterator[str]:
-    """A summary, then the pairwise view of every kept pair."""
+    """A summary, then the pairwise view of every kept pair, in the tsv's order."""
     from swath.alignment import Alignment
     from swath.views import format_text
 
@@ -307,16 +419,14 @@ def text_lines(result: AllPairsResult, options: PrintOptions) -> Iterator[str]:
     inputs = result.store.attrs["inputs"]
     scoring = result.store.scoring
     sequences = _input_sequences(result)
-    rows = result.to_table()
     how = _iddef_name(inputs["iddef"])
-    for k, row in enumerate(rows):
-        r = _fields(row)
+    for k, (r, values) in enumerate(_blast6_rows(result)):
         alignment = Alignment(r["score"], r["query_start"], r["query_end"], r["target_start"],
                               r["target_end"], r["cigar"], inputs["mode"])
         yield "\n"
-        yield f"# pair {k + 1} of {len(rows)}: identity {100 * r['identity']:.1f}% ({how})\n"
-        yield format_text(alignment, sequences[r["query_index"]], sequences[r["target_index"]],
-                          scoring, query_name=r["query_id"], target_name=r["target_id"])
+        yield f"# pair {k + 1} of {len(result)}: identity {values[2]:.1f}% ({how})\n"
+        yield format_text(alignment, sequences[r["query"]], sequences[r["target"]], scoring,
+                          query_name=r["query_name"], target_name=r["target_name"])
 
 
 def _input_sequences(result: AllPairsResult) -> list[np.ndarray]:
@@ -357,11 +467,13 @@ def _input_names(result: AllPairsResult) -> list[str]:
 def uc_text(result: AllPairsResult, options: PrintOptions) -> Iterator[str]:
     """vsearch --allpairs_global's --uc records of the kept pairs: for each sequence in
     input order, its H records (the pairs whose query it is, the highest identity first,
-    by the job's definition) or its N record."""
-    kept = result.store.pairs()
-    yield from uclust.pair_uc_lines(_input_names(result), result.store.sequence_lengths(),
-                                    kept["query"], kept["target"], kept["cigar"],
-                                    result.store.attrs["inputs"]["iddef"])
+    by the job's definition) or its N record; a run of queries at a time
+    (:func:`query_runs`)."""
+    names, lengths = _input_names(result), result.store.sequence_lengths()
+    iddef = result.store.attrs["inputs"]["iddef"]
+    for queries, pairs in query_runs(result):
+        yield from uclust.pair_uc_lines(names, lengths, pairs["query"], pairs["target"],
+                                        pairs["cigar"], iddef, queries=queries)
 
 
 def clusters_uc_text(result: AllPairsResult, options: PrintOptions) -> Iterator[str]:

@@ -27,7 +27,7 @@ if TYPE_CHECKING:       # the store module (and Zarr) loads when a store is read
     from swath.storage.longpair import AlignmentStore
 
 FORMATS = ("text", "json", "tsv")
-SCORE_FIELDS = ("query_id", "target_id", "score", "query_end", "target_end")
+SCORE_FIELDS = ("query_name", "target_name", "score", "query_end", "target_end")
 
 
 @dataclass(frozen=True)
@@ -55,8 +55,8 @@ def _check_format(format: str) -> None:
 def score_lines(result: PairScore, names: tuple[str, str], format: str) -> Iterator[str]:
     """A scores-only result: the score and the (exclusive) end of the alignment."""
     _check_format(format)
-    query_id, target_id = names
-    record = {"query_id": query_id, "target_id": target_id, "score": result.score,
+    query_name, target_name = names
+    record = {"query_name": query_name, "target_name": target_name, "score": result.score,
               "query_end": result.query_end, "target_end": result.target_end}
     if format == "json":
         yield json.dumps(record) + "\n"
@@ -64,7 +64,7 @@ def score_lines(result: PairScore, names: tuple[str, str], format: str) -> Itera
         yield "\t".join(SCORE_FIELDS) + "\n"
         yield "\t".join(str(record[f]) for f in SCORE_FIELDS) + "\n"
     else:
-        yield (f"# {query_id} against {target_id} ({result.mode}): score {result.score}, "
+        yield (f"# {query_name} against {target_name} ({result.mode}): score {result.score}, "
                f"ending at query {result.query_end}, target {result.target_end} "
                "(scores only: no traceback)\n")
 
@@ -80,15 +80,15 @@ def alignment_lines(alignment: Alignment, names: tuple[str, str], format: str, *
     from swath.views import RECORD_FIELDS, alignment_record, format_text
 
     _check_format(format)
-    query_id, target_id = names
+    query_name, target_name = names
     if format == "text":
         if query is None or target is None or scoring is None:
             raise InvalidParameter("the text view of an alignment needs its query, target "
                                    "and scoring")
-        yield format_text(alignment, query, target, scoring, query_name=query_id,
-                          target_name=target_id)
+        yield format_text(alignment, query, target, scoring, query_name=query_name,
+                          target_name=target_name)
         return
-    record = alignment_record(alignment, query_id, target_id)
+    record = alignment_record(alignment, query_name, target_name)
     if format == "json":
         yield json.dumps(record) + "\n"
     else:
@@ -149,6 +149,6 @@ def plot(path: str, image: str) -> None:
     if not opened.traceback:
         raise InvalidParameter(f"--plot: {path} holds a score only (swath align "
                                "--score-only): no alignment path to draw")
-    query_id, target_id = opened.names
+    query_name, target_name = opened.names
     m, n = opened.lengths
-    dot_plot(opened.alignment(), m, n, image, query_name=query_id, target_name=target_id)
+    dot_plot(opened.alignment(), m, n, image, query_name=query_name, target_name=target_name)

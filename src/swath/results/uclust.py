@@ -69,11 +69,11 @@ import numpy.typing as npt
 
 from swath.alignment import cigar_runs
 from swath.constants import Mode
-from swath.identity.definitions import check_definition, cigar_counts, identity_from_counts
+from swath.identity.definitions import cigar_counts, identity_percent
 from swath.scoring import Alphabet, Scoring
 
-__all__ = ["FASTA_WIDTH", "abundance", "centroid_fasta", "centroids", "pair_uc_lines", "uc_cigar",
-           "uc_lines", "visit_order"]
+__all__ = ["FASTA_WIDTH", "abundance", "centroid_fasta", "centroids", "pair_uc_lines",
+           "query_order", "uc_cigar", "uc_lines", "visit_order"]
 
 FASTA_WIDTH = 80            # vsearch's --fasta_width default
 _SIZE = re.compile(r"(?:^|;)size=([0-9]+)(?=;|$)")
@@ -164,24 +164,29 @@ def uc_cigar(cigar: str) -> str:
                    for letter, n in ((letter, sum(n for n, _ in group)) for letter, group in runs))
 
 
-def _percent(counts: dict[str, np.ndarray], m: np.ndarray, n: np.ndarray,
-             definition: str | int) -> np.ndarray:
-    """Identities in percent computed as vsearch computes them, so that they round to one
-    decimal as vsearch's do: ``100.0 * matches / denominator`` (definition 3:
-    ``100.0 * (1 - ...)``), not 100 times the fraction, which differs in its last bit."""
-    rest = (counts["mismatches"], counts["columns"], counts["gap_opens"], counts["terminal"],
-            m, n)
-    if check_definition(definition) == 3:
-        return 100.0 * identity_from_counts(counts["matches"], *rest, 3)
-    return identity_from_counts(100 * counts["matches"], *rest, definition)
+def query_order(query: npt.ArrayLike, target: npt.ArrayLike, percent: npt.ArrayLike
+                ) -> np.ndarray:
+    """The order in which ``vsearch --allpairs_global`` writes pairs (its ``--uc``,
+    ``--blast6out`` and other per-hit outputs, with one thread): by query, each query's
+    highest identity first (the exact double it prints with one decimal,
+    :func:`~swath.identity.definitions.identity_percent`), then the earliest target.
+
+    Examples
+    --------
+    >>> query_order([1, 0, 0, 0], [2, 3, 2, 1], [90.0, 95.0, 97.5, 95.0]).tolist()
+    [2, 3, 1, 0]
+    """
+    return np.lexsort((np.asarray(target), -np.asarray(percent, dtype=np.float64),
+                       np.asarray(query)))
 
 
 def pair_uc_lines(names: Sequence[str], lengths: npt.ArrayLike, query: npt.ArrayLike,
                   target: npt.ArrayLike, cigars: Sequence[str] | npt.NDArray[np.object_],
-                  definition: str | int) -> Iterator[str]:
+                  definition: str | int, *, queries: range | None = None) -> Iterator[str]:
     """vsearch's ``--allpairs_global --uc`` records of an all-pairs job's kept pairs
     (module docstring), a line each: a query's ``H`` records, the highest identity first,
-    of equal identities the earliest target first, or its ``N`` record.
+    of equal identities the earliest target first (:func:`query_order`), or its ``N``
+    record.
 
     Parameters
     ----------
@@ -195,6 +200,10 @@ def pair_uc_lines(names: Sequence[str], lengths: npt.ArrayLike, query: npt.Array
         Each pair's extended CIGAR, the query against the target.
     definition : {"pident", 0, 1, 2, 3, 4}
         The job's identity definition (``--iddef``).
+    queries : range, optional
+        The queries whose records to write, in input order (every sequence by default):
+        a run of them, the pairs given those whose query is in it, so that a large job's
+        records are written a run of queries at a time.
 
     Examples
     --------
@@ -212,13 +221,14 @@ def pair_uc_lines(names: Sequence[str], lengths: npt.ArrayLike, query: npt.Array
     texts = [str(cigar) for cigar in cigars]
     counts = cigar_counts(texts)
     m, n = lengths[query], lengths[target]
-    percent = _percent(counts, m, n, definition)
+    percent = identity_percent(counts, m, n, definition)
     columns = counts["columns"]
     identical = (counts["matches"] == columns) & (columns == m) & (columns == n)
-    order = np.lexsort((target, -percent, query))
-    first = np.searchsorted(query[order], np.arange(len(lengths) + 1))
-    for q in range(len(lengths)):
-        rows = order[first[q]:first[q + 1]].tolist()
+    order = query_order(query, target, percent)
+    queries = range(len(lengths)) if queries is None else queries
+    first = np.searchsorted(query[order], np.arange(queries.start, queries.stop + 1))
+    for k, q in enumerate(queries):
+        rows = order[first[k]:first[k + 1]].tolist()
         if not rows:
             yield f"N\t*\t*\t*\t.\t*\t*\t*\t{names[q]}\t*\n"
         for k in rows:
@@ -243,7 +253,7 @@ def _member_alignments(sequences: Sequence[np.ndarray], members: np.ndarray,
     _, _, text, text_at = get_backend(device).align_batch(
         residues, offsets, residues, offsets, scoring, mode, pairs=(members, targets))
     counts = cigar_counts((text, text_at))
-    percent = _percent(counts, lengths[members], lengths[targets], definition)
+    percent = identity_percent(counts, lengths[members], lengths[targets], definition)
     perfect = (counts["columns"] > 0) & (counts["matches"] == counts["columns"]
                                          - counts["terminal"])
     whole = text.tobytes().decode("ascii")
