@@ -7,6 +7,7 @@ from __future__ import annotations
 import doctest
 import importlib
 import json
+import math
 import subprocess
 import sys
 
@@ -223,6 +224,13 @@ def test_the_tables_of_all_pairs_and_pairs_name_and_place_an_alignment_alike(tmp
                               pairs=(q, t))
     theirs = convention_rows(given.to_pandas(), seqs, seqs)
     assert theirs == mine
+    # a search of each sequence against the set: its hits' rows, where all pairs kept the
+    # pair, are the same rows
+    found = swath.search(str(fasta), str(fasta), DNA, top_k=8, device="cpu",
+                         max_evalue=math.inf)
+    hits = convention_rows(found.to_pandas(), seqs, seqs)
+    shared = [pair for pair in mine if pair in hits]
+    assert len(shared) > 10 and all(hits[pair] == mine[pair] for pair in shared)
 
 
 def test_every_table_is_a_data_frame_named_by_the_exported_columns(tmp_path):

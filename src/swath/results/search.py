@@ -156,7 +156,7 @@ class SearchResult:
 
     def to_pandas(self) -> Any:
         """The hits as a ``pandas.DataFrame``, a row a hit, by query, best first: the
-        columns of :data:`COLUMNS` (``swath.SEARCH_COLUMNS``), named and placed as every
+        columns ``swath.SEARCH_COLUMNS``, named and placed as every
         result's ``to_pandas`` names them: ``query_index`` (the query's position in the
         input) and ``target_index`` (the target's in the database), coordinates 0-based
         and end exclusive, ``identity`` a fraction (needs pandas)."""
