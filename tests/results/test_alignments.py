@@ -317,17 +317,17 @@ def test_sam_of_a_search_store(inputs, tmp_path):
 def test_sam_and_paf_of_an_allpairs_store(inputs, tmp_path):
     result = swath.allpairs(str(inputs / "db.fasta"), DNA, min_identity=0.8, device="cpu",
                             store=str(tmp_path / "a.zarr"))
-    table = result.to_table()
+    table = [dict(zip(swath.ALLPAIRS_COLUMNS, row, strict=True)) for row in result.to_table()]
     assert table
     path = tmp_path / "a.sam"
     path.write_text("".join(result.lines("sam", PrintOptions(cigar_m=True))))
     records = read_back(path)
     assert [(r[0], r[2], int(r[3]) - 1) for r in records] == [
-        (row[2], row[3], row[10]) for row in table]
+        (row["query_name"], row["target_name"], row["target_start"]) for row in table]
     check_sam(tmp_path / "b.sam", result.aligned_rows(), PrintOptions(cigar_m=True), dna=True)
     paf = [line.split("\t") for line in "".join(result.lines("paf")).splitlines()]
-    assert [(f[0], f[5], f[-1]) for f in paf] == [(row[2], row[3], f"cg:Z:{row[13]}")
-                                                  for row in table]
+    assert [(f[0], f[5], f[-1]) for f in paf] == [
+        (row["query_name"], row["target_name"], f"cg:Z:{row['cigar']}") for row in table]
 
 
 def _fasta(path: Path) -> tuple[list[str], list[str]]:
