@@ -563,3 +563,18 @@ def test_unsplit_boxes_are_the_bounding_box():
     assert boxes(need, split=False) == [(0, 299, 1, 300)]
     assert len(boxes(need)) > 1
     assert boxes(np.zeros((5, 5), bool), split=False) == []
+
+
+def test_gathers_side_by_side_fit_a_quarter_of_the_free_memory(monkeypatch):
+    """A thread a core, as many gathers as a quarter of the available memory holds."""
+    import collections
+
+    import psutil
+
+    import swath.engine.allpairs as engine
+
+    memory = collections.namedtuple("memory", "available")
+    monkeypatch.setenv("NUMBA_NUM_THREADS", "16")
+    for available, threads in ((128 << 30, 16), (16 << 30, 5), (1 << 30, 1)):
+        monkeypatch.setattr(psutil, "virtual_memory", lambda a=available: memory(a))
+        assert engine.gather_threads() == threads

@@ -113,9 +113,9 @@ logger = logging.getLogger(__name__)
 DENSE_BOX = 0.9         # a box whose needed pairs fill this fraction is scored whole
 SMALL_BOX = 64 * 64     # a box of at most these pairs is scored whole
 INT32_RANGE = (np.iinfo(np.int32).min, np.iinfo(np.int32).max)
-# gathers side by side in this process, at most: each holds its chunks' values and the
-# tiles at their ends, some hundreds of MB (A2's 16 on 16 cores peaked at 9 GiB)
-GATHER_THREADS = 4
+# a gather's peak memory: its chunks' values and the tiles at their ends (A2 on an H100
+# host peaked at 4.9 GiB with 4 gathers side by side, 7.9 GiB with 8, 9.0 GiB with 16)
+GATHER_BYTES = 768 << 20
 
 
 @dataclass(frozen=True)
@@ -630,20 +630,29 @@ def gather(job: AllPairsJob, client: Any, run_id: str, starts: np.ndarray
     """Gather the root's variables along ``pair`` from the tiles (``starts``:
     ``AllPairsStore.tile_starts``) as tasks on ``client``, the gathers of ``create_pairs``
     (a few chunks each), which run at once where there are workers for them (in this
-    process, a thread a core up to ``GATHER_THREADS``: host work, not the GPU's); the
-    digest of every chunk of every variable, for ``finalize``."""
+    process, :func:`gather_threads` side by side: host work, not the GPU's); the digest
+    of every chunk of every variable, for ``finalize``."""
     import dask
 
     from swath.engine.cluster import runner
-    from swath.kernels.cores import cores
 
     tasks = [dask.delayed(_gather, pure=False)(
         job, kind, chunks, starts, dask_key_name=f"swath-gather-{run_id}-{k}")
         for k, (kind, chunks) in enumerate(job_store(job).create_pairs())]
     digests: dict[str, dict[int, int]] = {}
     runner(client).each(tasks, functools.partial(merge_digests, digests),
-                        threads=min(cores(), GATHER_THREADS))
+                        threads=gather_threads())
     return digests
+
+
+def gather_threads() -> int:
+    """Gathers this process runs side by side: a thread a core, as many as a quarter of
+    the memory available now holds at :data:`GATHER_BYTES` each (at least one)."""
+    import psutil
+
+    from swath.kernels.cores import cores
+
+    return max(1, min(cores(), psutil.virtual_memory().available // 4 // GATHER_BYTES))
 
 
 def prepare_allpairs(store_path: str, source: Source, scoring: Scoring, *, mode: Mode,
