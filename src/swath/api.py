@@ -1019,13 +1019,17 @@ def use_threads(threads: int) -> None:
     os.environ[THREADS_VARIABLE] = str(threads)
 
 
-def warm_up(device: str = "auto", *, client: Any = None, job: str | None = None) -> None:
+def warm_up(device: str = "auto", *, client: Any = None, job: str | None = None,
+            scoring: Scoring | None = None, mode: str = "local") -> None:
     """Start readying ``device`` in the background while the caller reads its inputs: the
     GPU probe (CuPy's import, a CUDA context) and, for a ``job`` that runs in this
-    process, the loading of the CUDA kernels it runs. The first computation waits for
-    what is under way. Nothing happens for the CPU, or where the job runs on a cluster
-    (a ``distributed.Client``, or a :class:`Cluster` with a scheduler or several
-    workers: its workers load their own).
+    process, the loading of the CUDA kernels it runs; on the CPU, for a search with
+    ``scoring`` and ``mode``, the compiling of its traceback kernels in a process of their
+    own, where numba's cache lacks them (a search's first run on a machine), on a second
+    core while this process compiles its score kernel. The first computation waits for
+    what is under way. Nothing happens where the job runs on a cluster (a
+    ``distributed.Client``, or a :class:`Cluster` with a scheduler or several workers:
+    its workers load their own).
 
     Parameters
     ----------
@@ -1035,11 +1039,15 @@ def warm_up(device: str = "auto", *, client: Any = None, job: str | None = None)
         Where the job runs, as the job's function takes it.
     job : {"search", "allpairs", "longpair"}, optional
         The workload whose kernels to load; default: the probe only.
+    scoring : Scoring, optional
+        A search's scheme (with ``mode``): its CPU traceback kernels compile ahead.
+    mode : {"local", "global", "semiglobal"}
+        A search's mode.
 
     Examples
     --------
     >>> import swath
-    >>> swath.warm_up("cpu", job="search")     # the CPU needs nothing ahead
+    >>> swath.warm_up("cpu", job="search")     # without a scheme: nothing ahead
     """
     from swath.kernels import DEVICES
     from swath.workloads import load_kernels, named
@@ -1047,8 +1055,8 @@ def warm_up(device: str = "auto", *, client: Any = None, job: str | None = None)
     if device not in DEVICES:
         raise InvalidParameter(f"device must be one of {', '.join(DEVICES)}, got {device!r}")
     sources = named(job).cuda_sources if job is not None else ()
-    if device != "cpu":
-        load_kernels(sources, client)
+    traced = (scoring, _mode(mode)) if job == "search" and scoring is not None else None
+    load_kernels(sources, client, device, traced)
 
 
 def verify(store: str) -> dict[str, int]:

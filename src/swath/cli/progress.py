@@ -119,15 +119,18 @@ class Watch:
 
 @contextmanager
 def running(job: str, device: str, scheduler: str | None, workers: int | None,
-            progress: bool | None) -> Iterator[tuple[Any, Watch]]:
+            progress: bool | None, traced: tuple[Any, str] | None = None
+            ) -> Iterator[tuple[Any, Watch]]:
     """Where a command's ``job`` runs (``--scheduler``, ``--workers``; its device readied
-    in the background meanwhile) and its progress reports: drawn as bars where asked (or
+    in the background meanwhile; ``traced``: a search's scheme and mode, whose CPU
+    traceback kernels compile ahead) and its progress reports: drawn as bars where asked (or
     stderr is a terminal), remembered either way."""
     import swath
     from swath.cli.options import cluster, show_progress
 
     shown = show_progress(progress)
     where = cluster(scheduler, workers, shown)
-    swath.warm_up(device, client=where, job=job)
+    swath.warm_up(device, client=where, job=job,
+                  **({"scoring": traced[0], "mode": traced[1]} if traced else {}))
     with progress_bars(shown) as bars:
         yield where, Watch(bars)

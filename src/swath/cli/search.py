@@ -85,7 +85,8 @@ def search(queries: str, database: str, output: str, top_k: int, max_hsps: int,
     outfmt = out_format(out, outfmt, swath.FORMATS["search"], "tsv", replace=overwrite,
                         inputs=(queries, database, output))
     given = {k: v for k, v in (("lambda_", lambda_), ("K", K), ("H", H)) if v is not None}
-    with running("search", device, scheduler, workers, progress) as (where, watch):
+    with running("search", device, scheduler, workers, progress, (scoring, mode)) as (
+            where, watch):
         result = swath.search(queries, database, scoring=scoring, top_k=top_k,
                               max_hsps=max_hsps, client=where,
                               store=output, mode=mode, device=device, max_evalue=max_evalue,

@@ -11,12 +11,15 @@ import functools
 import logging
 import threading
 
+from swath.constants import Mode
 from swath.errors import BackendUnavailable, GpuUnavailable, InvalidParameter
 from swath.kernels import probe
 from swath.kernels.backend import Backend, missing
 from swath.kernels.probe import gpu_count, probe_in_background
+from swath.scoring import Scoring
 
-__all__ = ["DEVICES", "Backend", "get_backend", "gpu_count", "probe_in_background"]
+__all__ = ["DEVICES", "Backend", "get_backend", "gpu_count", "probe_in_background",
+           "trace_ahead"]
 
 logger = logging.getLogger(__name__)
 
@@ -71,6 +74,24 @@ def get_backend(device: str = "auto") -> Backend:
     from swath.kernels import cpu
 
     return cpu
+
+
+def trace_ahead(scoring: Scoring, mode: Mode, device: str) -> None:
+    """Where ``device`` is the CPU, start compiling the traceback kernels of ``scoring``
+    and ``mode`` in a process of their own (``swath.kernels.cpu.warm``), for a search
+    whose score kernel this process compiles meanwhile; for ``"auto"``, once the GPU
+    probe has found no GPU, on a thread of its own."""
+    def start() -> None:
+        if device == "auto" and probe.state().problem is None:
+            return
+        from swath.kernels.cpu import warm
+
+        warm.compile_in_background(scoring, mode)
+
+    if device == "cpu":
+        start()
+    elif device == "auto":
+        threading.Thread(target=start, name="swath-cpu-warm", daemon=True).start()
 
 
 def _gpu_works() -> bool:

@@ -30,9 +30,11 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from swath.errors import InvalidParameter, StoreIncomplete
 
 if TYPE_CHECKING:
+    from swath.constants import Mode
     from swath.engine.cluster import Runner
     from swath.progress import Progress
     from swath.results.alignments import PrintOptions
+    from swath.scoring import Scoring
     from swath.storage.common import LayoutStore, StorePath
 
 __all__ = [
@@ -258,14 +260,20 @@ def verify_store(path: StorePath) -> dict[str, int]:
     return lookup(path)[1].verify()
 
 
-def load_kernels(sources: tuple[str, ...], client: Any) -> None:
+def load_kernels(sources: tuple[str, ...], client: Any, device: str,
+                 traced: tuple[Scoring, Mode] | None = None) -> None:
     """Start loading a job's CUDA ``sources`` in the background where its tasks will
-    run in this process (no scheduler given, at most one GPU); a cluster's workers load
-    their own."""
+    run in this process (no scheduler given, at most one GPU or worker), and, where it
+    runs on the CPU, compiling the traceback kernels of ``traced`` (a scheme and mode)
+    in a process of their own; a cluster's workers load their own."""
     from swath.engine.cluster import Cluster
-    from swath.kernels import probe_in_background
+    from swath.kernels import probe_in_background, trace_ahead
 
     wanted = Cluster() if client is None else client
     if not isinstance(wanted, Cluster) or wanted.scheduler is not None:
         return
-    probe_in_background(sources if (wanted.workers or 1) == 1 else ())
+    alone = (wanted.workers or 1) == 1
+    if device != "cpu":
+        probe_in_background(sources if alone else ())
+    if traced is not None and alone:
+        trace_ahead(*traced, device)

@@ -54,7 +54,7 @@ from swath.constants import (
 )
 from swath.kernels import bounds
 from swath.kernels.bounds import fits_every_mode
-from swath.kernels.cpu import pair_lanes
+from swath.kernels.cpu import pair_lanes, warm
 from swath.kernels.cpu._jit import jit, readonly
 from swath.kernels.cpu.cores import on_every_core
 from swath.kernels.cpu.lane_traceback import BLOCK_COLUMNS, LANES, lane_fill
@@ -407,6 +407,7 @@ def align_batch(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: 
     target start, target end; 0-based, end exclusive), and the CIGARs as one uint8
     text buffer with (N + 1,) int64 offsets.
     """
+    warm.wait()         # the kernels a child process may be compiling
     if pairs is not None:
         q_res, q_off = take_concatenated(q_res, q_off, pairs[0])
         t_res, t_off = take_concatenated(t_res, t_off, pairs[1])
