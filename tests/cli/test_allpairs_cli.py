@@ -336,3 +336,14 @@ def test_docstring_examples_run():
     module = importlib.import_module("swath.cli.allpairs")   # swath.cli.allpairs: the command
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
     assert result.failed == 0 and result.attempted > 0
+
+
+def test_named_tsv_columns_are_refused_in_one_line(tmp_path):
+    """All pairs print vsearch's columns: blastp's named-column format is refused before
+    any work, saying which results take it."""
+    fasta = write_fasta(tmp_path / "s.fasta", [("a", "ACGTACGTAC"), ("b", "ACGTACGTTC")])
+    run = invoke("allpairs", str(fasta), "-o", str(tmp_path / "p.zarr"), "--device", "cpu",
+                 "--format", "6 qseqid score")
+    assert run.exit_code == 2 and not (tmp_path / "p.zarr").exists()
+    assert run.stderr.strip().endswith("only search and pairs results print named tsv "
+                                       "columns (see 'swath allpairs --help')")

@@ -12,6 +12,7 @@ import swath
 from swath.api import ALLPAIRS_BLOCK
 from swath.cli.options import (
     CommandError,
+    OutputFormat,
     SwathCommand,
     cigar_m_option,
     device_option,
@@ -91,7 +92,7 @@ def _iddef(value: str) -> str | int:
               help="Sequences per block [sequences]; a tile (two blocks, one task) is what "
                    "resume redoes, and a task's memory grows with N^2, never with the number "
                    "of sequences.")
-@click.option("--format", "--outfmt", "fmt", type=click.Choice(swath.FORMATS["allpairs"]),
+@click.option("--format", "--outfmt", "fmt", type=OutputFormat(swath.FORMATS["allpairs"]),
               default=None,
               help="Also print the kept pairs to stdout in this format (as `swath inspect`): "
                    "tsv (vsearch's --blast6out columns, the score and the CIGAR), blast6out "
