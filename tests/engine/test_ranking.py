@@ -45,7 +45,21 @@ def test_spouge_evalues_fall_as_scores_rise_and_the_least_is_a_floor(scoring):
                 assert floor == spouge_evalue(score, query, span, 10**8, params).min()
 
 
-def test_the_top_k_by_evalue_are_exact_when_short_subjects_beat_the_pool(monkeypatch):
+@pytest.fixture
+def widths(monkeypatch) -> list[int]:
+    """The pool width of every score task the searches of a test run, as they run."""
+    seen: list[int] = []
+    real = engine.score_partition
+
+    def logged(job, q_res, q_off, p, k):
+        seen.append(k)
+        return real(job, q_res, q_off, p, k)
+
+    monkeypatch.setattr(engine, "score_partition", logged)
+    return seen
+
+
+def test_the_top_k_by_evalue_are_exact_when_short_subjects_beat_the_pool(widths):
     """300 random 1,500-residue subjects and 200 of 25: the pool of the best by score
     holds long subjects only, whose e-values are too close to rule the short ones out, so
     each query is scored again with a wider pool; the hits are the 10 least e-values of
@@ -53,14 +67,6 @@ def test_the_top_k_by_evalue_are_exact_when_short_subjects_beat_the_pool(monkeyp
     rng = np.random.default_rng(3)
     seqs = ["".join(rng.choice(LETTERS, n)) for n in [1500] * 300 + [25] * 200]
     queries = ["".join(rng.choice(LETTERS, 200)) for _ in range(3)]
-    widths = []
-    real = engine.score_partition
-
-    def logged(job, q_res, q_off, p, k):
-        widths.append(k)
-        return real(job, q_res, q_off, p, k)
-
-    monkeypatch.setattr(engine, "score_partition", logged)
     result = swath.search(queries, seqs, top_k=10, device="cpu", max_evalue=math.inf)
     want = expected_hits({"seqs": seqs, "queries": queries}, 10, max_evalue=math.inf)
     assert [[(h.target_id, h.score) for h in result.hits(q)] for q in range(3)] == want
@@ -70,18 +76,10 @@ def test_the_top_k_by_evalue_are_exact_when_short_subjects_beat_the_pool(monkeyp
         assert keys == sorted(keys)
 
 
-def test_without_subject_dependent_evalues_the_pool_is_the_top_k(monkeypatch):
+def test_without_subject_dependent_evalues_the_pool_is_the_top_k(widths):
     """DNA statistics (length-adjusted) and global mode order by score: no wider pool."""
     rng = np.random.default_rng(4)
     seqs = ["".join(rng.choice(list("ACGT"), n)) for n in rng.integers(20, 300, 60)]
-    widths = []
-    real = engine.score_partition
-
-    def logged(job, q_res, q_off, p, k):
-        widths.append(k)
-        return real(job, q_res, q_off, p, k)
-
-    monkeypatch.setattr(engine, "score_partition", logged)
     dna = swath.Scoring.dna(match=2, mismatch=-3, gap_open=5, gap_extend=2)
     swath.search([seqs[3][:80]], seqs, scoring=dna, top_k=5, device="cpu")
     swath.search([seqs[3][:80]], seqs, scoring=dna, top_k=5, device="cpu", mode="global")

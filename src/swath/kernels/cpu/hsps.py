@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from swath.alignment import cigar_from_path, cigar_runs
 from swath.constants import MINUS_INFINITY_64, OP_DELETE, OP_INSERT, OP_MATCH
 from swath.kernels.cpu._jit import jit
 from swath.scoring import Scoring
@@ -121,37 +122,9 @@ def _block_path(blocked, q_start, t_start, ops):
 
 def _steps(cigar: str) -> np.ndarray:
     """A CIGAR's ops, a step each (``=`` and ``X`` both :data:`OP_MATCH`)."""
-    ops, number = [], ""
-    for char in cigar:
-        if char.isdigit():
-            number += char
-        else:
-            ops += [{"I": OP_INSERT, "D": OP_DELETE}.get(char, OP_MATCH)] * int(number)
-            number = ""
-    return np.array(ops, dtype=np.int8)
-
-
-def _cigar(ops: np.ndarray, q: np.ndarray, t: np.ndarray, q_start: int, t_start: int) -> str:
-    """The extended CIGAR of ops from an alignment's start (``=``/``X`` by the residues)."""
-    letters, i, j = [], q_start, t_start
-    for op in ops.tolist():
-        if op == OP_MATCH:
-            letters.append("=" if q[i] == t[j] else "X")
-            i, j = i + 1, j + 1
-        elif op == OP_INSERT:
-            letters.append("I")
-            i += 1
-        else:
-            letters.append("D")
-            j += 1
-    runs, at = [], 0
-    while at < len(letters):
-        end = at
-        while end < len(letters) and letters[end] == letters[at]:
-            end += 1
-        runs.append(f"{end - at}{letters[at]}")
-        at = end
-    return "".join(runs)
+    op = {"I": OP_INSERT, "D": OP_DELETE}
+    return np.array([op.get(letter, OP_MATCH) for n, letter in cigar_runs(cigar)
+                     for _ in range(n)], dtype=np.int8)
 
 
 def further_alignments(q: np.ndarray, t: np.ndarray, scoring: Scoring,
@@ -181,5 +154,5 @@ def further_alignments(q: np.ndarray, t: np.ndarray, scoring: Scoring,
         steps, start_i, start_j = _walk(dirs, end_i, end_j, blocked, ops)
         path = ops[:steps][::-1]
         found.append((int(score), int(start_i), int(end_i), int(start_j), int(end_j),
-                      _cigar(path, q, t, start_i, start_j)))
+                      cigar_from_path(path, q, t, start_i, start_j)))
     return found
