@@ -285,7 +285,9 @@ class Backend(Protocol):
                     ) -> tuple[np.ndarray, np.ndarray, TileBest]:
         """The same tile, scores only: its last row ``(2, w)`` and column ``(2, h)`` and,
         in local mode, the tile-local ``(score, i, j)`` of its first best cell
-        (``(0, -1, -1)`` when none scores above 0, and in global modes)."""
+        (``(0, -1, -1)`` when none scores above 0, and in global modes). In local mode a
+        gap value (F, E) of at most 0 may come out as any value of at most 0: no cell's
+        H depends on it, nor an extension on an optimal path."""
         ...
 
     def tile_batch(self, tiles: Sequence[BatchTile], scoring: Scoring) -> list[np.ndarray]:

@@ -50,6 +50,7 @@ from swath.constants import (
     STATE_START,
     Mode,
 )
+from swath.kernels.cpu import tile_tiers
 from swath.kernels.cpu._jit import jit, readonly
 from swath.kernels.cpu.cores import on_every_core
 from swath.kernels.cpu.traceback import _walk, codes_shape
@@ -264,10 +265,46 @@ def tile_scores(q: np.ndarray, t: np.ndarray, scoring: Scoring, mode: Mode, stri
     """One tile's scores only (StripedScore): ``bottom`` (2, w) and ``right`` (2, h) int64
     (H and F, H and E) and, in local mode, the tile-local ``(score, i, j)`` of its first
     best cell (``(0, -1, -1)`` when none scores above 0, and in global modes). No size
-    limit; values must stay above ``MINUS_INFINITY``."""
+    limit; values must stay above ``MINUS_INFINITY``.
+
+    A local tile of a match/mismatch matrix runs in the unsigned lanes of
+    ``tile_tiers`` (its gap values below 0 come out as 0, as ``Backend.tile_scores``
+    allows)."""
+    if mode == "local":
+        fast = _tiers(q, t, scoring, strip, top, left)
+        if fast is not None:
+            return fast
     bottom, right, best = _run(q, t, scoring, mode, False, strip, top, left)
     score, i, j = (int(x) for x in best[:3])
     return bottom[:2], right[:2], (score, i, j) if i >= 0 else (0, -1, -1)
+
+
+def _tiers(q: np.ndarray, t: np.ndarray, scoring: Scoring, strip: int,
+           top: tuple[np.ndarray, np.ndarray], left: tuple[np.ndarray, np.ndarray]
+           ) -> tuple[np.ndarray, np.ndarray, tuple[int, int, int]] | None:
+    """A local tile through ``tile_tiers`` where its matrix, size and values allow (None
+    elsewhere): its columns up to a multiple of the block there, the rest (narrower than
+    a block) by the general kernel."""
+    matrix, gap_open, gap_extend = interior(scoring, "a tile")
+    h, w = len(q), len(t)
+    # a local matrix's H is never below 0 (only a test's boundary is)
+    fits = tile_tiers.tiers_fit(h, w) and min(top[0].min(), left[0].min()) >= 0
+    scores = tile_tiers.scheme(matrix, q, t) if fits else None
+    dtype = scores and tile_tiers.value_type(scores[0], h, w, top[0], left[0])
+    if scores is None or dtype is None:
+        return None
+    wide = w - w % tile_tiers.BLOCK_COLUMNS
+    bottom, right, best = tile_tiers.tile_tiers(q, t[:wide], scores, gap_open, gap_extend,
+                                                dtype, (top[0][:wide + 1], top[1][:wide + 1]),
+                                                left)
+    if wide == w:
+        return bottom, right, best
+    rest, right, (score, i, j) = tile_scores(q, t[wide:], scoring, "local", strip,
+                                             (top[0][wide:], top[1][wide:]), (right[0], right[1]))
+    # the first best in row-major order: a later column wins a tie only on an earlier row
+    if score > best[0] or (score == best[0] and 0 <= i < best[1]):
+        best = (score, i, j + wide)
+    return np.concatenate([bottom, rest], axis=1), right, best
 
 
 def tile_batch(tiles: Sequence[tuple[np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray],

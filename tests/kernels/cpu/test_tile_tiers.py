@@ -1,0 +1,138 @@
+"""The unsigned tier lanes of a local DNA tile (``kernels.cpu.tile_tiers``): the same
+boundaries and best cell as the general tile kernel and the NumPy oracle, in 16 and 32
+bits, and whole pairs through them with parasail's scores."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import swath
+from swath.kernels.cpu import tile_tiers, tiles
+from tests.helpers import BOUNDARY_NEG, parasail_score, reference_tile, tile_pair
+
+DNA = swath.Scoring.dna(match=2, mismatch=-3, gap_open=5, gap_extend=2)
+U16, U32 = tile_tiers.TYPES
+
+
+def local_boundary(rng: np.random.Generator, h: int, w: int, base: int
+                   ) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
+    """A local tile's input boundary: H from ``base`` up, gap values around and below 0,
+    some closed."""
+    top_h = base + rng.integers(0, 40, w + 1)
+    left_h = base + rng.integers(0, 40, h)
+    top_f = np.where(rng.random(w + 1) < 0.3, BOUNDARY_NEG, top_h - rng.integers(5, 60, w + 1))
+    left_e = np.where(rng.random(h) < 0.3, BOUNDARY_NEG, left_h - rng.integers(5, 60, h))
+    return (top_h, top_f), (left_h, left_e)
+
+
+def oracle(q, t, top, left, scoring=DNA):
+    bottom, right, best = reference_tile(q, t, scoring.matrix, scoring.gap_open,
+                                         scoring.gap_extend, True, top, left)
+    return bottom[:2], right[:2], tuple(int(x) for x in best[:3])
+
+
+def assert_tile(got, want):
+    """H and the best cell exactly; gap values as ``max(0, .)``."""
+    for g, w in zip(got[:2], want[:2], strict=True):
+        np.testing.assert_array_equal(g[0], w[0])
+        np.testing.assert_array_equal(np.maximum(g[1], 0), np.maximum(w[1], 0))
+    assert tuple(got[2]) == tuple(want[2])
+
+
+def tiers(q, t, top, left, dtype):
+    scores = tile_tiers.scheme(DNA.matrix, q, t)
+    return tile_tiers.tile_tiers(q, t, scores, DNA.gap_open, DNA.gap_extend, dtype, top, left)
+
+
+@pytest.mark.parametrize("dtype", [U16, U32], ids=["u16", "u32"])
+@pytest.mark.parametrize("shape", [(32, 4), (33, 8), (64, 64), (100, 36), (257, 300), (500, 44)],
+                         ids=lambda s: "x".join(map(str, s)))
+def test_tiers_equal_the_oracle(shape, dtype):
+    rng = np.random.default_rng(hash(shape) % 2**32)
+    h, w = shape
+    q, t = tile_pair(rng, h, w, 4)
+    top, left = local_boundary(rng, h, w, 0)
+    assert_tile(tiers(q, t, top, left, dtype), oracle(q, t, top, left))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_tile_scores_take_the_tiers_and_equal_the_general_kernel(seed):
+    """Any width (the columns past the last block by the general kernel), values in 16
+    and 32 bits: the same boundaries and best cell as the general kernel."""
+    rng = np.random.default_rng(seed)
+    h, w = int(rng.integers(32, 400)), int(rng.integers(4, 400))
+    q, t = tile_pair(rng, h, w, 4)
+    top, left = local_boundary(rng, h, w, (0, 30_000, 70_000)[seed % 3])
+    assert tile_tiers.value_type(2, h, w, top[0], left[0]) == (U16, U16, U32)[seed % 3]
+    general = tiles._run(q, t, DNA, "local", False, 64, top, left)
+    score, i, j = (int(x) for x in general[2][:3])
+    want = (general[0][:2], general[1][:2], (score, i, j) if i >= 0 else (0, -1, -1))
+    assert_tile(tiles.tile_scores(q, t, DNA, "local", 64, top, left), want)
+
+
+def test_a_best_past_the_last_block_on_an_earlier_row_wins_a_tie():
+    """Equal best scores in the tiers' columns and in the columns after the last block:
+    the first in row-major order, wherever it lies."""
+    q = np.zeros(64, dtype=np.uint8)
+    t = np.full(10, 3, dtype=np.uint8)
+    q[5], q[40] = 1, 2
+    t[9], t[2] = 1, 2         # (41, 3) in the tiers' columns, (6, 10) after them: row 6 first
+    top = (np.zeros(11, dtype=np.int64), np.full(11, BOUNDARY_NEG, dtype=np.int64))
+    left = (np.zeros(64, dtype=np.int64), np.full(64, BOUNDARY_NEG, dtype=np.int64))
+    got = tiles.tile_scores(q, t, DNA, "local", 64, top, left)
+    assert got[2] == oracle(q, t, top, left)[2] == (2, 6, 10)
+
+
+def test_values_at_the_top_of_16_bits_are_exact():
+    """A tile whose bound is the type's largest value runs in 16 bits and is exact."""
+    rng = np.random.default_rng(3)
+    h = w = 64
+    q, t = tile_pair(rng, h, w, 4)
+    top, left = local_boundary(rng, h, w, 0)
+    ceiling = int(np.iinfo(np.uint16).max) - 2 * 64
+    top[0][:], left[0][:] = ceiling - rng.integers(0, 5, w + 1), ceiling - rng.integers(0, 5, h)
+    top[0][0], left[0][0] = ceiling, ceiling
+    assert tile_tiers.value_type(2, h, w, top[0], left[0]) == U16
+    left[0][1] = ceiling + 1
+    assert tile_tiers.value_type(2, h, w, top[0], left[0]) == U32
+    left[0][1] = ceiling
+    assert_tile(tiers(q, t, top, left, U16), oracle(q, t, top, left))
+
+
+@pytest.mark.parametrize("match", [2, 600], ids=["16-bit", "past-16-bit"])
+def test_whole_pairs_equal_parasail(match):
+    """Pairs through the tiled engine's small tiles (tiers and the general kernel's
+    remainders); a match of 600 carries the score past 16 bits, so the later tiles run
+    in 32."""
+    rng = np.random.default_rng(match)
+    scoring = swath.Scoring.dna(match=match, mismatch=-3 * match // 2, gap_open=5 * match // 2,
+                                gap_extend=match)
+    for _ in range(3):
+        q = rng.integers(0, 4, int(rng.integers(300, 700))).astype(np.uint8)
+        t = np.concatenate([rng.integers(0, 4, int(rng.integers(0, 50))), q]).astype(np.uint8)
+        t[rng.random(len(t)) < 0.1] = rng.integers(0, 4)
+        got = swath.score(q, t, scoring=scoring, device="cpu", tile_size=96)
+        assert got.score == parasail_score(q, t, scoring, "local")
+    if match > 2:
+        assert got.score > np.iinfo(np.uint16).max
+
+
+def test_one_compiled_kernel_a_type():
+    """Tiles of any shape and boundary compile the tier kernel once for each type."""
+    rng = np.random.default_rng(9)
+    for h, w, base in [(40, 8, 0), (300, 44, 9), (65, 100, 0), (40, 8, 5), (70, 12, 70_000)]:
+        for dtype in (U16, U32):
+            q, t = tile_pair(rng, h, w, 4)
+            tiers(q, t, *local_boundary(rng, h, w, base), dtype)
+    for dtype in (U16, U32):
+        assert len(tile_tiers._make_tiers(dtype).signatures) == 1
+
+
+def test_protein_and_positive_mismatch_matrices_take_the_general_kernel():
+    protein = swath.Scoring.protein()
+    q = np.arange(40, dtype=np.uint8) % 20
+    assert tile_tiers.scheme(protein.matrix, q, q) is None
+    odd = swath.Scoring.dna(match=2, mismatch=1, gap_open=5, gap_extend=2)
+    assert tile_tiers.scheme(odd.matrix, q % 4, q % 4) is None
+    assert tile_tiers.scheme(DNA.matrix, q % 4, q % 4)[:2] == (2, -3)
