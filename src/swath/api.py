@@ -216,7 +216,7 @@ def score(query: SequenceLike, target: SequenceLike, scoring: Scoring | None = N
         Keep the job's Zarr store here (resumable with :func:`resume`; :func:`open`
         returns its :class:`PairScore`); default: a scratch store removed afterwards.
     tile_size : int, optional
-        Tiles of ``tile_size x tile_size`` cells, of any size (default: ``DEFAULT_TILE``
+        Tiles of ``tile_size x tile_size`` cells, of any size (default: ``SCORES_TILE``
         on the CPU; on the GPU, slabs of up to ``GPU_TILE_ROWS`` rows of the whole
         target).
     strip, client

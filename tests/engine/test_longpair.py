@@ -442,7 +442,8 @@ def test_cpu_tiles_report_no_best_cell_in_global_mode():
 
 
 def test_default_tiles():
-    assert longpair.default_tile("cpu", 10**6, 10**6, 4, False) == (8192, 8192)
+    assert longpair.default_tile("cpu", 10**6, 10**6, 4, True) == (8192, 8192)
+    assert longpair.default_tile("cpu", 10**6, 10**6, 4, False) == (16384, 16384)  # scores
     assert longpair.default_tile("gpu", 10**6, 10**6, 4, True) == (16384, 16384)  # origins
     # L1: equal slabs of whole tiers, as many on each GPU, the whole target in each
     assert longpair.default_tile("gpu", 4_646_332, 4_617_703, 1, False) == (774_656,

@@ -40,9 +40,9 @@ def assert_tile(got, want):
     assert tuple(got[2]) == tuple(want[2])
 
 
-def tiers(q, t, top, left, dtype):
+def tiers(q, t, top, left, dtype=None):
     scores = tile_tiers.scheme(DNA.matrix, q, t)
-    return tile_tiers.tile_tiers(q, t, scores, DNA.gap_open, DNA.gap_extend, dtype, top, left)
+    return tile_tiers.tile_tiers(q, t, scores, DNA.gap_open, DNA.gap_extend, top, left, dtype)
 
 
 @pytest.mark.parametrize("dtype", [U16, U32], ids=["u16", "u32"])
@@ -64,7 +64,7 @@ def test_tile_scores_take_the_tiers_and_equal_the_general_kernel(seed):
     h, w = int(rng.integers(32, 400)), int(rng.integers(4, 400))
     q, t = tile_pair(rng, h, w, 4)
     top, left = local_boundary(rng, h, w, (0, 30_000, 70_000)[seed % 3])
-    assert tile_tiers.value_type(2, h, w, top[0], left[0]) == (U16, U16, U32)[seed % 3]
+    assert tile_tiers.first_type(2, w, top[0], left[0]) == (U16, U16, U32)[seed % 3]
     general = tiles._run(q, t, DNA, "local", False, 64, top, left)
     score, i, j = (int(x) for x in general[2][:3])
     want = (general[0][:2], general[1][:2], (score, i, j) if i >= 0 else (0, -1, -1))
@@ -84,20 +84,36 @@ def test_a_best_past_the_last_block_on_an_earlier_row_wins_a_tie():
     assert got[2] == oracle(q, t, top, left)[2] == (2, 6, 10)
 
 
-def test_values_at_the_top_of_16_bits_are_exact():
-    """A tile whose bound is the type's largest value runs in 16 bits and is exact."""
-    rng = np.random.default_rng(3)
-    h = w = 64
-    q, t = tile_pair(rng, h, w, 4)
-    top, left = local_boundary(rng, h, w, 0)
-    ceiling = int(np.iinfo(np.uint16).max) - 2 * 64
-    top[0][:], left[0][:] = ceiling - rng.integers(0, 5, w + 1), ceiling - rng.integers(0, 5, h)
-    top[0][0], left[0][0] = ceiling, ceiling
-    assert tile_tiers.value_type(2, h, w, top[0], left[0]) == U16
-    left[0][1] = ceiling + 1
-    assert tile_tiers.value_type(2, h, w, top[0], left[0]) == U32
-    left[0][1] = ceiling
-    assert_tile(tiers(q, t, top, left, U16), oracle(q, t, top, left))
+def test_input_at_the_16_bit_ceiling_runs_in_16_bits():
+    """Input H up to the ceiling (the 16-bit maximum less a match) starts in 16 bits, one
+    more in 32."""
+    top_h, left_h = np.zeros(9, dtype=np.int64), np.zeros(40, dtype=np.int64)
+    top_h[3] = tile_tiers.ceiling(U16, 2)
+    assert tile_tiers.first_type(2, 8, top_h, left_h) == U16
+    left_h[7] = tile_tiers.ceiling(U16, 2) + 1
+    assert tile_tiers.first_type(2, 8, top_h, left_h) == U32
+    assert tile_tiers.first_type(2, 1 << 16, top_h, left_h) == U32      # columns past 16 bits
+
+
+@pytest.mark.parametrize("base", [65_000, 65_400], ids=["stays-below", "passes-ceiling"])
+def test_a_16_bit_tile_passing_its_ceiling_runs_again_in_32(base, monkeypatch):
+    """Input H just below the ceiling, in a tile of matches: where a cell's H passes the
+    ceiling the 16-bit run is discarded and the tile runs in 32 bits, exact."""
+    rng = np.random.default_rng(base)
+    q = rng.integers(0, 4, 128).astype(np.uint8)
+    t = q[:64].copy()
+    top, left = local_boundary(rng, 128, 64, base)
+    top[0][:] = np.minimum(top[0], tile_tiers.ceiling(U16, 2))
+    left[0][:] = np.minimum(left[0], tile_tiers.ceiling(U16, 2))
+    kernels = []
+    make = tile_tiers._make_tiers
+    monkeypatch.setattr(tile_tiers, "_make_tiers", lambda d: kernels.append(d) or make(d))
+    got = tiers(q, t, top, left)
+    want = oracle(q, t, top, left)
+    assert_tile(got, want)
+    passes = want[2][0] > tile_tiers.ceiling(U16, 2)
+    assert passes == (base == 65_400)
+    assert kernels == ([U16, U32] if passes else [U16])
 
 
 @pytest.mark.parametrize("match", [2, 600], ids=["16-bit", "past-16-bit"])
@@ -122,7 +138,7 @@ def test_one_compiled_kernel_a_type():
     """Tiles of any shape and boundary compile the tier kernel once for each type."""
     rng = np.random.default_rng(9)
     for h, w, base in [(40, 8, 0), (300, 44, 9), (65, 100, 0), (40, 8, 5), (70, 12, 70_000)]:
-        for dtype in (U16, U32):
+        for dtype in (U16, U32, None):
             q, t = tile_pair(rng, h, w, 4)
             tiers(q, t, *local_boundary(rng, h, w, base), dtype)
     for dtype in (U16, U32):

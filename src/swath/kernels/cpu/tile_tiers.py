@@ -20,10 +20,14 @@ decision on it, so tiles downstream and their direction codes are the same).
 
 A cell's substitution score is ``match`` where the codes are equal and ``mismatch``
 elsewhere (``pair_lanes.equal_scores``; a gather per lane does not vectorize), with
-``mismatch < 0 < match``. The caller picks the type from the tile's value bound (its
-input boundary's largest H plus ``match`` times its shorter side), so no value
-overflows. The end cell follows ``traceback._fill``'s rule: the first best cell in
-row-major order.
+``mismatch < 0 < match``. The end cell follows ``traceback._fill``'s rule: the first
+best cell in row-major order.
+
+A tile runs in 16 bits where its input H leaves room for a match, and again in 32 bits
+if a cell's H came within ``match`` of the 16-bit ceiling: only the addition of a match
+to an H at least that high can wrap, and that H is a cell's, so the tile's best
+exposes it (the sums before it are exact). 32 bits take tiles whose bound (the input's
+largest H plus ``match`` a row or column) fits them.
 """
 
 from __future__ import annotations
@@ -65,7 +69,7 @@ def _make_tiers(dtype: np.dtype) -> Any:
         goe = T(gap_open + gap_extend)
         ge = T(gap_extend)
         hit = T(match)
-        miss = T(-mismatch)
+        swing = T(match - mismatch)     # a mismatch: match, less this
         zero = T(0)
         # rows of a tier row's lane vectors: H and E of the last column swept, the row's
         # best H and its column, its query code (all in one array, and the lanes' values
@@ -128,10 +132,8 @@ def _make_tiers(dtype: np.dtype) -> Any:
                         e = max(minus(left, goe), minus(e, ge))
                         up = cols[UP + c, k]
                         f = max(minus(up, goe), minus(cols[F + c, k], ge))
-                        same = qk == cols[TARGET + c, k]
-                        gain = hit if same else zero
-                        loss = zero if same else miss
-                        hv = minus(T(d + gain), loss)
+                        loss = zero if qk == cols[TARGET + c, k] else swing
+                        hv = minus(T(d + hit), loss)
                         hv = max(hv, max(e, f))
                         better = hv > best
                         best = hv if better else best
@@ -174,12 +176,22 @@ def scheme(matrix: np.ndarray, q: np.ndarray, t: np.ndarray
     return scores
 
 
-def value_type(match: int, h: int, w: int, top_h: np.ndarray, left_h: np.ndarray
+def first_type(match: int, w: int, top_h: np.ndarray, left_h: np.ndarray
                ) -> np.dtype | None:
-    """The narrowest of ``TYPES`` that holds every value of the tile (None: none does)."""
-    bound = max(int(top_h.max()), int(left_h.max()), 0) + match * min(h, w)
-    # the tile's columns are counted in the lanes' type too
-    return next((d for d in TYPES if max(bound, w) <= np.iinfo(d).max), None)
+    """The type a tile is tried in first: 16 bits where its input H is at most
+    ``ceiling(16 bits, match)`` (and its columns are counted in 16 bits), else 32 where
+    its bound fits; None where it does not."""
+    h = len(left_h)
+    highest = max(int(top_h.max()), int(left_h.max()), 0)
+    if highest <= ceiling(TYPES[0], match) and w <= np.iinfo(TYPES[0]).max:
+        return TYPES[0]
+    bound = highest + match * min(h, w)
+    return TYPES[1] if max(bound, w) <= np.iinfo(TYPES[1]).max else None
+
+
+def ceiling(dtype: np.dtype, match: int) -> int:
+    """The highest H to which ``dtype`` adds a match without wrapping."""
+    return int(np.iinfo(dtype).max) - match
 
 
 def tiers_fit(h: int, w: int) -> bool:
@@ -189,21 +201,29 @@ def tiers_fit(h: int, w: int) -> bool:
 
 
 def tile_tiers(q: np.ndarray, t: np.ndarray, scores: tuple[int, int, np.ndarray, np.ndarray],
-               gap_open: int, gap_extend: int, dtype: np.dtype,
-               top: tuple[np.ndarray, np.ndarray], left: tuple[np.ndarray, np.ndarray]
-               ) -> tuple[np.ndarray, np.ndarray, tuple[int, int, int]]:
+               gap_open: int, gap_extend: int, top: tuple[np.ndarray, np.ndarray],
+               left: tuple[np.ndarray, np.ndarray], dtype: np.dtype | None = None
+               ) -> tuple[np.ndarray, np.ndarray, tuple[int, int, int]] | None:
     """A local tile's ``bottom`` (2, w) and ``right`` (2, h) int64 (H and F, H and E, gap
     values as ``max(0, .)``) and its first best cell ``(score, i, j)``, tile-local from 1
-    (``(0, -1, -1)`` where no cell scores above 0), as ``tiles.tile_scores``.
+    (``(0, -1, -1)`` where no cell scores above 0), as ``tiles.tile_scores``; None where
+    no type holds its values.
 
-    ``w`` must be a multiple of ``BLOCK_COLUMNS``; ``scores`` is ``scheme``'s, ``dtype``
-    from ``value_type``; ``top`` and ``left`` as ``tiles.tile_scores`` takes them.
+    ``w`` must be a multiple of ``BLOCK_COLUMNS``; ``scores`` is ``scheme``'s; ``top``
+    and ``left`` as ``tiles.tile_scores`` takes them. ``dtype``: the type to try first
+    (default ``first_type``'s); a 16-bit run whose best passes its ``ceiling`` runs
+    again in 32 bits.
     """
     match, mismatch, q_codes, t_codes = scores
+    dtype = dtype or first_type(match, len(t), top[0], left[0])
+    if dtype is None:
+        return None
     bottom = np.empty((2, len(t)), dtype=np.int64)
     right = np.empty((2, len(q)), dtype=np.int64)
     best = np.empty(3, dtype=np.int64)
-    edges = (np.asarray(a, dtype=np.int64) for a in (*top, *left))
+    edges = [readonly(np.asarray(a, dtype=np.int64)) for a in (*top, *left)]
     _make_tiers(dtype)(readonly(q_codes[q]), readonly(t_codes[t]), match, mismatch, gap_open,
-                       gap_extend, *(readonly(a) for a in edges), bottom, right, best)
+                       gap_extend, *edges, bottom, right, best)
+    if dtype == TYPES[0] and best[0] > ceiling(dtype, match):
+        return tile_tiers(q, t, scores, gap_open, gap_extend, top, left, TYPES[1])
     return bottom, right, (int(best[0]), int(best[1]), int(best[2]))

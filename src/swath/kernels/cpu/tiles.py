@@ -290,13 +290,12 @@ def _tiers(q: np.ndarray, t: np.ndarray, scoring: Scoring, strip: int,
     # a local matrix's H is never below 0 (only a test's boundary is)
     fits = tile_tiers.tiers_fit(h, w) and min(top[0].min(), left[0].min()) >= 0
     scores = tile_tiers.scheme(matrix, q, t) if fits else None
-    dtype = scores and tile_tiers.value_type(scores[0], h, w, top[0], left[0])
-    if scores is None or dtype is None:
-        return None
     wide = w - w % tile_tiers.BLOCK_COLUMNS
-    bottom, right, best = tile_tiers.tile_tiers(q, t[:wide], scores, gap_open, gap_extend,
-                                                dtype, (top[0][:wide + 1], top[1][:wide + 1]),
-                                                left)
+    tiers = scores and tile_tiers.tile_tiers(q, t[:wide], scores, gap_open, gap_extend,
+                                             (top[0][:wide + 1], top[1][:wide + 1]), left)
+    if not tiers:
+        return None
+    bottom, right, best = tiers
     if wide == w:
         return bottom, right, best
     rest, right, (score, i, j) = tile_scores(q, t[wide:], scoring, "local", strip,
