@@ -107,7 +107,7 @@ def test_a_16_bit_tile_passing_its_ceiling_runs_again_in_32(base, monkeypatch):
     left[0][:] = np.minimum(left[0], tile_tiers.ceiling(U16, 2))
     kernels = []
     make = tile_tiers._make_tiers
-    monkeypatch.setattr(tile_tiers, "_make_tiers", lambda d: kernels.append(d) or make(d))
+    monkeypatch.setattr(tile_tiers, "_make_tiers", lambda d, c: kernels.append(d) or make(d, c))
     got = tiers(q, t, top, left)
     want = oracle(q, t, top, left)
     assert_tile(got, want)
@@ -142,7 +142,7 @@ def test_one_compiled_kernel_a_type():
             q, t = tile_pair(rng, h, w, 4)
             tiers(q, t, *local_boundary(rng, h, w, base), dtype)
     for dtype in (U16, U32):
-        assert len(tile_tiers._make_tiers(dtype).signatures) == 1
+        assert len(tile_tiers._make_tiers(dtype, False).signatures) == 1
 
 
 def test_protein_and_positive_mismatch_matrices_take_the_general_kernel():
@@ -152,3 +152,47 @@ def test_protein_and_positive_mismatch_matrices_take_the_general_kernel():
     odd = swath.Scoring.dna(match=2, mismatch=1, gap_open=5, gap_extend=2)
     assert tile_tiers.scheme(odd.matrix, q % 4, q % 4) is None
     assert tile_tiers.scheme(DNA.matrix, q % 4, q % 4)[:2] == (2, -3)
+
+
+def batch(pairs):
+    """``align_batch``'s inputs for ``(query, target)`` pairs."""
+    q_off = np.cumsum([0] + [len(q) for q, _ in pairs])
+    t_off = np.cumsum([0] + [len(t) for _, t in pairs])
+    return (np.concatenate([q for q, _ in pairs]), q_off,
+            np.concatenate([t for _, t in pairs]), t_off)
+
+
+@pytest.mark.parametrize("match", [2, 600], ids=["16-bit", "past-16-bit"])
+def test_long_local_pairs_fill_in_the_tiers_as_the_one_pair_kernel(match, monkeypatch):
+    """Scores, coordinates and CIGARs of pairs filled in the tier lanes (any target
+    length, 16 and 32 bits, a pair with no positive cell) equal ``_fill``'s, with pairs
+    of the pair lanes in the same batch."""
+    from swath.alignment import cigar_from_path
+    from swath.kernels.cpu import traceback
+
+    scoring = swath.Scoring.dna(match=match, mismatch=-3 * match // 2, gap_open=5 * match // 2,
+                                gap_extend=match)
+    rng = np.random.default_rng(match)
+    pairs = []
+    for m in (32, 47, 300, 1000):
+        q = rng.integers(0, 4, m).astype(np.uint8)
+        t = np.concatenate([rng.integers(0, 4, int(rng.integers(0, 60))), q,
+                            rng.integers(0, 4, int(rng.integers(0, 7)))]).astype(np.uint8)
+        t[rng.random(len(t)) < 0.1] = rng.integers(0, 4)
+        pairs.append((q, t))
+    pairs.append((np.zeros(64, np.uint8), np.ones(100, np.uint8)))     # no positive cell
+    pairs.append((pairs[0][0][:20], pairs[0][1][:30]))                   # short: pair lanes
+    monkeypatch.setattr(traceback, "TIER_CELLS", 1)
+    filled = []
+    codes = tile_tiers.pair_codes
+    monkeypatch.setattr(tile_tiers, "pair_codes",
+                        lambda q, *a: filled.append(len(q)) or codes(q, *a))
+    scores, coords, text, offsets = traceback.align_batch(*batch(pairs), scoring, "local")
+    assert sorted(filled) == [32, 47, 64, 300, 1000]
+    for k, (q, t) in enumerate(pairs):
+        score, q0, q1, t0, t1, ops = traceback.align_pair(q, t, scoring, "local")
+        assert (scores[k], *coords[k]) == (score, q0, q1, t0, t1)
+        assert bytes(text[offsets[k]:offsets[k + 1]]).decode() == \
+            (cigar_from_path(ops, q, t, q0, t0) if score else "")
+    if match > 2:
+        assert scores.max() > np.iinfo(np.uint16).max

@@ -37,6 +37,7 @@ from typing import Any
 
 import numpy as np
 
+from swath.constants import E_EXTENDED, F_EXTENDED, SOURCE_DIAGONAL, SOURCE_E, SOURCE_F
 from swath.kernels.cpu._jit import jit, readonly
 from swath.kernels.cpu.pair_lanes import equal_scores
 
@@ -49,19 +50,22 @@ def lanes(dtype: np.dtype) -> int:
     return 64 // dtype.itemsize
 
 
+@jit(inline="always")
+def _minus(a, b):     # a - b, saturating at 0 (a select of a difference stays scalar)
+    return max(a, b) - b
+
+
 @functools.cache
-def _make_tiers(dtype: np.dtype) -> Any:
+def _make_tiers(dtype: np.dtype, codes: bool) -> Any:
     T = dtype.type
     L = lanes(dtype)
     C = BLOCK_COLUMNS
-
-    @jit(inline="always")
-    def minus(a, b):     # a - b, saturating at 0 (a select of a difference stays scalar)
-        return T(max(a, b) - b)
+    diagonal, from_e, from_f = T(SOURCE_DIAGONAL), T(SOURCE_E), T(SOURCE_F)
+    e_extended, f_extended = T(E_EXTENDED), T(F_EXTENDED)
 
     @jit
     def tiers(q, t, match, mismatch, gap_open, gap_extend, top_h, top_f, left_h, left_e,
-              bottom, right, best_out):
+              bottom, right, best_out, dirs):
         h = q.shape[0]
         w = t.shape[0]
         hb = -(-h // L)
@@ -128,13 +132,26 @@ def _make_tiers(dtype: np.dtype) -> Any:
                     d, at, qk = lane[DIAG, k], lane[AT, k], row[QUERY, k]
                     live = lane[LIVE, k] != zero
                     lane[DIAG, k] = left
+                    pair = zero
                     for c in range(C):
-                        e = max(minus(left, goe), minus(e, ge))
+                        e_open, e_ext = T(_minus(left, goe)), T(_minus(e, ge))
+                        e = max(e_open, e_ext)
                         up = cols[UP + c, k]
-                        f = max(minus(up, goe), minus(cols[F + c, k], ge))
+                        f_open, f_ext = T(_minus(up, goe)), T(_minus(cols[F + c, k], ge))
+                        f = max(f_open, f_ext)
                         loss = zero if qk == cols[TARGET + c, k] else swing
-                        hv = minus(T(d + hit), loss)
-                        hv = max(hv, max(e, f))
+                        hv = T(_minus(T(d + hit), loss))
+                        if codes:      # _fill's codes and tie rules
+                            src = from_e if e > hv else diagonal
+                            hv = max(hv, e)
+                            src = from_f if f > hv else src
+                            hv = max(hv, f)
+                            src = src if hv > zero else zero      # SOURCE_START
+                            code = src | (e_extended if e_ext > e_open else zero) \
+                                | (f_extended if f_ext > f_open else zero)
+                            pair = pair | T(code << T(4 * c))
+                        else:
+                            hv = max(hv, max(e, f))
                         better = hv > best
                         best = hv if better else best
                         best_col = T(at + T(c + 1)) if better else best_col
@@ -142,6 +159,8 @@ def _make_tiers(dtype: np.dtype) -> Any:
                         cols[UP + c, k] = hv
                         cols[F + c, k] = f
                         left = hv
+                    if codes:
+                        dirs[step, r, k] = pair
                     row[H, k] = left if live else left0
                     row[E, k] = e if live else e0
                     row[BEST, k] = best if live else best0
@@ -214,6 +233,32 @@ def tile_tiers(q: np.ndarray, t: np.ndarray, scores: tuple[int, int, np.ndarray,
     (default ``first_type``'s); a 16-bit run whose best passes its ``ceiling`` runs
     again in 32 bits.
     """
+    done = _run(q, t, scores, gap_open, gap_extend, top, left, dtype, False)
+    return done and done[:3]
+
+
+def pair_codes(q: np.ndarray, t: np.ndarray, scores: tuple[int, int, np.ndarray, np.ndarray],
+               gap_open: int, gap_extend: int, dtype: np.dtype | None = None
+               ) -> tuple[np.ndarray, tuple[int, int, int]] | None:
+    """One local pair's direction codes over its whole matrix, and its first best cell
+    ``(score, i, j)`` (``(0, -1, -1)`` where none scores above 0); None where no type
+    holds its values.
+
+    The codes are ``_fill``'s, laid out as the tiers sweep them: ``(steps, hb, C / 2,
+    L)`` uint8, two columns a byte (``traceback.code_at`` reads them). ``len(t)`` must be
+    a multiple of ``BLOCK_COLUMNS``; ``scores`` and ``dtype`` as ``tile_tiers`` takes
+    them.
+    """
+    top = (np.zeros(len(t) + 1, dtype=np.int64),) * 2
+    left = (np.zeros(len(q), dtype=np.int64),) * 2
+    done = _run(q, t, scores, gap_open, gap_extend, top, left, dtype, True)
+    return done and (done[3], done[2])
+
+
+def _run(q: np.ndarray, t: np.ndarray, scores: tuple[int, int, np.ndarray, np.ndarray],
+         gap_open: int, gap_extend: int, top: tuple[np.ndarray, np.ndarray],
+         left: tuple[np.ndarray, np.ndarray], dtype: np.dtype | None, codes: bool
+         ) -> tuple[np.ndarray, np.ndarray, tuple[int, int, int], np.ndarray] | None:
     match, mismatch, q_codes, t_codes = scores
     dtype = dtype or first_type(match, len(t), top[0], left[0])
     if dtype is None:
@@ -221,9 +266,13 @@ def tile_tiers(q: np.ndarray, t: np.ndarray, scores: tuple[int, int, np.ndarray,
     bottom = np.empty((2, len(t)), dtype=np.int64)
     right = np.empty((2, len(q)), dtype=np.int64)
     best = np.empty(3, dtype=np.int64)
+    width = lanes(dtype)
+    shape = (len(t) // BLOCK_COLUMNS + width - 1, -(-len(q) // width), width) if codes \
+        else (0, 0, 0)
+    dirs = np.empty(shape, dtype=dtype)
     edges = [readonly(np.asarray(a, dtype=np.int64)) for a in (*top, *left)]
-    _make_tiers(dtype)(readonly(q_codes[q]), readonly(t_codes[t]), match, mismatch, gap_open,
-                       gap_extend, *edges, bottom, right, best)
+    _make_tiers(dtype, codes)(readonly(q_codes[q]), readonly(t_codes[t]), match, mismatch,
+                              gap_open, gap_extend, *edges, bottom, right, best, dirs)
     if dtype == TYPES[0] and best[0] > ceiling(dtype, match):
-        return tile_tiers(q, t, scores, gap_open, gap_extend, top, left, TYPES[1])
-    return bottom, right, (int(best[0]), int(best[1]), int(best[2]))
+        return _run(q, t, scores, gap_open, gap_extend, top, left, TYPES[1], codes)
+    return bottom, right, (int(best[0]), int(best[1]), int(best[2])), dirs

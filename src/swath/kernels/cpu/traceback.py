@@ -30,6 +30,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
+from numba.extending import overload
 
 from swath.constants import (
     E_EXTENDED,
@@ -54,7 +55,7 @@ from swath.constants import (
 )
 from swath.kernels import bounds
 from swath.kernels.bounds import fits_every_mode
-from swath.kernels.cpu import pair_lanes, warm
+from swath.kernels.cpu import pair_lanes, tile_tiers, warm
 from swath.kernels.cpu._jit import jit, readonly
 from swath.kernels.cpu.cores import on_every_core
 from swath.kernels.cpu.lane_traceback import BLOCK_COLUMNS, LANES, lane_fill
@@ -64,6 +65,7 @@ from swath.scoring import Scoring, widest_gaps
 from swath.sequences import take_concatenated
 
 LANE_CODES_BUDGET = 1 << 28   # bytes of direction codes one lane group may fill
+TIER_CELLS = 1 << 20          # a local DNA pair of this many cells fills in the tier lanes
 
 
 @functools.cache
@@ -162,7 +164,7 @@ def _walk(dirs, mode, end_i, end_j, state, ops):
     """
     i, j, count = end_i, end_j, 0
     while i > 0 and j > 0:
-        code = (dirs[i - 1, (j - 1) >> 1] >> (((j - 1) & 1) * 4)) & 15
+        code = code_at(dirs, i, j)
         if state == STATE_H:
             src = code & SOURCE_BITS
             if src == SOURCE_START:
@@ -195,6 +197,29 @@ def _walk(dirs, mode, end_i, end_j, state, ops):
             count += 1
             j -= 1
     return count, i, j, state
+
+
+def code_at(dirs: np.ndarray, i: int, j: int) -> int:
+    """The direction code of cell (i, j), 1-based: in ``_fill``'s layout (2-D: a row of
+    bytes a matrix row, two columns a byte, the low nibble the even column) or in the
+    tier lanes' (3-D: ``tile_tiers.pair_codes``'; four columns of a lane's block a value,
+    column ``c`` at bits ``4 c``)."""
+    raise NotImplementedError("code_at runs in numba kernels")
+
+
+@overload(code_at)
+def _code_at(dirs, i, j):      # unannotated: numba matches the implementations' signatures
+    if dirs.ndim == 2:
+        def fill_layout(dirs, i, j):
+            return (dirs[i - 1, (j - 1) >> 1] >> (((j - 1) & 1) * 4)) & 15
+        return fill_layout
+    blocks = tile_tiers.BLOCK_COLUMNS
+
+    def tier_layout(dirs, i, j):
+        lane, row = divmod(i - 1, dirs.shape[1])
+        block, column = divmod(j - 1, blocks)
+        return (dirs[block + lane, row, lane] >> (column * 4)) & 15
+    return tier_layout
 
 
 @jit
@@ -238,15 +263,15 @@ def _walk_cigar(dirs, mode, end_i, end_j, q, t, ops, text):
 @jit
 def _walk_lanes(dirs, mode, ends, members, q_res, q_off, t_res, t_off, starts, text, out):
     """``_walk_cigar`` of each lane's pair (``members[lane]``, its end in ``ends[1:, lane]``)
-    in ``dirs[:, :, lane]``; lane ``lane``'s CIGAR goes to ``text[starts[lane]:]``, and
-    (start i, start j, CIGAR length) to ``out[:, lane]``."""
+    in ``dirs[..., lane]`` (either layout of ``code_at``); lane ``lane``'s CIGAR goes to
+    ``text[starts[lane]:]``, and (start i, start j, CIGAR length) to ``out[:, lane]``."""
     ops = np.empty(text.shape[0], np.uint8)
     for lane in range(members.shape[0]):
         k = members[lane]
         q = q_res[q_off[k]:q_off[k + 1]]
         t = t_res[t_off[k]:t_off[k + 1]]
         out[0, lane], out[1, lane], out[2, lane] = _walk_cigar(
-            dirs[:, :, lane], mode, ends[1, lane], ends[2, lane], q, t, ops,
+            dirs[..., lane], mode, ends[1, lane], ends[2, lane], q, t, ops,
             text[starts[lane]:])
 
 
@@ -445,9 +470,25 @@ def align_batch(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: 
 
     def one(k: int) -> None:
         q, t = query(k), target(k)
+        if tiered[k] and tiers(k, q, t):
+            return
         with _SCRATCH.take(codes_shape(len(q), len(t))) as dirs:
             got = np.array(_fill(q, t, matrix, gap_open, gap_extend, code, dirs, ends))
             keep(np.array([k]), dirs[:, :, None], got[:, None])
+
+    def tiers(k: int, q: np.ndarray, t: np.ndarray) -> bool:
+        """A long local pair in the tier lanes, its target padded to a whole block (a
+        residue that meets none, whose cells never pass the best); False where its
+        values pass 32 bits."""
+        assert equal is not None
+        pad = -len(t) % tile_tiers.BLOCK_COLUMNS
+        got = tile_tiers.pair_codes(q, np.append(t, np.full(pad, size, t.dtype)), equal,
+                                    gap_open, gap_extend)
+        if got is None:
+            return False
+        dirs, (score, i, j) = got
+        keep(np.array([k]), dirs[..., None], np.array([[score], [max(i, 0)], [max(j, 0)]]))
+        return True
 
     sub = padded_matrix(matrix, np.int32)
 
@@ -480,7 +521,14 @@ def align_batch(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: 
     # (16-bit where it can, twice the lanes), those that share a query too
     groups, singles = ([], np.arange(count, dtype=np.int64)) if equal is not None else \
         _lane_groups(q_res, q_off, t_off, matrix, *wide)
+    # long local pairs of such a matrix: one pair in the tier lanes, one after another
+    tiered = np.zeros(count, dtype=bool)
+    if equal is not None and equal[1] < 0 < equal[0] and mode == "local":
+        tiered = (lengths[0] >= tile_tiers.lanes(tile_tiers.TYPES[0])) \
+            & (lengths[0] * lengths[1] >= TIER_CELLS)
+    singles = singles[~tiered[singles]]
     paired, singles = _pair_groups(q_off, t_off, singles, matrix, *wide, held)
+    singles = np.concatenate([singles, np.flatnonzero(tiered)])
     # the numba kernels release the GIL: groups and pairs run side by side on every core,
     # but pairs whose directions pass SIDE_BY_SIDE_BYTES one after another, in one task
     # (memory: one of those at a time, not one a core), started first
