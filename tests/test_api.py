@@ -191,6 +191,34 @@ def test_score_is_the_score_and_end_of_the_alignment(mode, tmp_path):
         swath.score(a, b, scoring=dna, tile_size=0, device="cpu")
 
 
+@pytest.mark.parametrize("scoring", [DNA, PROTEIN], ids=["dna", "protein"])
+def test_a_local_score_in_process_equals_the_tiled_engine(scoring, monkeypatch):
+    """Without a store, a tile size or a client, a local pair runs as one tile in this
+    process (no scratch store): the same score and end cell as the tiled engine, whose
+    tiles' ties it keeps (repeats: many equal best cells)."""
+    import tempfile
+
+    rng = np.random.default_rng(len(scoring.alphabet.letters))
+    size = len(scoring.alphabet.letters) - 1
+    cases = [(rng.integers(0, size, 150), rng.integers(0, size, 230)),
+             (np.tile([0, 1], 90), np.tile([0, 1, 1], 70)),
+             (np.zeros(40, np.uint8), np.ones(50, np.uint8))]
+    made = []
+    mkdtemp = tempfile.mkdtemp
+    monkeypatch.setattr(tempfile, "mkdtemp", lambda *a, **k: made.append(1) or mkdtemp(*a, **k))
+    for a, b in cases:
+        a, b = a.astype(np.uint8), b.astype(np.uint8)
+        calls: list[tuple] = []
+        alone = swath.score(a, b, scoring=scoring, device="cpu",
+                            progress=lambda *args, seen=calls: seen.append(args))
+        assert not made
+        tiled = swath.score(a, b, scoring=scoring, device="cpu", tile_size=64)
+        assert alone == tiled
+        assert alone.score == parasail_score(a, b, scoring, "local")
+        assert calls == [("tiles", 0, 1, 0), ("tiles", 1, 1, len(a) * len(b))]
+        made.clear()
+
+
 def test_format_alignment_prints_as_swath_align_does():
     from swath.views import format_text
 

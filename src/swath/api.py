@@ -13,6 +13,7 @@ import numpy as np
 
 from swath.alignment import Alignment
 from swath.constants import MODES, Mode, is_mode
+from swath.engine.cluster import Cluster
 from swath.errors import InvalidParameter
 from swath.kernels import get_backend
 from swath.progress import Progress
@@ -206,7 +207,10 @@ def score(query: SequenceLike, target: SequenceLike, scoring: Scoring | None = N
 
     The pair runs through the tiled long-pair engine as a scores-only job (StripedScore):
     its memory is the tiles' boundaries, whatever the sequences' lengths, and its store
-    (``store``) is resumable like :func:`align`'s.
+    (``store``) is resumable like :func:`align`'s. A local pair of at most
+    ``IN_PROCESS_CELLS`` cells on the CPU, without ``store``, ``tile_size`` or a
+    cluster (``client``), runs as one tile in this process (no store: memory linear in its
+    lengths; a DNA pair in the tier lanes, one core).
 
     Parameters
     ----------
@@ -242,10 +246,33 @@ def score(query: SequenceLike, target: SequenceLike, scoring: Scoring | None = N
     _end_gaps(scoring, mode, "score (the tiled long-pair engine)")
     q = encode_sequence(query, scoring.alphabet, wildcard=wildcard, name="query")
     t = encode_sequence(target, scoring.alphabet, wildcard=wildcard, name="target")
+    backend = get_backend(device)
+    here = client is None or (isinstance(client, Cluster) and client.one_process)
+    if (here and store is None and tile_size is None and mode == "local"
+            and backend.name == "cpu" and len(q) * len(t) <= IN_PROCESS_CELLS):
+        return _score_in_process(backend, q, t, scoring, progress)
     result = _align_tiled(q, t, scoring, mode, device, store, tile_size, strip, client, names,
                           progress, overwrite, traceback=False)
     assert not isinstance(result, Alignment)
     return result
+
+
+def _score_in_process(backend: Any, q: np.ndarray, t: np.ndarray, scoring: Scoring,
+                      progress: Progress | None) -> PairScore:
+    """A local pair's score and end as one tile of ``backend`` (its input boundary: 0)."""
+    from swath.constants import MINUS_INFINITY
+    from swath.engine.longpair import DEFAULT_STRIP
+    from swath.results.longpair import PairScore
+
+    cells = len(q) * len(t)
+    if progress:
+        progress("tiles", 0, 1, 0)
+    top = (np.zeros(len(t) + 1, dtype=np.int64), np.full(len(t) + 1, MINUS_INFINITY))
+    left = (np.zeros(len(q), dtype=np.int64), np.full(len(q), MINUS_INFINITY))
+    *_, (score, i, j) = backend.tile_scores(q, t, scoring, "local", DEFAULT_STRIP, top, left)
+    if progress:
+        progress("tiles", 1, 1, cells)
+    return PairScore(int(score), max(int(i), 0), max(int(j), 0), "local")
 
 
 def scores(queries: SequencesLike, targets: SequencesLike, scoring: Scoring | None = None,

@@ -259,6 +259,17 @@ class Cluster:
     workers: int | None = None
     started: Callable[[str], None] | None = None
 
+    @property
+    def one_process(self) -> bool:
+        """Whether a CPU job runs in this process: no scheduler and at most one worker.
+
+        Examples
+        --------
+        >>> Cluster().one_process, Cluster(workers=2).one_process
+        (True, False)
+        """
+        return self.scheduler is None and (self.workers or 1) == 1
+
 
 def runner(client: Any) -> Runner:
     """``client`` as a :class:`Runner`: a runner itself, or a ``distributed.Client``."""
