@@ -72,15 +72,20 @@ def test_no_positive_cell_gives_the_empty_local_alignment(client, tmp_path):
     assert (got.score, got.cigar, got.query_end, got.target_end) == (0, "", 0, 0)
 
 
-def test_store_reports_its_bytes_and_its_alignment(client, tmp_path):
-    a, b = related_pair(np.random.default_rng(5), 200, 4)
+@pytest.mark.parametrize("scoring", [DNA, PROTEIN], ids=["dna-walked", "protein-origins"])
+def test_store_reports_its_bytes_and_its_alignment(client, tmp_path, scoring):
+    """A local DNA pair walks its path back (boundaries without origins: H and a gap value
+    in int32, 8 bytes a cell), a protein pair records origins (32 bytes a cell)."""
+    a, b = related_pair(np.random.default_rng(5), 200, 4 if scoring is DNA else 20)
     store = str(tmp_path / "x.zarr")
-    aln = swath.align(a, b, scoring=DNA, device="cpu", store=store, tile_size=32,
+    aln = swath.align(a, b, scoring=scoring, device="cpu", store=store, tile_size=32,
                       client=client)
     opened = AlignmentStore.open(store)
     assert opened.cigar() == aln.cigar and opened.attrs["alignment"]["score"] == aln.score
+    assert (opened.walks, opened.origins) == ((True, False) if scoring is DNA else (False, True))
     rows, cols = opened.tiles
-    boundaries = 32 * (len(a) * cols + len(b) * rows)      # O(m n / tile edge)
+    cell = 32 if opened.origins else 8
+    boundaries = cell * (len(a) * cols + len(b) * rows)      # O(m n / tile edge)
     assert opened.stored_bytes() == boundaries + 32 * (rows * cols + len(opened.segments()))
 
 
@@ -257,8 +262,11 @@ def test_a_store_of_another_alignment_is_refused(client, tmp_path):
     with pytest.raises(swath.InvalidParameter, match="tile_size"):
         swath.align("ACGT", "ACGT", scoring=DNA, tile_size=0, client=client)
     with pytest.raises(swath.InvalidParameter, match="limit"):    # origins' 32 bits
-        swath.align("ACGT", "ACGT", scoring=DNA, device="cpu", tile_size=1 << 20,
+        swath.align("MKVA", "MKVA", scoring=PROTEIN, device="cpu", tile_size=1 << 20,
                     client=client, store=str(tmp_path / "y.zarr"))
+    # a local DNA pair walks its path back: tiles without origins take any size
+    swath.align("ACGT", "ACGT", scoring=DNA, device="cpu", tile_size=1 << 20, client=client,
+                store=str(tmp_path / "z.zarr"))
 
 
 def test_killed_in_phase_two_reruns_phase_two_only(client, tmp_path, monkeypatch):

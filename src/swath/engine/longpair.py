@@ -103,6 +103,7 @@ class PairJob:
     device: str = "cpu"
     traceback: bool = True
     origins: bool = True    # phase 1 records origins (else a traceback finds the path by splits)
+    walk: bool = False      # without origins: the path walked back through tiles' codes
 
     @property
     def local(self) -> bool:
@@ -409,6 +410,29 @@ def trace_segments(job: PairJob, store: AlignmentStore) -> tuple[np.ndarray, dic
     return np.array(segments, dtype=np.int64).reshape(-1, 4), end
 
 
+def walk_segments(job: PairJob, store: AlignmentStore) -> tuple[np.ndarray, dict[str, int]]:
+    """Phase 2 of a job that walks (no origins, on the CPU): from the end cell back, each
+    tile on the path recomputed with direction codes from its stored boundary and walked
+    to where the path enters it; rows (ti, tj, exit, entry) as :func:`trace_segments`'."""
+    codes = pathsplit.cpu_codes()
+    n = len(_sequences(job)[1])
+    th, tw = store.tile
+    score, i, j, _ = end_cell(job, store)
+    end = {"score": score, "query_end": i, "target_end": j}
+    segments: list[tuple[int, int, int, int]] = []
+    state = STATE_H
+    while i > 0 and j > 0 and state != STATE_START:
+        ti, tj = (i - 1) // th, (j - 1) // tw
+        q, t, i0, j0 = _tile_sequences(job, store, ti, tj)
+        dirs = codes.tile_codes(q, t, job.scoring, job.mode, job.strip,
+                                *tile_input(job, store, ti, tj))
+        _, ri, rj, entered = codes.walk_tile(dirs, i - i0, j - j0, state)
+        exit_code = _code(i, j, state, n)
+        i, j, state = i0 + ri, j0 + rj, STATE_START if ri > 0 and rj > 0 else entered
+        segments.append((ti, tj, exit_code, _code(i, j, state, n)))
+    return np.array(segments, dtype=np.int64).reshape(-1, 4), end
+
+
 def split_segments(job: PairJob) -> tuple[np.ndarray, dict[str, int]]:
     """Phase 2 of a job without origins (on a worker of its device): the path's segments
     found by splits, rows ``(-1, -1, exit, entry)`` from the end, and its end."""
@@ -431,7 +455,7 @@ def split_segments(job: PairJob) -> tuple[np.ndarray, dict[str, int]]:
 def run_segments(job: PairJob, first: int, segments: np.ndarray) -> int:
     """Phase 3 on segments ``first ..``: write their CIGAR pieces; how many."""
     store = _open_worker(job)
-    if job.origins:
+    if job.origins or job.walk:
         pieces = [segment_piece(job, store, tuple(int(v) for v in row)) for row in segments]
     else:
         query, target = _sequences(job)
@@ -450,8 +474,8 @@ def run_segments(job: PairJob, first: int, segments: np.ndarray) -> int:
 
 
 def segment_piece(job: PairJob, store: AlignmentStore, segment: tuple[int, ...]) -> str:
-    """A segment of a job with origins: recompute its tile with codes, walk exit to
-    entry; its CIGAR piece."""
+    """A segment of a tile (a job with origins, or that walks): recompute its tile with
+    codes, walk exit to entry; its CIGAR piece."""
     codes = pathsplit.cpu_codes()
     ti, tj, exit_code, entry_code = segment
     q, t, i0, j0 = _tile_sequences(job, store, ti, tj)
@@ -521,13 +545,15 @@ def run_longpair(job: PairJob, client: Any,
             return PairScore(int(end["score"]), int(end["query_end"]), int(end["target_end"]),
                              job.mode)
         if store.segments() is None:
-            if not job.origins and isinstance(runner(client), InProcess):
+            if not (job.origins or job.walk) and isinstance(runner(client), InProcess):
                 # phase 3's CPU kernels load here while phases 1 and 2 run on the GPU
                 threading.Thread(target=pathsplit.load_trace_kernels,
                                  args=(*_sequences(job), job.scoring)).start()
             _run_tiles(job, store, client, progress)
             if job.origins:
                 store.write_segments(*trace_segments(job, store), per_chunk=1)
+            elif job.walk:
+                store.write_segments(*walk_segments(job, store), per_chunk=1)
             else:
                 if progress:
                     progress("splits", 0, 1, 0)
@@ -632,14 +658,27 @@ def stored_tile(path: str) -> tuple[int, int] | None:
     return AlignmentStore.open(path, complete=False).tile if layout == "alignment" else None
 
 
+def path_method(device: str, traceback: bool, mode: Mode, scoring: Scoring,
+                query: np.ndarray, target: np.ndarray) -> tuple[bool, bool]:
+    """``(origins, walk)`` of a new job on ``device`` ("cpu" or "gpu"): a CPU traceback of a
+    local pair of a match/mismatch matrix walks its path back through the tiles (its
+    tiles run in the tier lanes, without origins, ten times the general kernel's speed),
+    other CPU tracebacks record origins, the GPU's find the path by splits."""
+    codes = get_backend(device).codes
+    walk = traceback and codes is not None and codes.walks(scoring, mode, query, target)
+    return traceback and device == "cpu" and not walk, walk
+
+
 def prepare_longpair(store_path: str, query: np.ndarray, target: np.ndarray,
                      scoring: Scoring, *, mode: Mode, tile: tuple[int, int], strip: int,
                      names: tuple[str, str], device: str = "cpu", traceback: bool = True,
-                     origins: bool | None = None, overwrite: bool = False) -> PairJob:
+                     origins: bool | None = None, walk: bool = False,
+                     overwrite: bool = False) -> PairJob:
     """Create the store of a new long-pair job, or reopen one holding the same job.
 
     ``origins`` (default: with a traceback) says whether phase 1 records origins, or a
-    traceback finds the path by splits."""
+    traceback finds the path by splits, or (``walk``, CPU tiles) walks it back through
+    the tiles' direction codes."""
     from swath.kernels.bounds import fits_every_mode
     from swath.storage.common import array_digest
     from swath.storage.creation import reopen_or_create
@@ -656,6 +695,8 @@ def prepare_longpair(store_path: str, query: np.ndarray, target: np.ndarray,
     inputs = {"query_sha256": array_digest(query), "target_sha256": array_digest(target),
               "scoring": scoring.to_dict(), "mode": mode, "strip": strip, "tile": list(tile),
               "traceback": traceback, "origins": origins}
+    if walk and traceback and not origins:
+        inputs["walk"] = True
     reopen_or_create(store_path, LAYOUT, VERSION, inputs, lambda replace: AlignmentStore.create(
         store_path, query, target, tile=tile, origins=origins, replace=replace, inputs=inputs,
         names=list(names), id=uuid.uuid4().hex), what="alignment",
@@ -669,4 +710,4 @@ def reopen_longpair(store_path: str, device: str = "cpu") -> PairJob:
     inputs = store.attrs["inputs"]
     return PairJob(str(store_path), store.scoring, store.mode, int(inputs["strip"]),
                    str(store.attrs["id"]), device, bool(inputs.get("traceback", True)),
-                   store.origins)
+                   store.origins, bool(inputs.get("walk", False)))

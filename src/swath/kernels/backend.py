@@ -120,8 +120,16 @@ class TileCodes(Protocol):
 
     def tile_codes(self, q: np.ndarray, t: np.ndarray, scoring: Scoring, mode: Mode,
                    strip: int, top: Boundary, left: Boundary) -> np.ndarray:
-        """The tile's direction codes from its input boundary, ``(h, ceil(w / 2))`` uint8
-        (two 4-bit codes a byte)."""
+        """The tile's direction codes from its input boundary, as :meth:`walk_tile` reads
+        them (the CPU's: ``(h, ceil(w / 2))`` uint8, two 4-bit codes a byte, or the tier
+        lanes' layout; ``traceback.code_at``)."""
+        ...
+
+    def walks(self, scoring: Scoring, mode: Mode, query: np.ndarray, target: np.ndarray
+              ) -> bool:
+        """Whether a traceback of this pair in tiles on this backend runs them without
+        origins and walks its path back through their direction codes (tiles it computes
+        much faster without origins)."""
         ...
 
     def walk_tile(self, dirs: np.ndarray, exit_i: int, exit_j: int, state: int

@@ -128,7 +128,8 @@ def _store_line(opened: AlignmentStore) -> str:
     """The text view's first line: the matrix, its tiles, the stored bytes, the job."""
     m, n = opened.lengths
     how = ("scores only" if not opened.traceback else
-           "path by origins" if opened.origins else "path by splits")
+           "path by origins" if opened.origins else
+           "path walked back through tiles" if opened.walks else "path by splits")
     return (f"# {opened.path}: a {m} x {n} matrix in {opened.tiles[0]} x {opened.tiles[1]} "
             f"tiles, {opened.stored_bytes():,} bytes of boundaries ({how})")
 

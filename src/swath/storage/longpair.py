@@ -34,7 +34,10 @@ its ``alignment`` attribute holds the score and end cell, and there is no CIGAR.
 
 A traceback job without origins (the GPU's default; ``inputs`` attribute ``origins``
 false) has the boundaries of a scores-only job, but goes on: phase 2 finds the path by
-splits (segments of tile -1, -1), phase 3 traces them, and the store ends with the whole
+splits (segments of tile -1, -1), or, with ``inputs`` attribute ``walk`` (the CPU's for a
+local pair of a match/mismatch matrix), walks it back tile by tile through direction
+codes recomputed from the boundaries (segments of tiles, as with origins); phase 3
+traces them, and the store ends with the whole
 alignment and its CIGAR, as one with origins does. What a store holds is therefore
 decided by its job's ``traceback`` input (:attr:`AlignmentStore.traceback`), never by
 its origins.
@@ -139,6 +142,13 @@ class AlignmentStore(LayoutStore):
         with a traceback may have boundaries without origins (its path found by splits):
         :attr:`origins` says how the path is found, this what the store holds."""
         return bool(self.attrs.get("inputs", {}).get("traceback", True))
+
+    @property
+    def walks(self) -> bool:
+        """Whether a traceback job without origins walks its path back through its tiles'
+        direction codes (the CPU's, for a local DNA pair) rather than finding it by
+        splits."""
+        return bool(self.attrs.get("inputs", {}).get("walk", False))
 
     @property
     def names(self) -> tuple[str, str]:

@@ -56,17 +56,19 @@ def align(store: str | None, query: np.ndarray, target: np.ndarray, scoring: Sco
     ``store``, or a scratch store the result owns: its tiles ``tile_size`` square, or
     those of the job already in ``store``, or a size for the session's workers
     (:func:`~swath.engine.longpair.default_tile`); phase 1 records origins where a
-    traceback runs on the CPU, else the path is found by splits."""
+    traceback runs on the CPU, else the path is found by splits (on the GPU) or walked back
+    through the tiles (a local pair of a match/mismatch matrix on the CPU)."""
     from swath.engine.longpair import (
         DEFAULT_STRIP,
         default_tile,
+        path_method,
         prepare_longpair,
         stored_tile,
         tile_device,
     )
 
     kind = tile_device(device)
-    origins = traceback and kind == "cpu"
+    origins, walk = path_method(kind, traceback, mode, scoring, query, target)
 
     def prepare(path: str, where: Runner) -> PairJob:
         tile = ((tile_size, tile_size) if tile_size else
@@ -74,6 +76,7 @@ def align(store: str | None, query: np.ndarray, target: np.ndarray, scoring: Sco
                 default_tile(kind, len(query), len(target), where.workers, origins))
         return prepare_longpair(path, query, target, scoring, mode=mode, tile=tile,
                                 strip=strip or DEFAULT_STRIP, names=names, device=kind,
-                                traceback=traceback, origins=origins, overwrite=overwrite)
+                                traceback=traceback, origins=origins, walk=walk,
+                                overwrite=overwrite)
 
     return start(WORKLOAD, store, prepare, client, progress, device=kind, overwrite=overwrite)

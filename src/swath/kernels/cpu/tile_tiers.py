@@ -237,22 +237,28 @@ def tile_tiers(q: np.ndarray, t: np.ndarray, scores: tuple[int, int, np.ndarray,
     return done and done[:3]
 
 
+def tile_codes(q: np.ndarray, t: np.ndarray, scores: tuple[int, int, np.ndarray, np.ndarray],
+               gap_open: int, gap_extend: int, top: tuple[np.ndarray, np.ndarray],
+               left: tuple[np.ndarray, np.ndarray], dtype: np.dtype | None = None
+               ) -> tuple[np.ndarray, tuple[int, int, int]] | None:
+    """A local tile's direction codes and its first best cell ``(score, i, j)``
+    (``(0, -1, -1)`` where none scores above 0); None where no type holds its values.
+
+    The codes are ``_fill``'s, laid out as the tiers sweep them: ``(steps, hb, L)`` of
+    the lanes' type, the four columns of a lane's block in a value, column ``c`` at bits
+    ``4 c`` (``traceback.code_at`` reads them). Arguments as ``tile_tiers`` takes them.
+    """
+    done = _run(q, t, scores, gap_open, gap_extend, top, left, dtype, True)
+    return done and (done[3], done[2])
+
+
 def pair_codes(q: np.ndarray, t: np.ndarray, scores: tuple[int, int, np.ndarray, np.ndarray],
                gap_open: int, gap_extend: int, dtype: np.dtype | None = None
                ) -> tuple[np.ndarray, tuple[int, int, int]] | None:
-    """One local pair's direction codes over its whole matrix, and its first best cell
-    ``(score, i, j)`` (``(0, -1, -1)`` where none scores above 0); None where no type
-    holds its values.
-
-    The codes are ``_fill``'s, laid out as the tiers sweep them: ``(steps, hb, C / 2,
-    L)`` uint8, two columns a byte (``traceback.code_at`` reads them). ``len(t)`` must be
-    a multiple of ``BLOCK_COLUMNS``; ``scores`` and ``dtype`` as ``tile_tiers`` takes
-    them.
-    """
+    """``tile_codes`` of one local pair's whole matrix (its input boundary 0)."""
     top = (np.zeros(len(t) + 1, dtype=np.int64),) * 2
     left = (np.zeros(len(q), dtype=np.int64),) * 2
-    done = _run(q, t, scores, gap_open, gap_extend, top, left, dtype, True)
-    return done and (done[3], done[2])
+    return tile_codes(q, t, scores, gap_open, gap_extend, top, left, dtype)
 
 
 def _run(q: np.ndarray, t: np.ndarray, scores: tuple[int, int, np.ndarray, np.ndarray],

@@ -352,14 +352,43 @@ def _edges(top: tuple[np.ndarray, np.ndarray], left: tuple[np.ndarray, np.ndarra
 def tile_codes(q: np.ndarray, t: np.ndarray, scoring: Scoring, mode: Mode, strip: int,
                top: tuple[np.ndarray, np.ndarray], left: tuple[np.ndarray, np.ndarray]
                ) -> np.ndarray:
-    """Phase 3 on one tile: its direction codes, ``(h, ceil(w / 2))`` uint8 as ``_fill``'s
-    (no origins: any size)."""
+    """Phase 3 on one tile: its direction codes (no origins: any size), ``(h, ceil(w / 2))``
+    uint8 as ``_fill``'s, or where the tile is local and of a match/mismatch matrix, as
+    the tier lanes lay them out (``tile_tiers.tile_codes``; its target padded to a whole
+    block with a residue that meets none): ``traceback.code_at`` reads either."""
+    if mode == "local":
+        fast = _tier_codes(q, t, scoring, top, left)
+        if fast is not None:
+            return fast
     dirs = np.empty(codes_shape(len(q), len(t)), dtype=np.uint8)
     empty = np.empty((4, 0), dtype=np.int64)
     _make_tile(mode == "local", False, True)(*_scheme_inputs(q, t, scoring), strip,
                                              *_edges(top, left), empty, empty, dirs,
                                              np.empty(4, dtype=np.int64))
     return dirs
+
+
+def _tier_codes(q: np.ndarray, t: np.ndarray, scoring: Scoring,
+                top: tuple[np.ndarray, np.ndarray], left: tuple[np.ndarray, np.ndarray]
+                ) -> np.ndarray | None:
+    matrix, gap_open, gap_extend = interior(scoring, "a tile")
+    fits = tile_tiers.tiers_fit(len(q), len(t)) and min(top[0].min(), left[0].min()) >= 0
+    scores = tile_tiers.scheme(matrix, q, t) if fits else None
+    if scores is None:
+        return None
+    pad = -len(t) % tile_tiers.BLOCK_COLUMNS
+    zeros = np.zeros(pad, dtype=np.int64)
+    done = tile_tiers.tile_codes(q, np.append(t, np.full(pad, matrix.shape[0], dtype=t.dtype)),
+                                 scores, gap_open, gap_extend,
+                                 (np.append(top[0], zeros), np.append(top[1], zeros)), left)
+    return None if done is None else done[0]
+
+
+def walks(scoring: Scoring, mode: Mode, query: np.ndarray, target: np.ndarray) -> bool:
+    """``TileCodes.walks``: a local pair of a match/mismatch matrix, whose tiles run in the
+    tier lanes (``tile_tiers``) without origins."""
+    return (mode == "local" and scoring.end_gaps is None
+            and tile_tiers.scheme(scoring.matrix, query, target) is not None)
 
 
 def walk_tile(dirs: np.ndarray, exit_i: int, exit_j: int, state: int
