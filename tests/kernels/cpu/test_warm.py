@@ -49,7 +49,10 @@ def test_a_first_search_compiles_each_kernel_once_the_traceback_in_a_child(tmp_p
     script = ("import sys, swath.kernels.cpu.warm as warm\n"
               "started = []\n"
               "real = warm.subprocess.Popen\n"
-              "warm.subprocess.Popen = lambda *a, **k: started.append(1) or real(*a, **k)\n"
+              "def spy(args, *a, **k):\n"
+              "    started.extend([1] if 'swath.kernels.cpu.warm' in args else [])\n"
+              "    return real(args, *a, **k)\n"
+              "warm.subprocess.Popen = spy\n"
               "from swath.cli import main\n"
               "sys.argv = ['swath'] + sys.argv[1:]\n"
               "try:\n    main()\nfinally:\n    print('children', len(started), file=sys.stderr)\n")
