@@ -131,7 +131,9 @@ def align(query: SequenceLike, target: SequenceLike, scoring: Scoring | None = N
     tile_size : int, optional
         Tiles of ``tile_size x tile_size`` cells for the tiled engine. Pairs whose
         direction codes would exceed ``TILED_ABOVE`` bytes take the tiled engine even
-        without ``store`` or ``tile_size`` (default tile: ``DEFAULT_TILE`` on the CPU;
+        without ``store`` or ``tile_size`` (default tile on the CPU: ``DEFAULT_TILE``, or
+        ``SCORES_TILE`` for a local pair of a match/mismatch matrix, whose path is walked
+        back through its tiles;
         on the GPU, whose tile kernel runs phase 1 there without origins, slabs of up to
         ``GPU_TILE_ROWS`` rows, and the path is found by splits: an optimal alignment,
         which among equally scoring ones may differ from the CPU's).

@@ -44,8 +44,8 @@ logger = logging.getLogger(__name__)
               help="Align in tiles on Dask and keep the result in this Zarr store "
                    "(resumable with `swath resume`, printed by `swath inspect`).")
 @click.option("--tile-size", type=click.IntRange(min=1), default=None, metavar="N",
-              help="Tiles of N x N cells (forces the tiled path) [default with -o: 8192, "
-                   "16384 with --score-only]. "
+              help="Tiles of N x N cells (forces the tiled path) [default with -o on the "
+                   "CPU: 16384 for a local DNA pair or --score-only, else 8192]. "
                    "Pairs whose traceback would need over 1 GiB take the tiled path anyway.")
 @click.option("--strip", type=click.IntRange(min=1), default=None, metavar="S",
               help="Strip width inside a tile [default: 256].")
