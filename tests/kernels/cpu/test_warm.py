@@ -81,7 +81,8 @@ def test_no_child_on_one_core_and_wait_returns_at_once(monkeypatch):
 
 
 def test_the_child_waited_for_is_the_one_started(monkeypatch):
-    """align_batch waits for a pending child before its first fill."""
+    """align_batch waits for a pending child before its first fill; one short pair, which
+    takes none of the child's kernels, does not wait."""
     class Child:
         waited = 0
 
@@ -94,4 +95,6 @@ def test_the_child_waited_for_is_the_one_started(monkeypatch):
     warm.compile_in_background(swath.Scoring.protein(), "local")
     warm.compile_in_background(swath.Scoring.protein(), "local")    # one child at a time
     swath.align("MKTAYIAKQR", "MKTAYIAKQR", device="cpu")
+    assert Child.waited == 0 and len(warm._PENDING) == 1
+    swath.align_pairs(["MKTAYIAKQR", "MKTAY"], ["MKTAYIAKQR", "MKTAW"], device="cpu")
     assert Child.waited == 1 and warm._PENDING == []

@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 from numba.extending import overload
 
+from swath.alignment import cigar_from_path
 from swath.constants import (
     E_EXTENDED,
     F_EXTENDED,
@@ -202,24 +203,24 @@ def _walk(dirs, mode, end_i, end_j, state, ops):
 def code_at(dirs: np.ndarray, i: int, j: int) -> int:
     """The direction code of cell (i, j), 1-based: in ``_fill``'s layout (2-D: a row of
     bytes a matrix row, two columns a byte, the low nibble the even column) or in the
-    tier lanes' (3-D: ``tile_tiers.pair_codes``'; four columns of a lane's block a value,
-    column ``c`` at bits ``4 c``)."""
-    raise NotImplementedError("code_at runs in numba kernels")
+    tier lanes' (3-D: ``tile_tiers.tile_codes``'; four columns of a lane's block a value,
+    column ``c`` at bits ``4 c``). In Python (``_walk.py_func``) and in numba kernels."""
+    return int((_fill_code if dirs.ndim == 2 else _tier_code)(dirs, i, j))
+
+
+def _fill_code(dirs, i, j):      # unannotated: numba matches the implementations' signatures
+    return (dirs[i - 1, (j - 1) >> 1] >> (((j - 1) & 1) * 4)) & 15
+
+
+def _tier_code(dirs, i, j):
+    lane, row = divmod(i - 1, dirs.shape[1])
+    block, column = divmod(j - 1, tile_tiers.BLOCK_COLUMNS)
+    return (dirs[block + lane, row, lane] >> (column * 4)) & 15
 
 
 @overload(code_at)
-def _code_at(dirs, i, j):      # unannotated: numba matches the implementations' signatures
-    if dirs.ndim == 2:
-        def fill_layout(dirs, i, j):
-            return (dirs[i - 1, (j - 1) >> 1] >> (((j - 1) & 1) * 4)) & 15
-        return fill_layout
-    blocks = tile_tiers.BLOCK_COLUMNS
-
-    def tier_layout(dirs, i, j):
-        lane, row = divmod(i - 1, dirs.shape[1])
-        block, column = divmod(j - 1, blocks)
-        return (dirs[block + lane, row, lane] >> (column * 4)) & 15
-    return tier_layout
+def _code_at(dirs, i, j):
+    return _fill_code if dirs.ndim == 2 else _tier_code
 
 
 @jit
@@ -303,10 +304,23 @@ def align_pair(query: np.ndarray, target: np.ndarray, scoring: Scoring, mode: Mo
 
 def _trace(dirs: np.ndarray, mode_code: int, end_i: int, end_j: int, longest: int
            ) -> tuple[int, int, int, int, np.ndarray]:
-    """``(query_start, query_end, target_start, target_end, ops)`` walked back from an end."""
+    """``(query_start, query_end, target_start, target_end, ops)`` walked back from an end,
+    in Python (``_walk``'s own code: one pair's path, a few microseconds a step, takes
+    less than the compiled walk's first compile, about a second)."""
     ops = np.empty(longest, dtype=np.uint8)
-    count, start_i, start_j, _ = _walk(dirs, mode_code, end_i, end_j, STATE_H, ops)
+    count, start_i, start_j, _ = _walk.py_func(dirs, mode_code, end_i, end_j, STATE_H, ops)
     return int(start_i), end_i, int(start_j), end_j, ops[:count][::-1].copy()
+
+
+def _one_short(query: np.ndarray, target: np.ndarray, scoring: Scoring, mode: Mode
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``align_batch`` of one pair below ``TIER_CELLS``: the one-pair fill and the walk in
+    Python (a first ``swath align`` compiles the fill alone, not the lane kernels and the
+    compiled walk, a second or two)."""
+    score, *coords, ops = align_pair(query, target, scoring, mode)
+    cigar = cigar_from_path(ops, query, target, coords[0], coords[2]).encode()
+    return (np.array([score], dtype=np.int64), np.array([coords], dtype=np.int64),
+            np.frombuffer(cigar, dtype=np.uint8), np.array([0, len(cigar)], dtype=np.int64))
 
 
 def codes_shape(query_length: Any, target_length: Any) -> tuple[Any, Any]:
@@ -432,11 +446,13 @@ def align_batch(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: 
     target start, target end; 0-based, end exclusive), and the CIGARs as one uint8
     text buffer with (N + 1,) int64 offsets.
     """
-    warm.wait()         # the kernels a child process may be compiling
     if pairs is not None:
         q_res, q_off = take_concatenated(q_res, q_off, pairs[0])
         t_res, t_off = take_concatenated(t_res, t_off, pairs[1])
     count = len(q_off) - 1
+    if count == 1 and q_off[1] * t_off[1] < TIER_CELLS:
+        return _one_short(q_res, t_res, scoring, mode)
+    warm.wait()         # the kernels a child process may be compiling
     code = MODE_CODES[mode]
     matrix, gap_open, gap_extend, ends = unpack(scoring, mode)
     wide = widest_gaps(gap_open, gap_extend, ends)
