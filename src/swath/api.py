@@ -263,9 +263,10 @@ def _score_in_process(backend: Any, q: np.ndarray, t: np.ndarray, scoring: Scori
                       progress: Progress | None) -> PairScore:
     """A local pair's score and end as one tile of ``backend`` (its input boundary: 0)."""
     from swath.constants import MINUS_INFINITY
-    from swath.engine.longpair import DEFAULT_STRIP
+    from swath.engine.longpair import DEFAULT_STRIP, check_range
     from swath.results.longpair import PairScore
 
+    check_range(len(q), len(t), scoring)
     cells = len(q) * len(t)
     if progress:
         progress("tiles", 0, 1, 0)

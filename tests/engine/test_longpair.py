@@ -438,6 +438,8 @@ def test_pairs_below_the_tile_kernels_range_are_refused(tmp_path):
     with pytest.raises(swath.InvalidParameter, match="range"):
         prepare_longpair(str(tmp_path / "x.zarr"), a, a, steep, mode="global", tile=(64, 64),
                          strip=8, names=("a", "b"))
+    with pytest.raises(swath.InvalidParameter, match="range"):    # one tile in this process
+        swath.score(a, a, scoring=steep, device="cpu")
 
 
 def test_cpu_tiles_report_no_best_cell_in_global_mode():

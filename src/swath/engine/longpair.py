@@ -669,6 +669,16 @@ def path_method(device: str, traceback: bool, mode: Mode, scoring: Scoring,
     return traceback and device == "cpu" and not walk, walk
 
 
+def check_range(m: int, n: int, scoring: Scoring) -> None:
+    """Refuse an ``m x n`` pair whose scores may leave the tile kernels' int32 range."""
+    from swath.kernels.bounds import fits_every_mode
+
+    if not fits_every_mode(m, n, scoring.matrix, scoring.gap_open, scoring.gap_extend,
+                           np.int32, floor=MINUS_INFINITY):
+        raise InvalidParameter(f"a {m} x {n} pair's scores may leave the tile kernels' range "
+                               f"({MINUS_INFINITY} to 2^31)")
+
+
 def prepare_longpair(store_path: str, query: np.ndarray, target: np.ndarray,
                      scoring: Scoring, *, mode: Mode, tile: tuple[int, int], strip: int,
                      names: tuple[str, str], device: str = "cpu", traceback: bool = True,
@@ -679,7 +689,6 @@ def prepare_longpair(store_path: str, query: np.ndarray, target: np.ndarray,
     ``origins`` (default: with a traceback) says whether phase 1 records origins, or a
     traceback finds the path by splits, or (``walk``, CPU tiles) walks it back through
     the tiles' direction codes."""
-    from swath.kernels.bounds import fits_every_mode
     from swath.storage.common import array_digest
     from swath.storage.creation import reopen_or_create
     from swath.storage.longpair import LAYOUT, VERSION
@@ -688,10 +697,7 @@ def prepare_longpair(store_path: str, query: np.ndarray, target: np.ndarray,
     if origins and max(tile) > MAX_TILE:
         raise InvalidParameter(f"tile_size {max(tile)} is above the limit of tiles with "
                                f"origins ({MAX_TILE}); scores-only and GPU jobs take any size")
-    if not fits_every_mode(len(query), len(target), scoring.matrix, scoring.gap_open,
-                           scoring.gap_extend, np.int32, floor=MINUS_INFINITY):
-        raise InvalidParameter(f"a {len(query)} x {len(target)} pair's scores may leave the "
-                               f"tile kernels' range ({MINUS_INFINITY} to 2^31)")
+    check_range(len(query), len(target), scoring)
     inputs = {"query_sha256": array_digest(query), "target_sha256": array_digest(target),
               "scoring": scoring.to_dict(), "mode": mode, "strip": strip, "tile": list(tile),
               "traceback": traceback, "origins": origins}
