@@ -135,14 +135,19 @@ def test_whole_pairs_equal_parasail(match):
 
 
 def test_one_compiled_kernel_a_type():
-    """Tiles of any shape and boundary compile the tier kernel once for each type."""
+    """Tiles of any shape and boundary compile the tier kernel once for each type, with
+    codes and without."""
     rng = np.random.default_rng(9)
     for h, w, base in [(40, 8, 0), (300, 44, 9), (65, 100, 0), (40, 8, 5), (70, 12, 70_000)]:
         for dtype in (U16, U32, None):
             q, t = tile_pair(rng, h, w, 4)
-            tiers(q, t, *local_boundary(rng, h, w, base), dtype)
+            boundary = local_boundary(rng, h, w, base)
+            tiers(q, t, *boundary, dtype)
+            tile_tiers.tile_codes(q, t, tile_tiers.scheme(DNA.matrix, q, t), DNA.gap_open,
+                                  DNA.gap_extend, *boundary, dtype)
     for dtype in (U16, U32):
-        assert len(tile_tiers._make_tiers(dtype, False).signatures) == 1
+        for codes in (False, True):
+            assert len(tile_tiers._make_tiers(dtype, codes).signatures) == 1
 
 
 def test_protein_and_positive_mismatch_matrices_take_the_general_kernel():

@@ -1,5 +1,6 @@
-"""A local-mode tile's scores in unsigned 16- or 32-bit lanes: the long pair's fast path
-for match/mismatch matrices (DNA's).
+"""A local-mode tile's scores, or its direction codes, in unsigned 16- or 32-bit lanes:
+the long pair's fast path for match/mismatch matrices (DNA's), for its tiles and for one
+pair's whole matrix.
 
 # h: tile rows, w: tile columns (a multiple of C), L: lanes, hb: rows a tier,
 # C: columns of a block, T: the lanes' unsigned type.
