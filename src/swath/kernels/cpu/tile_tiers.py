@@ -161,7 +161,7 @@ def _make_tiers(dtype: np.dtype, codes: bool) -> Any:
                         cols[F + c, k] = f
                         left = hv
                     if codes:
-                        dirs[step, r, k] = pair
+                        dirs[step, r, k] = np.uint16(pair)
                     row[H, k] = left if live else left0
                     row[E, k] = e if live else e0
                     row[BEST, k] = best if live else best0
@@ -245,9 +245,10 @@ def tile_codes(q: np.ndarray, t: np.ndarray, scores: tuple[int, int, np.ndarray,
     """A local tile's direction codes and its first best cell ``(score, i, j)``
     (``(0, -1, -1)`` where none scores above 0); None where no type holds its values.
 
-    The codes are ``_fill``'s, laid out as the tiers sweep them: ``(steps, hb, L)`` of
-    the lanes' type, the four columns of a lane's block in a value, column ``c`` at bits
-    ``4 c`` (``traceback.code_at`` reads them). Arguments as ``tile_tiers`` takes them.
+    The codes are ``_fill``'s, laid out as the tiers sweep them: ``(steps, hb, L)``
+    uint16, the four columns of a lane's block in a value, column ``c`` at bits ``4 c``
+    (``traceback.code_at`` reads them): half a byte a cell, as ``_fill``'s, in 16 bits
+    and 32. Arguments as ``tile_tiers`` takes them.
     """
     done = _run(q, t, scores, gap_open, gap_extend, top, left, dtype, True)
     return done and (done[3], done[2])
@@ -276,10 +277,11 @@ def _run(q: np.ndarray, t: np.ndarray, scores: tuple[int, int, np.ndarray, np.nd
     width = lanes(dtype)
     shape = (len(t) // BLOCK_COLUMNS + width - 1, -(-len(q) // width), width) if codes \
         else (0, 0, 0)
-    dirs = np.empty(shape, dtype=dtype)
+    dirs = np.empty(shape, dtype=np.uint16)
     edges = [readonly(np.asarray(a, dtype=np.int64)) for a in (*top, *left)]
     _make_tiers(dtype, codes)(readonly(q_codes[q]), readonly(t_codes[t]), match, mismatch,
                               gap_open, gap_extend, *edges, bottom, right, best, dirs)
     if dtype == TYPES[0] and best[0] > ceiling(dtype, match):
+        del dirs        # freed before the 32-bit run's codes are allocated
         return _run(q, t, scores, gap_open, gap_extend, top, left, TYPES[1], codes)
     return bottom, right, (int(best[0]), int(best[1]), int(best[2])), dirs
