@@ -18,15 +18,12 @@ ratio to the fastest parasail kernel with the same output.
 from __future__ import annotations
 
 import argparse
-import statistics
 import tempfile
-import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import parasail
+from cpu_search import median_seconds
 
 import swath
 from swath.sequences import read_sequences
@@ -45,17 +42,6 @@ def synthetic(n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     return a, b
 
 
-def timed(run: Callable[[], Any], repeats: int) -> tuple[float, Any]:
-    """The median seconds of ``repeats`` calls after one warm-up, and the last result."""
-    result = run()
-    seconds = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        result = run()
-        seconds.append(time.perf_counter() - start)
-    return statistics.median(seconds), result
-
-
 def compare(name: str, a: np.ndarray, b: np.ndarray, repeats: int, trace_cells: float) -> None:
     text = [SCORING.alphabet.decode(s) for s in (a, b)]
     cells = len(a) * len(b)
@@ -63,10 +49,11 @@ def compare(name: str, a: np.ndarray, b: np.ndarray, repeats: int, trace_cells: 
     def line(what: str, seconds: float) -> str:
         return f"{what} {seconds:.3f} s ({cells / seconds / 1e9:.2f} GCUPS)"
 
-    swath_s, score = timed(lambda: swath.score(a, b, scoring=SCORING, device="cpu"), repeats)
+    swath_s, score = median_seconds(lambda: swath.score(a, b, scoring=SCORING, device="cpu"),
+                                    repeats)
     peers = []
     for kernel in (parasail.sw_striped_16, parasail.sw_striped_32):
-        seconds, result = timed(lambda k=kernel: k(*text, 7, 2, MATRIX), repeats)
+        seconds, result = median_seconds(lambda k=kernel: k(*text, 7, 2, MATRIX), repeats)
         if not result.saturated:
             assert result.score == score.score, (kernel.__name__, result.score, score.score)
             peers.append((seconds, kernel.__name__))
@@ -75,14 +62,14 @@ def compare(name: str, a: np.ndarray, b: np.ndarray, repeats: int, trace_cells: 
           f"{line('swath.score', swath_s)}; "
           + "; ".join(line(f"parasail {k}", s) for s, k in peers)
           + f"; ratio {best[0] / swath_s:.2f}x {best[1]}", flush=True)
-    swath_s, aln = timed(lambda: swath.align(a, b, scoring=SCORING, device="cpu"), repeats)
+    swath_s, aln = median_seconds(lambda: swath.align(a, b, scoring=SCORING, device="cpu"), repeats)
     assert aln.score == score.score and rescore(aln, a, b, SCORING) == aln.score
     if cells > trace_cells:
         print(f"{name}, full alignment: {line('swath.align', swath_s)}; parasail "
               f"sw_trace_striped_32 not run ({cells:.2e} cells past --trace-cells)", flush=True)
         return
-    seconds, result = timed(lambda: parasail.sw_trace_striped_32(*text, 7, 2, MATRIX).cigar,
-                            repeats)
+    seconds, result = median_seconds(
+        lambda: parasail.sw_trace_striped_32(*text, 7, 2, MATRIX).cigar, repeats)
     print(f"{name}, full alignment: {line('swath.align', swath_s)}; "
           f"{line('parasail sw_trace_striped_32', seconds)}; ratio {seconds / swath_s:.2f}x",
           flush=True)
