@@ -38,6 +38,7 @@ import threading
 import time
 import uuid
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -393,44 +394,51 @@ def origin_of(store: AlignmentStore, i: int, j: int, state: int) -> int:
 
 
 def trace_segments(job: PairJob, store: AlignmentStore) -> tuple[np.ndarray, dict[str, int]]:
-    """Phase 2: the tiles the path crosses, from its end: rows (ti, tj, exit, entry)."""
-    n = len(_sequences(job)[1])
-    th, tw = store.tile
-    score, i, j, origin = end_cell(job, store)
-    end = {"score": score, "query_end": i, "target_end": j}
-    segments: list[tuple[int, int, int, int]] = []
-    state = STATE_H
-    while i > 0 and j > 0:
-        if segments:
-            origin = origin_of(store, i, j, state)
-        segments.append(((i - 1) // th, (j - 1) // tw, _code(i, j, state, n), origin))
-        i, j, state = _cell(origin, n)
-        if state == STATE_START:
-            break
-    return np.array(segments, dtype=np.int64).reshape(-1, 4), end
+    """Phase 2: the tiles the path crosses, from its end, followed through the stored
+    origins: rows (ti, tj, exit, entry)."""
+    best = end_cell(job, store)
+
+    def entry(ti: int, tj: int, i: int, j: int, state: int) -> int:
+        return origin_of(store, i, j, state) if (i, j) != best[1:3] else best[3]
+
+    return _follow(job, store, best, entry)
 
 
-def walk_segments(job: PairJob, store: AlignmentStore) -> tuple[np.ndarray, dict[str, int]]:
-    """Phase 2 of a job that walks (no origins, on the CPU): from the end cell back, each
-    tile on the path recomputed with direction codes from its stored boundary and walked
-    to where the path enters it; rows (ti, tj, exit, entry) as :func:`trace_segments`'."""
-    codes = pathsplit.cpu_codes()
+def walk_segments(job: PairJob, store: AlignmentStore
+                  ) -> tuple[np.ndarray, dict[str, int], list[str]]:
+    """Phase 2 of a job that walks (no origins, on the CPU): the tiles the path crosses,
+    each recomputed with direction codes from its stored boundary and walked to where the
+    path enters it; rows as :func:`trace_segments`', and each segment's CIGAR piece (the
+    walk's: phase 3 has nothing left to trace)."""
+    pieces: list[str] = []
+
+    def entry(ti: int, tj: int, i: int, j: int, state: int) -> int:
+        piece, code = _tile_walk(job, store, ti, tj, i, j, state)
+        pieces.append(piece)
+        return code
+
+    segments, end = _follow(job, store, end_cell(job, store), entry)
+    return segments, end, pieces
+
+
+def _follow(job: PairJob, store: AlignmentStore, best: tuple[int, int, int, int],
+            entry: Callable[[int, int, int, int, int], int]
+            ) -> tuple[np.ndarray, dict[str, int]]:
+    """From the end cell ``best`` back: each tile the path crosses, and where it enters
+    the tile (``entry(ti, tj, i, j, state)`` of the cell and state it leaves by, an
+    origin code); the segments and the end."""
     n = len(_sequences(job)[1])
     th, tw = store.tile
-    score, i, j, _ = end_cell(job, store)
-    end = {"score": score, "query_end": i, "target_end": j}
+    score, i, j, _ = best
     segments: list[tuple[int, int, int, int]] = []
     state = STATE_H
     while i > 0 and j > 0 and state != STATE_START:
         ti, tj = (i - 1) // th, (j - 1) // tw
-        q, t, i0, j0 = _tile_sequences(job, store, ti, tj)
-        dirs = codes.tile_codes(q, t, job.scoring, job.mode, job.strip,
-                                *tile_input(job, store, ti, tj))
-        _, ri, rj, entered = codes.walk_tile(dirs, i - i0, j - j0, state)
-        exit_code = _code(i, j, state, n)
-        i, j, state = i0 + ri, j0 + rj, STATE_START if ri > 0 and rj > 0 else entered
-        segments.append((ti, tj, exit_code, _code(i, j, state, n)))
-    return np.array(segments, dtype=np.int64).reshape(-1, 4), end
+        origin = entry(ti, tj, i, j, state)
+        segments.append((ti, tj, _code(i, j, state, n), origin))
+        i, j, state = _cell(origin, n)
+    return (np.array(segments, dtype=np.int64).reshape(-1, 4),
+            {"score": score, "query_end": best[1], "target_end": best[2]})
 
 
 def split_segments(job: PairJob) -> tuple[np.ndarray, dict[str, int]]:
@@ -476,20 +484,29 @@ def run_segments(job: PairJob, first: int, segments: np.ndarray) -> int:
 def segment_piece(job: PairJob, store: AlignmentStore, segment: tuple[int, ...]) -> str:
     """A segment of a tile (a job with origins, or that walks): recompute its tile with
     codes, walk exit to entry; its CIGAR piece."""
-    codes = pathsplit.cpu_codes()
     ti, tj, exit_code, entry_code = segment
-    q, t, i0, j0 = _tile_sequences(job, store, ti, tj)
     n = len(_sequences(job)[1])
-    top, left = tile_input(job, store, ti, tj)
-    dirs = codes.tile_codes(q, t, job.scoring, job.mode, job.strip, top, left)
-    ei, ej, state = _cell(exit_code, n)
-    ops, ri, rj, state = codes.walk_tile(dirs, ei - i0, ej - j0, state)
-    want = _cell(entry_code, n)
-    got = (i0 + ri, j0 + rj, STATE_START if ri > 0 and rj > 0 else state)
+    piece, code = _tile_walk(job, store, ti, tj, *_cell(exit_code, n))
+    want, got = _cell(entry_code, n), _cell(code, n)
     if want[:2] != got[:2] or (want[2] != STATE_START and want[2] != got[2]):
         raise RuntimeError(f"{job.store}: tile ({ti}, {tj}): the walk left at {got}, phase 1 "
                            f"recorded {want}")
-    return cigar_from_path(ops, q, t, ri, rj)
+    return piece
+
+
+def _tile_walk(job: PairJob, store: AlignmentStore, ti: int, tj: int, i: int, j: int,
+               state: int) -> tuple[str, int]:
+    """Tile (ti, tj) recomputed with codes from its stored boundary and walked back from
+    cell (i, j) in ``state``: the CIGAR piece, and the origin code where the path enters
+    the tile (STATE_START where a local alignment starts inside it)."""
+    codes = pathsplit.cpu_codes()
+    q, t, i0, j0 = _tile_sequences(job, store, ti, tj)
+    dirs = codes.tile_codes(q, t, job.scoring, job.mode, job.strip,
+                            *tile_input(job, store, ti, tj))
+    ops, ri, rj, entered = codes.walk_tile(dirs, i - i0, j - j0, state)
+    inside = STATE_START if ri > 0 and rj > 0 else entered
+    return cigar_from_path(ops, q, t, ri, rj), _code(i0 + ri, j0 + rj, inside,
+                                                     len(_sequences(job)[1]))
 
 
 def assemble(job: PairJob, store: AlignmentStore) -> Alignment:
@@ -553,7 +570,10 @@ def run_longpair(job: PairJob, client: Any,
             if job.origins:
                 store.write_segments(*trace_segments(job, store), per_chunk=1)
             elif job.walk:
-                store.write_segments(*walk_segments(job, store), per_chunk=1)
+                segments, end, pieces = walk_segments(job, store)
+                store.write_segments(segments, end, per_chunk=max(1, len(segments)))
+                if pieces:
+                    store.write_pieces(0, pieces)
             else:
                 if progress:
                     progress("splits", 0, 1, 0)
