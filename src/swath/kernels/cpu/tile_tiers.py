@@ -248,9 +248,15 @@ def tile_codes(q: np.ndarray, t: np.ndarray, scores: tuple[int, int, np.ndarray,
     The codes are ``_fill``'s, laid out as the tiers sweep them: ``(steps, hb, L)``
     uint16, the four columns of a lane's block in a value, column ``c`` at bits ``4 c``
     (``traceback.code_at`` reads them): half a byte a cell, as ``_fill``'s, in 16 bits
-    and 32. Arguments as ``tile_tiers`` takes them.
+    and 32. The tile may have any width: its target is padded to a whole block with the
+    residue that meets none (a padded cell never scores above a real one to its left,
+    nor is walked). Arguments as ``tile_tiers`` takes them.
     """
-    done = _run(q, t, scores, gap_open, gap_extend, top, left, dtype, True)
+    pad = -len(t) % BLOCK_COLUMNS
+    zeros = np.zeros(pad, dtype=np.int64)
+    done = _run(q, np.append(t, np.full(pad, len(scores[3]) - 1, dtype=t.dtype)), scores,
+                gap_open, gap_extend, (np.append(top[0], zeros), np.append(top[1], zeros)),
+                left, dtype, True)
     return done and (done[3], done[2])
 
 

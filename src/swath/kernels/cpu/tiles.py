@@ -285,13 +285,10 @@ def _tiers(q: np.ndarray, t: np.ndarray, scoring: Scoring, strip: int,
     """A local tile through ``tile_tiers`` where its matrix, size and values allow (None
     elsewhere): its columns up to a multiple of the block there, the rest (narrower than
     a block) by the general kernel."""
-    matrix, gap_open, gap_extend = interior(scoring, "a tile")
-    h, w = len(q), len(t)
-    # a local matrix's H is never below 0 (only a test's boundary is)
-    fits = tile_tiers.tiers_fit(h, w) and min(top[0].min(), left[0].min()) >= 0
-    scores = tile_tiers.scheme(matrix, q, t) if fits else None
+    scheme = _tier_scheme(q, t, scoring, top, left)
+    w = len(t)
     wide = w - w % tile_tiers.BLOCK_COLUMNS
-    tiers = scores and tile_tiers.tile_tiers(q, t[:wide], scores, gap_open, gap_extend,
+    tiers = scheme and tile_tiers.tile_tiers(q, t[:wide], *scheme,
                                              (top[0][:wide + 1], top[1][:wide + 1]), left)
     if not tiers:
         return None
@@ -371,17 +368,22 @@ def tile_codes(q: np.ndarray, t: np.ndarray, scoring: Scoring, mode: Mode, strip
 def _tier_codes(q: np.ndarray, t: np.ndarray, scoring: Scoring,
                 top: tuple[np.ndarray, np.ndarray], left: tuple[np.ndarray, np.ndarray]
                 ) -> np.ndarray | None:
+    scheme = _tier_scheme(q, t, scoring, top, left)
+    done = scheme and tile_tiers.tile_codes(q, t, *scheme, top, left)
+    return done[0] if done else None
+
+
+def _tier_scheme(q: np.ndarray, t: np.ndarray, scoring: Scoring,
+                 top: tuple[np.ndarray, np.ndarray], left: tuple[np.ndarray, np.ndarray]
+                 ) -> tuple[tuple[int, int, np.ndarray, np.ndarray], int, int] | None:
+    """``(scores, gap_open, gap_extend)`` of a local tile the tier lanes take: large enough,
+    of a match/mismatch matrix, its input H at least 0 (a local matrix's always is, only
+    a test's boundary is not); None for any other."""
     matrix, gap_open, gap_extend = interior(scoring, "a tile")
-    fits = tile_tiers.tiers_fit(len(q), len(t)) and min(top[0].min(), left[0].min()) >= 0
-    scores = tile_tiers.scheme(matrix, q, t) if fits else None
-    if scores is None:
+    if not tile_tiers.tiers_fit(len(q), len(t)) or min(top[0].min(), left[0].min()) < 0:
         return None
-    pad = -len(t) % tile_tiers.BLOCK_COLUMNS
-    zeros = np.zeros(pad, dtype=np.int64)
-    done = tile_tiers.tile_codes(q, np.append(t, np.full(pad, matrix.shape[0], dtype=t.dtype)),
-                                 scores, gap_open, gap_extend,
-                                 (np.append(top[0], zeros), np.append(top[1], zeros)), left)
-    return None if done is None else done[0]
+    scores = tile_tiers.scheme(matrix, q, t)
+    return None if scores is None else (scores, gap_open, gap_extend)
 
 
 def walks(scoring: Scoring, mode: Mode, query: np.ndarray, target: np.ndarray) -> bool:

@@ -493,13 +493,9 @@ def align_batch(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: 
             keep(np.array([k]), dirs[:, :, None], got[:, None])
 
     def tiers(k: int, q: np.ndarray, t: np.ndarray) -> bool:
-        """A long local pair in the tier lanes, its target padded to a whole block (a
-        residue that meets none, whose cells never pass the best); False where its
-        values pass 32 bits."""
-        assert equal is not None
-        pad = -len(t) % tile_tiers.BLOCK_COLUMNS
-        got = tile_tiers.pair_codes(q, np.append(t, np.full(pad, size, t.dtype)), equal,
-                                    gap_open, gap_extend)
+        """A long local pair in the tier lanes; False where its values pass 32 bits."""
+        assert tier is not None
+        got = tile_tiers.pair_codes(q, t, tier, gap_open, gap_extend)
         if got is None:
             return False
         dirs, (score, i, j) = got
@@ -538,8 +534,9 @@ def align_batch(q_res: np.ndarray, q_off: np.ndarray, t_res: np.ndarray, t_off: 
     groups, singles = ([], np.arange(count, dtype=np.int64)) if equal is not None else \
         _lane_groups(q_res, q_off, t_off, matrix, *wide)
     # long local pairs of such a matrix: one pair in the tier lanes, one after another
+    tier = tile_tiers.scheme(matrix, q_res, t_res) if mode == "local" else None
     tiered = np.zeros(count, dtype=bool)
-    if equal is not None and equal[1] < 0 < equal[0] and mode == "local":
+    if tier is not None:
         tiered = (lengths[0] >= tile_tiers.lanes(tile_tiers.TYPES[0])) \
             & (lengths[0] * lengths[1] >= TIER_CELLS)
     singles = singles[~tiered[singles]]
